@@ -1,0 +1,105 @@
+/**
+ * The one error hierarchy. Every layer throws these; the HTTP server maps them to statuses and the
+ * CLI to exit codes in exactly one place each (src/server/errors.ts, src/cli/errors.ts).
+ */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class VidembedError extends Error {
+  readonly status: number = 500;
+  readonly code: string = 'internal_error';
+  readonly exitCode: number = 1;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends VidembedError {
+  override readonly status = 400;
+  override readonly code: string = 'bad_request';
+  override readonly exitCode = 2;
+}
+
+export class UnauthorizedError extends VidembedError {
+  override readonly status = 401;
+  override readonly code = 'unauthorized';
+  override readonly exitCode = 77;
+}
+
+export class QuotaExceededError extends VidembedError {
+  override readonly status = 402;
+  override readonly code = 'quota_exceeded';
+  override readonly exitCode = 75;
+}
+
+export class NotFoundError extends VidembedError {
+  override readonly status = 404;
+  override readonly code: string = 'not_found';
+  override readonly exitCode = 3;
+}
+
+export class ConflictError extends VidembedError {
+  override readonly status = 409;
+  override readonly code: string = 'conflict';
+  override readonly exitCode = 4;
+}
+
+export class PayloadTooLargeError extends VidembedError {
+  override readonly status = 413;
+  override readonly code = 'payload_too_large';
+  override readonly exitCode = 5;
+}
+
+export class ValidationError extends VidembedError {
+  override readonly status = 422;
+  override readonly code = 'validation_error';
+  override readonly exitCode = 2;
+  readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[] | string, loc: (string | number)[] = ['body']) {
+    const list = typeof issues === 'string' ? [{ loc, msg: issues, type: 'value_error' }] : issues;
+    super(list.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.issues = list;
+  }
+}
+
+export class RateLimitedError extends VidembedError {
+  override readonly status = 429;
+  override readonly code = 'rate_limited';
+  override readonly exitCode = 75;
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
+}
+
+/** The input itself is not usable media (corrupt, no video stream, unreadable). */
+export class MediaError extends VidembedError {
+  override readonly status = 422;
+  override readonly code = 'invalid_media';
+  override readonly exitCode = 6;
+}
+
+export class UpstreamError extends VidembedError {
+  override readonly status = 502;
+  override readonly code = 'upstream_error';
+  override readonly exitCode = 7;
+}
+
+export class TimeoutError extends VidembedError {
+  override readonly status = 504;
+  override readonly code = 'timeout';
+  override readonly exitCode = 8;
+}
+
+export class ModelError extends VidembedError {
+  override readonly status = 500;
+  override readonly code = 'model_error';
+  override readonly exitCode = 9;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,205 @@
+/**
+ * Request and response shapes of the API (SPEC §2–§6). The local engine, the HTTP server and the
+ * remote client all speak exactly these, so the CLI prints the same JSON whichever face serves it.
+ */
+
+export type VideoStatus = 'uploaded' | 'processing' | 'processed' | 'failed';
+export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
+export type TaskKind = 'embedding' | 'tagging';
+
+export interface CreateCollectionRequest {
+  name: string;
+  description?: string;
+  /** Embedder id for the collection's vectors; default: the configured default model. */
+  model?: string;
+}
+
+export interface CreateCollectionResponse {
+  collection_id: string;
+  name: string;
+  description: string;
+  created_at: string;
+  model: string;
+  dim: number;
+}
+
+export interface CollectionSummary {
+  id: string;
+  name: string;
+  description: string;
+  video_count: number;
+  created_at: string;
+  model: string;
+  dim: number;
+}
+
+export interface ListCollectionsRequest {
+  limit?: number;
+  offset?: number;
+}
+
+export interface UploadVideoResponse {
+  video_id: string;
+  status: VideoStatus;
+}
+
+export interface VideoStatusResponse {
+  video_id: string;
+  status: VideoStatus;
+  progress?: number;
+  error_message?: string;
+}
+
+export interface SearchRequest {
+  text: string;
+  top_k?: number;
+  /** Tag filters (issue: tagging); a result must match every given filter. */
+  shot_size?: string;
+  camera_movement?: string;
+  shooting_angle?: string;
+}
+
+export interface SearchResult {
+  video_id: string;
+  similarity: number;
+  start: number;
+  end: number;
+  filename: string;
+  /** Present when asked for (`explain`): what the engine saw in the matching segment. */
+  description?: string;
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  model: string;
+}
+
+export interface EncodeTextRequest {
+  text: string;
+}
+
+export interface EncodeTextResponse {
+  embedding: number[];
+  model: string;
+  dim: number;
+  truncated: boolean;
+}
+
+/** Exactly one source: `video_url`, `video_base64`, or (local face only) `video_path`. */
+export interface VideoSource {
+  video_url?: string;
+  video_base64?: string;
+  video_path?: string;
+}
+
+export interface EncodeVideoOptions {
+  segment_seconds?: number;
+  fps?: number;
+  model?: string;
+}
+
+export type EncodeVideoRequest = VideoSource & EncodeVideoOptions;
+
+export interface Segment {
+  start: number;
+  end: number;
+}
+
+export interface EncodeVideoResponse {
+  embeddings: number[][];
+  segments: Segment[];
+  model: string;
+  dim: number;
+  video_embedding: number[];
+  /** One description per segment (perception tier). */
+  descriptions?: string[];
+}
+
+export interface TagValue {
+  label: string;
+  confidence: number;
+  scores: Record<string, number>;
+  [extra: string]: unknown;
+}
+
+export interface Tags {
+  shot_size?: TagValue;
+  shooting_angle?: TagValue;
+  camera_movement?: TagValue;
+  segments: Array<{ start: number; end: number; [tag: string]: unknown }>;
+  duration: number;
+  model: string;
+  [extra: string]: unknown;
+}
+
+export interface TagVideoResponse {
+  tags: Tags;
+}
+
+export interface TensorRef {
+  video_input_key?: string;
+  audio_input_key?: string;
+  video_kwargs_key?: string;
+}
+
+export type AsyncSubmitRequest = VideoSource & EncodeVideoOptions & { tensor?: TensorRef };
+
+export interface AsyncSubmitResponse {
+  request_id: string;
+  status: TaskStatus;
+}
+
+export interface AsyncStatusResponse {
+  request_id: string;
+  status: TaskStatus;
+  embedding?: number[];
+  embeddings?: number[][];
+  segments?: Segment[];
+  tags?: Tags;
+  error_message?: string;
+}
+
+export interface TensorObject {
+  data: string;
+  shape: number[];
+  dtype: string;
+}
+
+export interface TensorUploadRequest {
+  service: TaskKind;
+  request_id: string;
+  video_input: TensorObject;
+  audio_input?: TensorObject;
+  video_kwargs?: Record<string, unknown>;
+}
+
+export interface TensorUploadResponse {
+  request_id: string;
+  r2_keys: { video_input: string; audio_input?: string; video_kwargs?: string };
+}
+
+/** A local file to ingest: the engine takes ownership of `path` when `move` is true. */
+export interface IngestFile {
+  path: string;
+  filename: string;
+  move?: boolean;
+}
+
+/**
+ * The one service interface with three faces: the local engine, the HTTP server (an adapter over
+ * the engine) and the remote client. Methods throw errors from src/api/errors.ts.
+ */
+export interface VideoService {
+  createCollection(req: CreateCollectionRequest): Promise<CreateCollectionResponse>;
+  listCollections(req?: ListCollectionsRequest): Promise<CollectionSummary[]>;
+  /** Resolves a collection by id or by name. */
+  getCollection(idOrName: string): Promise<CollectionSummary>;
+  uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse>;
+  videoStatus(videoId: string): Promise<VideoStatusResponse>;
+  search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;
+  encodeText(req: EncodeTextRequest): Promise<EncodeTextResponse>;
+  encodeVideo(req: EncodeVideoRequest, opts?: { signal?: AbortSignal }): Promise<EncodeVideoResponse>;
+  submitEmbeddingTask(req: AsyncSubmitRequest): Promise<AsyncSubmitResponse>;
+  taskStatus(requestId: string): Promise<AsyncStatusResponse>;
+  close(): Promise<void>;
+}

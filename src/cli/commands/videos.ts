@@ -1,0 +1,71 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { UploadVideoResponse, VideoStatusResponse } from '../../api/types.js';
+import type { CliContext, GlobalOptions } from '../context.js';
+import { resolveCollection } from '../context.js';
+import { formatSeconds, printJson, printTable } from '../output.js';
+import { waitForVideo } from '../wait.js';
+
+type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
+
+export function registerVideos(program: Command, run: Run): void {
+  program
+    .command('upload')
+    .argument('<files...>', 'video files')
+    .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
+    .option('-w, --wait', 'wait until processed, with a progress spinner')
+    .option('--no-wait', 'return as soon as the file is stored (the default)')
+    .description('upload videos into a collection; a background worker processes them')
+    .addHelpText('after', '\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./a.mp4 ./b.mov --json')
+    .action(async (files: string[], opts: { collection?: string; wait?: boolean }, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        const collectionId = await resolveCollection(ctx, opts.collection);
+        const outputs: (UploadVideoResponse | VideoStatusResponse)[] = [];
+        let failures = 0;
+        for (const file of files) {
+          const uploaded = await ctx.service.uploadVideo(collectionId, { path: path.resolve(file), filename: path.basename(file) });
+          if (!globals.json && !opts.wait) process.stdout.write(`${uploaded.video_id}  ${path.basename(file)}  ${uploaded.status}\n`);
+          if (opts.wait) {
+            const st = await waitForVideo(ctx.service, uploaded.video_id, { json: globals.json, label: path.basename(file) });
+            if (st.status === 'failed') failures++;
+            outputs.push(st);
+            if (!globals.json) process.stdout.write(`${st.video_id}  ${path.basename(file)}  ${st.status}${st.error_message ? `: ${st.error_message}` : ''}\n`);
+          } else outputs.push(uploaded);
+        }
+        if (globals.json) printJson(outputs.length === 1 ? outputs[0] : outputs);
+        return failures ? 6 : 0;
+      }),
+    );
+
+  const video = program.command('video').description('look at uploaded videos');
+  video
+    .command('status')
+    .argument('<video_id>')
+    .option('-w, --wait', 'wait until processed or failed')
+    .description("a video's processing status")
+    .addHelpText('after', '\nExample:\n  $ vidembed video status vid_abc123 --json')
+    .action(async (videoId: string, opts: { wait?: boolean }, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        const st = opts.wait ? await waitForVideo(ctx.service, videoId, { json: globals.json }) : await ctx.service.videoStatus(videoId);
+        if (globals.json) printJson(st);
+        else process.stdout.write(`${st.video_id}  ${st.status}${st.progress !== undefined && st.status === 'processing' ? ` ${Math.round(st.progress)}%` : ''}${st.error_message ? `: ${st.error_message}` : ''}\n`);
+        return st.status === 'failed' ? 6 : 0;
+      }),
+    );
+  video
+    .command('show')
+    .argument('<video_id>')
+    .description('a video with its segments and what the engine saw in each (local engine)')
+    .addHelpText('after', '\nExample:\n  $ vidembed video show vid_abc123')
+    .action(async (videoId: string, _o: unknown, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        if (!ctx.local) throw new Error('video show needs the local engine');
+        const d = await ctx.local.videoDetails(videoId);
+        if (globals.json) return printJson(d);
+        process.stdout.write(`${d.video_id}  ${d.filename}  ${d.status}${d.error_message ? `: ${d.error_message}` : ''}\n`);
+        if (d.duration) process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}\n`);
+        if (d.segments.length) printTable(['start', 'end', 'description'], d.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), s.description]));
+      }),
+    );
+}
+

@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { Worker } from '../../engine/worker.js';
+import type { CliContext, GlobalOptions } from '../context.js';
+
+type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
+
+export function registerWorker(program: Command, run: Run): void {
+  program
+    .command('worker')
+    .option('--idle-exit <seconds>', 'exit after this many seconds with nothing to do (default: run until stopped)', Number)
+    .description('process queued uploads and tasks (upload starts one in the background by itself)')
+    .addHelpText('after', '\nExamples:\n  $ vidembed worker\n  $ vidembed worker --idle-exit 30')
+    .action(async (opts: { idleExit?: number }, cmd: Command) =>
+      run(cmd, async (ctx) => {
+        if (!ctx.local) throw new Error('a worker runs against the local engine only');
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGTERM', onSignal);
+        process.once('SIGINT', onSignal);
+        const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+        const worker = new Worker(ctx.local, { idleExitMs: opts.idleExit !== undefined ? opts.idleExit * 1000 : undefined, log });
+        log(`worker ${worker.id} pid ${process.pid} started`);
+        await worker.run(stop.signal);
+        log(`worker ${worker.id} stopped`);
+      }),
+    );
+}

@@ -1,0 +1,67 @@
+import { Command, CommanderError } from 'commander';
+import { registerCollection } from './commands/collection.js';
+import { registerEmbed } from './commands/embed.js';
+import { registerSearch } from './commands/search.js';
+import { registerVideos } from './commands/videos.js';
+import { registerWorker } from './commands/worker.js';
+import { openContext, type CliContext, type GlobalOptions } from './context.js';
+import { describeError, exitCodeFor } from './errors.js';
+
+/** Runs one command with a service context, mapping any error to one line and an exit code. */
+async function run(cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>): Promise<void> {
+  const globals = cmd.optsWithGlobals() as GlobalOptions;
+  let ctx: CliContext | undefined;
+  try {
+    ctx = await openContext(globals);
+    const code = await fn(ctx, globals);
+    process.exitCode = code ?? 0;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'ExitPromptError') {
+      process.exitCode = 130;
+      return;
+    }
+    process.stderr.write(`vidembed: error: ${describeError(err)}\n`);
+    if (globals.debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    process.exitCode = exitCodeFor(err);
+  } finally {
+    await ctx?.close();
+  }
+}
+
+export function buildProgram(): Command {
+  const program = new Command('vidembed')
+    .description('Embed, tag and search videos by text — locally, or as an HTTP API')
+    .option('--json', 'machine-readable output: exactly the API response object')
+    .option('--debug', 'print stack traces on errors')
+    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME or ~/.vidembed)')
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Quick start:
+  $ vidembed collection create demo --description "first try"
+  $ vidembed upload ./clip.mp4 --collection demo --wait
+  $ vidembed search "a dog on the grass" --collection demo
+  $ vidembed embed text "sunset over the sea" --json`,
+    );
+  registerCollection(program, run);
+  registerVideos(program, run);
+  registerSearch(program, run);
+  registerEmbed(program, run);
+  registerWorker(program, run);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,71 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Defaults a user can rely on; each is documented in docs/engine.md. */
+export const DEFAULTS = {
+  segmentSeconds: 4,
+  fps: 1,
+  topK: 10,
+  maxUploadBytes: 2 * 1024 ** 3,
+  /** A worker renews its job lease this often; a lease not renewed for `leaseMs` is taken over. */
+  leaseMs: 60_000,
+  heartbeatMs: 10_000,
+  /** A background worker started by `upload` exits after this long with an empty queue. */
+  workerIdleExitMs: 30_000,
+  pollMs: 2_000,
+} as const;
+
+export interface UserConfig {
+  default_collection?: string;
+  default_model?: string;
+  base_url?: string;
+  api_key?: string;
+}
+
+export interface Paths {
+  home: string;
+  dbFile: string;
+  videosDir: string;
+  blobsDir: string;
+  logsDir: string;
+  configFile: string;
+}
+
+export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.VIDEMBED_HOME || path.join(os.homedir(), '.vidembed'));
+}
+
+export function pathsFor(home: string): Paths {
+  return {
+    home,
+    dbFile: path.join(home, 'vidembed.db'),
+    videosDir: path.join(home, 'videos'),
+    blobsDir: path.join(home, 'blobs'),
+    logsDir: path.join(home, 'logs'),
+    configFile: path.join(home, 'config.json'),
+  };
+}
+
+export function ensureDirs(p: Paths): void {
+  for (const dir of [p.home, p.videosDir, p.blobsDir, p.logsDir]) mkdirSync(dir, { recursive: true });
+}
+
+export function readUserConfig(p: Paths): UserConfig {
+  if (!existsSync(p.configFile)) return {};
+  try {
+    return JSON.parse(readFileSync(p.configFile, 'utf8')) as UserConfig;
+  } catch {
+    return {};
+  }
+}
+
+export function writeUserConfig(p: Paths, patch: Partial<UserConfig>): UserConfig {
+  const next = { ...readUserConfig(p), ...patch };
+  for (const k of Object.keys(next) as (keyof UserConfig)[]) if (next[k] === undefined) delete next[k];
+  mkdirSync(p.home, { recursive: true });
+  const tmp = `${p.configFile}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, p.configFile);
+  return next;
+}

@@ -1,0 +1,412 @@
+import { copyFile, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  BadRequestError,
+  ConflictError,
+  MediaError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ValidationError,
+  VidembedError,
+  errorMessage,
+} from '../api/errors.js';
+import type {
+  AsyncStatusResponse,
+  AsyncSubmitRequest,
+  AsyncSubmitResponse,
+  CollectionSummary,
+  CreateCollectionRequest,
+  CreateCollectionResponse,
+  EncodeTextRequest,
+  EncodeTextResponse,
+  EncodeVideoRequest,
+  EncodeVideoResponse,
+  IngestFile,
+  ListCollectionsRequest,
+  SearchRequest,
+  SearchResponse,
+  TaskKind,
+  UploadVideoResponse,
+  VideoService,
+  VideoStatusResponse,
+} from '../api/types.js';
+import type { Embedder } from '../models/embedder.js';
+import { DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
+import { Store } from '../store/index.js';
+import type { CollectionRow } from '../store/collections.js';
+import { newId } from '../store/ids.js';
+import type { JobRow } from '../store/jobs.js';
+import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
+import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
+import { analyzeVideo, type AnalyzedVideo } from './pipeline.js';
+import { hybridSearch } from './search.js';
+import { resolveVideoSource } from './sources.js';
+import { intInRange, numberInRange, requireText } from './validate.js';
+
+export interface EngineOptions {
+  home?: string;
+  /** Embedder lookup by id; defaults to the model registry. */
+  embedderFor?: (id: string) => Embedder;
+  fetchPolicy?: Partial<FetchPolicy>;
+  maxUploadBytes?: number;
+  /**
+   * Called after work is queued so that something will run it: the CLI starts a background worker
+   * process; the server runs workers itself and passes a no-op.
+   */
+  onWorkQueued?: () => void;
+}
+
+export interface JobContext {
+  signal: AbortSignal;
+}
+
+/** The local face of VideoService: SQLite + sqlite-vec store, ffmpeg, models, durable jobs. */
+export class LocalEngine implements VideoService {
+  readonly paths: Paths;
+  readonly store: Store;
+  private readonly embedderFor: (id: string) => Embedder;
+  private readonly fetchPolicy: FetchPolicy;
+  readonly maxUploadBytes: number;
+  private readonly onWorkQueued: () => void;
+
+  constructor(opts: EngineOptions = {}) {
+    this.paths = pathsFor(opts.home ?? resolveHome());
+    ensureDirs(this.paths);
+    this.store = Store.open(this.paths.dbFile);
+    this.embedderFor = opts.embedderFor ?? getEmbedder;
+    this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
+    this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
+    this.onWorkQueued = opts.onWorkQueued ?? (() => {});
+  }
+
+  // ---- collections -------------------------------------------------------------------------
+
+  async createCollection(req: CreateCollectionRequest): Promise<CreateCollectionResponse> {
+    const name = requireText(req?.name, ['body', 'name']).trim();
+    if (name.length > 128) throw new ValidationError([{ loc: ['body', 'name'], msg: 'must be at most 128 characters', type: 'value_error.any_str.max_length' }]);
+    const description = req.description ?? '';
+    if (typeof description !== 'string') throw new ValidationError([{ loc: ['body', 'description'], msg: 'must be a string', type: 'type_error.str' }]);
+    if (description.length > 4096) throw new ValidationError([{ loc: ['body', 'description'], msg: 'must be at most 4096 characters', type: 'value_error.any_str.max_length' }]);
+    const modelId = req.model ?? readUserConfig(this.paths).default_model ?? DEFAULT_MODEL_ID;
+    const embedder = this.embedder(modelId, ['body', 'model']);
+    if (this.store.collections.byName(name)) throw new ConflictError(`a collection named "${name}" already exists`);
+    let row: CollectionRow;
+    try {
+      row = this.store.collections.insert({ name, description, model: embedder.id, dim: embedder.dim });
+    } catch (err) {
+      if (String((err as Error).message).includes('UNIQUE')) throw new ConflictError(`a collection named "${name}" already exists`);
+      throw err;
+    }
+    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim };
+  }
+
+  async listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
+    const limit = intInRange(req.limit, ['query', 'limit'], 1, 1000, 100);
+    const offset = intInRange(req.offset, ['query', 'offset'], 0, Number.MAX_SAFE_INTEGER, 0);
+    return this.store.collections.list(limit, offset).map(toSummary);
+  }
+
+  async getCollection(idOrName: string): Promise<CollectionSummary> {
+    return toSummary(this.collection(idOrName));
+  }
+
+  private collection(idOrName: string): CollectionRow {
+    const row = this.store.collections.byId(idOrName) ?? this.store.collections.byName(idOrName);
+    if (!row) throw new NotFoundError(`collection not found: ${idOrName}`);
+    return row;
+  }
+
+  // ---- videos ------------------------------------------------------------------------------
+
+  async uploadVideo(collectionIdOrName: string, file: IngestFile): Promise<UploadVideoResponse> {
+    const collection = this.collection(collectionIdOrName);
+    const st = await stat(file.path).catch(() => undefined);
+    if (!st) throw new NotFoundError(`file not found: ${file.path}`);
+    if (st.isDirectory()) throw new BadRequestError(`${file.path} is a directory, not a video file`);
+    if (!st.isFile()) throw new BadRequestError(`${file.path} is not a regular file`);
+    if (st.size > this.maxUploadBytes) {
+      throw new PayloadTooLargeError(`${file.filename} is ${st.size} bytes, over the ${this.maxUploadBytes}-byte upload limit`);
+    }
+    const id = newId('vid');
+    const ext = safeExtension(file.filename);
+    const stored = path.join(this.paths.videosDir, `${id}${ext}`);
+    if (file.move) await rename(file.path, stored).catch(() => copyFile(file.path, stored));
+    else await copyFile(file.path, stored);
+    try {
+      this.store.db.transaction(() => {
+        this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), path: stored, size_bytes: st.size });
+        this.store.jobs.enqueue('video.process', id);
+      })();
+    } catch (err) {
+      await unlink(stored).catch(() => {});
+      throw err;
+    }
+    this.onWorkQueued();
+    return { video_id: id, status: 'uploaded' };
+  }
+
+  async videoStatus(videoId: string): Promise<VideoStatusResponse> {
+    const v = this.store.videos.byId(videoId);
+    if (!v) throw new NotFoundError(`video not found: ${videoId}`);
+    const out: VideoStatusResponse = { video_id: v.id, status: v.status };
+    if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
+    if (v.status === 'processed') out.progress = 100;
+    if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
+    return out;
+  }
+
+  /** A video with its segments and their descriptions (`video show`). */
+  async videoDetails(videoId: string) {
+    const v = this.store.videos.byId(videoId);
+    if (!v) throw new NotFoundError(`video not found: ${videoId}`);
+    const segments = this.store.segments.listForVideo(videoId).map((s) => ({
+      start: s.start,
+      end: s.end,
+      description: s.description,
+      tags: s.tags_json ? JSON.parse(s.tags_json) : undefined,
+    }));
+    return {
+      video_id: v.id,
+      collection_id: v.collection_id,
+      filename: v.filename,
+      status: v.status,
+      error_message: v.error_message ?? undefined,
+      duration: v.duration,
+      width: v.width,
+      height: v.height,
+      size_bytes: v.size_bytes,
+      created_at: v.created_at,
+      tags: v.tags_json ? JSON.parse(v.tags_json) : undefined,
+      segments,
+    };
+  }
+
+  // ---- search and embeddings -------------------------------------------------------------
+
+  async search(collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean } = {}): Promise<SearchResponse> {
+    const collection = this.collection(collectionIdOrName);
+    const text = requireText(req?.text, ['body', 'text']);
+    const topK = intInRange(req.top_k, ['body', 'top_k'], 1, 100, DEFAULTS.topK);
+    const filter = {
+      shot_size: optionalString(req.shot_size, ['body', 'shot_size']),
+      camera_movement: optionalString(req.camera_movement, ['body', 'camera_movement']),
+      shooting_angle: optionalString(req.shooting_angle, ['body', 'shooting_angle']),
+    };
+    const embedder = this.embedder(collection.model);
+    await embedder.load();
+    const { vector } = await embedder.embedText(text);
+    const results = hybridSearch(this.store.segments, this.store.videos, {
+      collectionId: collection.id,
+      dim: collection.dim,
+      queryVector: vector,
+      text,
+      topK,
+      filter,
+      explain: opts.explain ?? false,
+    });
+    return { results, model: collection.model };
+  }
+
+  async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {
+    const text = requireText(req?.text, ['body', 'text']);
+    const embedder = this.embedder(req.model ?? DEFAULT_MODEL_ID, ['body', 'model']);
+    await embedder.load();
+    const { vector, truncated } = await embedder.embedText(text);
+    return { embedding: Array.from(vector), model: embedder.id, dim: embedder.dim, truncated };
+  }
+
+  async encodeVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<EncodeVideoResponse> {
+    const { segmentSeconds, fps, embedder } = this.videoOptions(req);
+    const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: this.fetchPolicy, maxBytes: this.maxUploadBytes });
+    try {
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal });
+      return toEncodeVideoResponse(analyzed, embedder);
+    } finally {
+      await source.cleanup();
+    }
+  }
+
+  private videoOptions(req: EncodeVideoRequest) {
+    const segmentSeconds = numberInRange(req.segment_seconds, ['body', 'segment_seconds'], (n) => n >= 1 && n <= 60, 'in [1, 60]', DEFAULTS.segmentSeconds);
+    const fps = numberInRange(req.fps, ['body', 'fps'], (n) => n > 0 && n <= 8, 'in (0, 8]', DEFAULTS.fps);
+    const embedder = this.embedder(req.model ?? DEFAULT_MODEL_ID, ['body', 'model']);
+    return { segmentSeconds, fps, embedder };
+  }
+
+  // ---- async tasks -------------------------------------------------------------------------
+
+  async submitEmbeddingTask(req: AsyncSubmitRequest): Promise<AsyncSubmitResponse> {
+    return this.submitTask('embedding', req);
+  }
+
+  async submitTask(kind: TaskKind, req: AsyncSubmitRequest): Promise<AsyncSubmitResponse> {
+    if (req === null || typeof req !== 'object') throw new ValidationError([{ loc: ['body'], msg: 'must be an object', type: 'type_error.dict' }]);
+    this.videoOptions(req); // validate now; a bad option is the caller's error, not a failed task
+    const sources = ['video_url', 'video_base64', 'video_path', 'tensor'].filter((k) => (req as Record<string, unknown>)[k] !== undefined);
+    if (sources.length !== 1) {
+      throw new ValidationError([{ loc: ['body'], msg: 'give exactly one of video_url, video_base64 or tensor', type: 'value_error.missing' }]);
+    }
+    const id = newId('req');
+    this.store.db.transaction(() => {
+      this.store.tasks.insert(id, kind, req);
+      this.store.jobs.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
+    })();
+    this.onWorkQueued();
+    return { request_id: id, status: 'pending' };
+  }
+
+  async taskStatus(requestId: string): Promise<AsyncStatusResponse> {
+    const t = this.store.tasks.byId(requestId);
+    if (!t) throw new NotFoundError(`task not found: ${requestId}`);
+    const out: AsyncStatusResponse = { request_id: t.id, status: t.status };
+    if (t.status === 'completed' && t.result_json) Object.assign(out, JSON.parse(t.result_json));
+    if (t.status === 'failed') out.error_message = t.error_message ?? 'failed';
+    return out;
+  }
+
+  // ---- jobs (run by workers) ---------------------------------------------------------------
+
+  /** Runs one claimed job to its end state. Never throws for a failure of the work itself. */
+  async runJob(job: JobRow, ctx: JobContext): Promise<'done' | 'failed'> {
+    switch (job.kind) {
+      case 'video.process':
+        return this.processVideoJob(job.ref_id, ctx);
+      case 'task.embedding':
+      case 'task.tagging':
+        return this.runTaskJob(job.ref_id, ctx);
+      default:
+        return 'failed';
+    }
+  }
+
+  /** Marks the subject of a job failed (used when the queue gives up on a job). */
+  failJobSubject(job: JobRow, message: string): void {
+    if (job.kind === 'video.process') this.store.videos.markFailed(job.ref_id, message);
+    else this.store.tasks.fail(job.ref_id, message);
+  }
+
+  private async processVideoJob(videoId: string, ctx: JobContext): Promise<'done' | 'failed'> {
+    const video = this.store.videos.byId(videoId);
+    if (!video) return 'failed';
+    const collection = this.store.collections.byId(video.collection_id);
+    if (!collection) return 'failed';
+    this.store.videos.markProcessing(videoId);
+    try {
+      const embedder = this.embedder(collection.model);
+      if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
+      const analyzed = await analyzeVideo(video.path, embedder, {
+        segmentSeconds: DEFAULTS.segmentSeconds,
+        fps: DEFAULTS.fps,
+        signal: ctx.signal,
+        onProgress: (f) => this.store.videos.setProgress(videoId, f * 99),
+      });
+      this.store.videos.setMediaInfo(videoId, {
+        duration: analyzed.media.durationSec,
+        width: analyzed.media.width,
+        height: analyzed.media.height,
+        fps: analyzed.media.fps,
+      });
+      this.store.db.transaction(() => {
+        this.store.segments.replaceForVideo(
+          videoId,
+          collection.id,
+          collection.dim,
+          analyzed.segments.map((s) => ({
+            idx: s.idx,
+            start: s.start,
+            end: s.end,
+            description: s.description,
+            details: s.details,
+            tags: s.tags,
+            shot_size: s.tags?.shot_size?.label,
+            camera_movement: s.tags?.camera_movement?.label,
+            shooting_angle: s.tags?.shooting_angle?.label,
+            vector: s.vector,
+          })),
+        );
+        this.store.videos.markProcessed(videoId, null);
+      })();
+      return 'done';
+    } catch (err) {
+      if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
+      this.store.videos.markFailed(videoId, failureMessage(err));
+      return 'failed';
+    }
+  }
+
+  private async runTaskJob(requestId: string, ctx: JobContext): Promise<'done' | 'failed'> {
+    const task = this.store.tasks.byId(requestId);
+    if (!task) return 'failed';
+    this.store.tasks.markProcessing(requestId);
+    try {
+      const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
+      if (task.kind !== 'embedding') throw new VidembedError('tagging is not available in this version of the engine');
+      if (req.tensor) throw new VidembedError('tensor inputs are not available in this version of the engine');
+      const res = await this.encodeVideo(req, { signal: ctx.signal });
+      this.store.tasks.complete(requestId, {
+        embedding: res.video_embedding,
+        embeddings: res.embeddings,
+        segments: res.segments,
+        model: res.model,
+        dim: res.dim,
+      });
+      return 'done';
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      this.store.tasks.fail(requestId, failureMessage(err));
+      return 'failed';
+    }
+  }
+
+  private embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
+    try {
+      return this.embedderFor(id);
+    } catch (err) {
+      throw new ValidationError([{ loc, msg: errorMessage(err), type: 'value_error.model' }]);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.store.close();
+  }
+}
+
+function toSummary(row: CollectionRow): CollectionSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    video_count: row.video_count,
+    created_at: row.created_at,
+    model: row.model,
+    dim: row.dim,
+  };
+}
+
+export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedder): EncodeVideoResponse {
+  return {
+    embeddings: analyzed.segments.map((s) => Array.from(s.vector)),
+    segments: analyzed.segments.map((s) => ({ start: s.start, end: s.end })),
+    model: embedder.id,
+    dim: embedder.dim,
+    video_embedding: Array.from(analyzed.videoVector),
+    descriptions: analyzed.segments.map((s) => s.description),
+  };
+}
+
+function failureMessage(err: unknown): string {
+  if (err instanceof VidembedError) return err.message;
+  return `internal error: ${errorMessage(err)}`;
+}
+
+function optionalString(value: unknown, loc: (string | number)[]): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new ValidationError([{ loc, msg: 'must be a string', type: 'type_error.str' }]);
+  return value;
+}
+
+/** Keeps a short alphanumeric extension so ffmpeg can use it as a hint; never a path. */
+function safeExtension(filename: string): string {
+  const ext = path.extname(path.basename(filename)).toLowerCase();
+  return /^\.[a-z0-9]{1,8}$/.test(ext) ? ext : '';
+}

@@ -1,0 +1,81 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorMessage } from '../api/errors.js';
+import { newId } from '../store/ids.js';
+import type { JobKind } from '../store/jobs.js';
+import { DEFAULTS } from './config.js';
+import type { LocalEngine } from './engine.js';
+
+export interface WorkerOptions {
+  /** Exit after this long without work; undefined = run until the signal aborts. */
+  idleExitMs?: number;
+  kinds?: JobKind[];
+  leaseMs?: number;
+  heartbeatMs?: number;
+  pollMs?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Takes jobs from the durable queue one at a time (the machine's cores go to ffmpeg and the
+ * models of that one job), renewing its lease while it works. Killed mid-job, it leaves the lease
+ * to expire and the next worker to redo the job; stopped through the signal, it hands the job back.
+ */
+export class Worker {
+  readonly id = newId('wrk');
+
+  constructor(
+    private readonly engine: LocalEngine,
+    private readonly opts: WorkerOptions = {},
+  ) {}
+
+  async run(signal: AbortSignal): Promise<void> {
+    const leaseMs = this.opts.leaseMs ?? DEFAULTS.leaseMs;
+    const heartbeatMs = this.opts.heartbeatMs ?? DEFAULTS.heartbeatMs;
+    const pollMs = this.opts.pollMs ?? 500;
+    const { store } = this.engine;
+    const beat = () => store.db.prepare('INSERT OR REPLACE INTO workers (id, pid, heartbeat_at) VALUES (?, ?, ?)').run(this.id, process.pid, Date.now());
+    beat();
+    const beatTimer = setInterval(beat, heartbeatMs);
+    beatTimer.unref();
+    let idleSince = Date.now();
+    try {
+      while (!signal.aborted) {
+        const job = store.jobs.claim(this.id, leaseMs, this.opts.kinds, (gaveUp) =>
+          this.engine.failJobSubject(gaveUp, gaveUp.last_error ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
+        );
+        if (!job) {
+          if (this.opts.idleExitMs !== undefined && Date.now() - idleSince >= this.opts.idleExitMs) return;
+          await sleep(pollMs, undefined, { signal }).catch(() => {});
+          continue;
+        }
+        this.opts.log?.(`job ${job.id} ${job.kind} ${job.ref_id} attempt ${job.attempts}`);
+        const jobAbort = new AbortController();
+        const onStop = () => jobAbort.abort();
+        signal.addEventListener('abort', onStop, { once: true });
+        const renewTimer = setInterval(() => {
+          if (!store.jobs.renew(job.id, this.id, leaseMs)) jobAbort.abort(); // someone else owns it now
+        }, Math.min(heartbeatMs, leaseMs / 3));
+        try {
+          const outcome = await this.engine.runJob(job, { signal: jobAbort.signal });
+          if (outcome === 'done') store.jobs.complete(job.id, this.id);
+          else store.jobs.fail(job.id, this.id, 'the work failed; see the video or task for the message');
+          this.opts.log?.(`job ${job.id} ${outcome}`);
+        } catch (err) {
+          if (signal.aborted) store.jobs.release(job.id, this.id);
+          else {
+            store.jobs.fail(job.id, this.id, errorMessage(err));
+            this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
+          }
+          this.opts.log?.(`job ${job.id} stopped: ${errorMessage(err)}`);
+        } finally {
+          clearInterval(renewTimer);
+          signal.removeEventListener('abort', onStop);
+        }
+        idleSince = Date.now();
+      }
+    } finally {
+      clearInterval(beatTimer);
+      if (store.db.open) store.db.prepare('DELETE FROM workers WHERE id = ?').run(this.id);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Versioned, append-only migrations. Never edit a released step; add a new one. Vector tables are
+ * created per dimension on demand (src/store/vectors.ts), not here, since the dimension belongs to
+ * the embedder a collection chose.
+ */
+const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'collections, videos, segments, jobs, tasks',
+    sql: `
+      CREATE TABLE collections (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        description TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        seq INTEGER NOT NULL
+      );
+      CREATE TABLE videos (
+        id TEXT PRIMARY KEY,
+        collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        filename TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('uploaded','processing','processed','failed')),
+        progress REAL,
+        error_message TEXT,
+        duration REAL,
+        width INTEGER,
+        height INTEGER,
+        fps REAL,
+        tags_json TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX videos_collection ON videos(collection_id);
+      CREATE TABLE segments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        collection_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        start REAL NOT NULL,
+        end REAL NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        details_json TEXT,
+        tags_json TEXT,
+        shot_size TEXT,
+        camera_movement TEXT,
+        shooting_angle TEXT,
+        UNIQUE (video_id, idx)
+      );
+      CREATE INDEX segments_collection ON segments(collection_id);
+      CREATE VIRTUAL TABLE segments_fts USING fts5(description, tokenize = 'porter unicode61');
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        ref_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued','running','done','failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        max_attempts INTEGER NOT NULL DEFAULT 3,
+        lease_owner TEXT,
+        lease_expires_at INTEGER,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX jobs_claim ON jobs(status, created_at);
+      CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('embedding','tagging')),
+        status TEXT NOT NULL CHECK (status IN ('pending','processing','completed','failed')),
+        request_json TEXT NOT NULL,
+        result_json TEXT,
+        error_message TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE TABLE workers (
+        id TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      );
+    `,
+  },
+];
+
+export function migrate(db: Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+  );
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
+    }).immediate();
+  }
+}
+
+export function schemaVersion(db: Database): number {
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return row.v ?? 0;
+}

@@ -1,0 +1,210 @@
+import type { Db } from './db.js';
+
+export interface NewSegment {
+  idx: number;
+  start: number;
+  end: number;
+  description: string;
+  details?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+  shot_size?: string;
+  camera_movement?: string;
+  shooting_angle?: string;
+  vector: Float32Array;
+}
+
+export interface SegmentRow {
+  id: number;
+  video_id: string;
+  collection_id: string;
+  idx: number;
+  start: number;
+  end: number;
+  description: string;
+  details_json: string | null;
+  tags_json: string | null;
+  shot_size: string | null;
+  camera_movement: string | null;
+  shooting_angle: string | null;
+}
+
+export interface TagFilter {
+  shot_size?: string;
+  camera_movement?: string;
+  shooting_angle?: string;
+}
+
+export interface VectorHit {
+  segmentId: number;
+  similarity: number;
+}
+
+export interface KeywordHit {
+  segmentId: number;
+  rank: number;
+}
+
+const TAG_COLUMNS = ['shot_size', 'camera_movement', 'shooting_angle'] as const;
+/** sqlite-vec's KNN `k` ceiling. */
+export const MAX_KNN = 4096;
+
+function vecTable(dim: number): string {
+  if (!Number.isInteger(dim) || dim <= 0 || dim > 8192) throw new Error(`bad vector dimension ${dim}`);
+  return `vec_segments_${dim}`;
+}
+
+/**
+ * Segments with their vectors (sqlite-vec vec0, one table per dimension, partitioned by
+ * collection so a KNN scans only that collection) and their descriptions (FTS5, rowid = segment id).
+ */
+export class SegmentsRepo {
+  private readonly ensured = new Set<number>();
+
+  constructor(private readonly db: Db) {}
+
+  ensureVectorTable(dim: number): void {
+    if (this.ensured.has(dim)) return;
+    this.db.exec(
+      `CREATE VIRTUAL TABLE IF NOT EXISTS ${vecTable(dim)} USING vec0(
+         segment_id INTEGER PRIMARY KEY,
+         collection_id TEXT PARTITION KEY,
+         shot_size TEXT,
+         camera_movement TEXT,
+         shooting_angle TEXT,
+         embedding FLOAT[${dim}] distance_metric=cosine
+       )`,
+    );
+    this.ensured.add(dim);
+  }
+
+  /** Replaces every segment of a video in one transaction, so a redone job never duplicates rows. */
+  replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): void {
+    this.ensureVectorTable(dim);
+    const table = vecTable(dim);
+    const insertSeg = this.db.prepare(
+      `INSERT INTO segments (video_id, collection_id, idx, start, end, description, details_json, tags_json,
+         shot_size, camera_movement, shooting_angle)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertVec = this.db.prepare(
+      `INSERT INTO ${table} (segment_id, collection_id, shot_size, camera_movement, shooting_angle, embedding)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    const insertFts = this.db.prepare('INSERT INTO segments_fts (rowid, description) VALUES (?, ?)');
+    this.db.transaction(() => {
+      this.deleteForVideo(videoId, dim);
+      for (const s of segments) {
+        if (s.vector.length !== dim) throw new Error(`segment vector has ${s.vector.length} dims, expected ${dim}`);
+        const info = insertSeg.run(
+          videoId,
+          collectionId,
+          s.idx,
+          s.start,
+          s.end,
+          s.description,
+          s.details ? JSON.stringify(s.details) : null,
+          s.tags ? JSON.stringify(s.tags) : null,
+          s.shot_size ?? null,
+          s.camera_movement ?? null,
+          s.shooting_angle ?? null,
+        );
+        const id = BigInt(info.lastInsertRowid);
+        // vec0 metadata columns take no NULL: '' stands for "not tagged".
+        insertVec.run(
+          id,
+          collectionId,
+          s.shot_size ?? '',
+          s.camera_movement ?? '',
+          s.shooting_angle ?? '',
+          Buffer.from(s.vector.buffer, s.vector.byteOffset, s.vector.byteLength),
+        );
+        insertFts.run(id, s.description);
+      }
+    })();
+  }
+
+  deleteForVideo(videoId: string, dim: number): void {
+    this.ensureVectorTable(dim);
+    const ids = this.db.prepare('SELECT id FROM segments WHERE video_id = ?').pluck().all(videoId) as number[];
+    const delVec = this.db.prepare(`DELETE FROM ${vecTable(dim)} WHERE segment_id = ?`);
+    const delFts = this.db.prepare('DELETE FROM segments_fts WHERE rowid = ?');
+    for (const id of ids) {
+      delVec.run(BigInt(id));
+      delFts.run(id);
+    }
+    this.db.prepare('DELETE FROM segments WHERE video_id = ?').run(videoId);
+  }
+
+  byIds(ids: number[]): Map<number, SegmentRow> {
+    const out = new Map<number, SegmentRow>();
+    if (ids.length === 0) return out;
+    const stmt = this.db.prepare(`SELECT * FROM segments WHERE id IN (SELECT value FROM json_each(?))`);
+    for (const row of stmt.all(JSON.stringify(ids)) as SegmentRow[]) out.set(row.id, row);
+    return out;
+  }
+
+  listForVideo(videoId: string): SegmentRow[] {
+    return this.db.prepare('SELECT * FROM segments WHERE video_id = ? ORDER BY idx').all(videoId) as SegmentRow[];
+  }
+
+  countForCollection(collectionId: string): number {
+    return this.db.prepare('SELECT COUNT(*) FROM segments WHERE collection_id = ?').pluck().get(collectionId) as number;
+  }
+
+  /** Nearest segments of one collection by cosine similarity, best first. */
+  nearest(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter = {}): VectorHit[] {
+    this.ensureVectorTable(dim);
+    const clauses: string[] = [];
+    const params: unknown[] = [Buffer.from(query.buffer, query.byteOffset, query.byteLength), Math.min(k, MAX_KNN), collectionId];
+    for (const col of TAG_COLUMNS) {
+      if (filter[col]) {
+        clauses.push(`AND ${col} = ?`);
+        params.push(filter[col]);
+      }
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT segment_id, distance FROM ${vecTable(dim)}
+         WHERE embedding MATCH ? AND k = ? AND collection_id = ? ${clauses.join(' ')}
+         ORDER BY distance`,
+      )
+      .all(...params) as { segment_id: number; distance: number }[];
+    return rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance }));
+  }
+
+  /** Cosine similarity of given segments to a query, by point lookups (for keyword-only hits). */
+  similarities(dim: number, ids: number[], query: Float32Array): Map<number, number> {
+    this.ensureVectorTable(dim);
+    const stmt = this.db.prepare(
+      `SELECT segment_id, vec_distance_cosine(embedding, ?) AS distance FROM ${vecTable(dim)} WHERE segment_id = ?`,
+    );
+    const q = Buffer.from(query.buffer, query.byteOffset, query.byteLength);
+    const out = new Map<number, number>();
+    for (const id of ids) {
+      const row = stmt.get(q, BigInt(id)) as { segment_id: number; distance: number } | undefined;
+      if (row) out.set(id, 1 - row.distance);
+    }
+    return out;
+  }
+
+  /** Keyword matches (FTS5 bm25) inside one collection, best first; `matchQuery` is an FTS5 expression. */
+  keyword(collectionId: string, matchQuery: string, limit: number, filter: TagFilter = {}): KeywordHit[] {
+    const clauses: string[] = [];
+    const params: unknown[] = [matchQuery, collectionId];
+    for (const col of TAG_COLUMNS) {
+      if (filter[col]) {
+        clauses.push(`AND s.${col} = ?`);
+        params.push(filter[col]);
+      }
+    }
+    params.push(limit);
+    const rows = this.db
+      .prepare(
+        `SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
+         WHERE segments_fts MATCH ? AND s.collection_id = ? ${clauses.join(' ')}
+         ORDER BY bm25(segments_fts) LIMIT ?`,
+      )
+      .all(...params) as { id: number }[];
+    return rows.map((r, i) => ({ segmentId: r.id, rank: i + 1 }));
+  }
+}

@@ -1,0 +1,78 @@
+import type { VideoStatus } from '../api/types.js';
+import type { Db } from './db.js';
+import { nowIso } from './db.js';
+
+export interface VideoRow {
+  id: string;
+  collection_id: string;
+  filename: string;
+  path: string;
+  size_bytes: number;
+  status: VideoStatus;
+  progress: number | null;
+  error_message: string | null;
+  duration: number | null;
+  width: number | null;
+  height: number | null;
+  fps: number | null;
+  tags_json: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export class VideosRepo {
+  constructor(private readonly db: Db) {}
+
+  insert(v: { id: string; collection_id: string; filename: string; path: string; size_bytes: number }): VideoRow {
+    const now = nowIso();
+    this.db
+      .prepare(
+        `INSERT INTO videos (id, collection_id, filename, path, size_bytes, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'uploaded', ?, ?)`,
+      )
+      .run(v.id, v.collection_id, v.filename, v.path, v.size_bytes, now, now);
+    return this.byId(v.id)!;
+  }
+
+  byId(id: string): VideoRow | undefined {
+    return this.db.prepare('SELECT * FROM videos WHERE id = ?').get(id) as VideoRow | undefined;
+  }
+
+  listByCollection(collectionId: string): VideoRow[] {
+    return this.db
+      .prepare('SELECT * FROM videos WHERE collection_id = ? ORDER BY created_at')
+      .all(collectionId) as VideoRow[];
+  }
+
+  markProcessing(id: string): void {
+    this.db
+      .prepare(`UPDATE videos SET status = 'processing', progress = 0, error_message = NULL, updated_at = ? WHERE id = ?`)
+      .run(nowIso(), id);
+  }
+
+  setProgress(id: string, progress: number): void {
+    this.db
+      .prepare(`UPDATE videos SET progress = ?, updated_at = ? WHERE id = ? AND status = 'processing'`)
+      .run(Math.max(0, Math.min(100, Math.round(progress * 10) / 10)), nowIso(), id);
+  }
+
+  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number }): void {
+    this.db
+      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, updated_at = ? WHERE id = ?')
+      .run(info.duration, info.width, info.height, info.fps, nowIso(), id);
+  }
+
+  markProcessed(id: string, tagsJson: string | null): void {
+    this.db
+      .prepare(
+        `UPDATE videos SET status = 'processed', progress = 100, error_message = NULL, tags_json = ?, updated_at = ? WHERE id = ?`,
+      )
+      .run(tagsJson, nowIso(), id);
+  }
+
+  markFailed(id: string, message: string): void {
+    this.db
+      .prepare(`UPDATE videos SET status = 'failed', progress = NULL, error_message = ?, updated_at = ? WHERE id = ?`)
+      .run(message, nowIso(), id);
+  }
+}
