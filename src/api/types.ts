@@ -199,7 +199,10 @@ export interface VideoService {
   search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;
   encodeText(req: EncodeTextRequest): Promise<EncodeTextResponse>;
   encodeVideo(req: EncodeVideoRequest, opts?: { signal?: AbortSignal }): Promise<EncodeVideoResponse>;
+  tagVideo(req: EncodeVideoRequest, opts?: { signal?: AbortSignal }): Promise<TagVideoResponse>;
   submitEmbeddingTask(req: AsyncSubmitRequest): Promise<AsyncSubmitResponse>;
+  submitTask(kind: TaskKind, req: AsyncSubmitRequest): Promise<AsyncSubmitResponse>;
   taskStatus(requestId: string): Promise<AsyncStatusResponse>;
+  uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse>;
   close(): Promise<void>;
 }

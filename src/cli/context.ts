@@ -3,6 +3,7 @@ import { BadRequestError } from '../api/errors.js';
 import type { VideoService } from '../api/types.js';
 import { pathsFor, readUserConfig, resolveHome, type Paths } from '../engine/config.js';
 import { LocalEngine } from '../engine/engine.js';
+import { RemoteService } from '../client/remote.js';
 import { ensureBackgroundWorker } from '../engine/launcher.js';
 import { isInteractive } from './output.js';
 
@@ -10,6 +11,10 @@ export interface GlobalOptions {
   json?: boolean;
   debug?: boolean;
   home?: string;
+  remote?: boolean;
+  local?: boolean;
+  baseUrl?: string;
+  apiKey?: string;
 }
 
 export interface CliContext {
@@ -24,8 +29,26 @@ export function homePaths(globals: GlobalOptions): Paths {
   return pathsFor(globals.home ? globals.home : resolveHome());
 }
 
-export async function openContext(globals: GlobalOptions): Promise<CliContext> {
+/** Where the remote face points, if anywhere: flags, then environment, then `vidembed login`. */
+export function remoteTarget(globals: GlobalOptions, paths: Paths): { baseUrl: string; apiKey?: string } | undefined {
+  if (globals.local) return undefined;
+  const config = readUserConfig(paths);
+  const baseUrl = globals.baseUrl ?? process.env.VIDEMBED_BASE_URL ?? config.base_url;
+  const apiKey = globals.apiKey ?? process.env.VIDEMBED_API_KEY ?? config.api_key;
+  if (!baseUrl) {
+    if (globals.remote) throw new BadRequestError('--remote needs a server: pass --base-url URL, set VIDEMBED_BASE_URL, or run `vidembed login`');
+    return undefined;
+  }
+  return { baseUrl, apiKey };
+}
+
+export async function openContext(globals: GlobalOptions, opts: { localOnly?: boolean } = {}): Promise<CliContext> {
   const paths = homePaths(globals);
+  const target = opts.localOnly ? undefined : remoteTarget(globals, paths);
+  if (target) {
+    const service = new RemoteService({ baseUrl: target.baseUrl, apiKey: target.apiKey });
+    return { service, paths, close: () => service.close() };
+  }
   let engine: LocalEngine | undefined;
   engine = new LocalEngine({
     home: paths.home,
@@ -52,3 +75,10 @@ export async function resolveCollection(ctx: CliContext, given: string | undefin
       : 'which collection? pass --collection NAME, set VIDEMBED_COLLECTION, or run `vidembed collection use NAME`',
   );
 }
+
+/** How every command runs: with a service context, errors mapped once in src/cli/main.ts. */
+export type Run = (
+  cmd: import('commander').Command,
+  fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>,
+  opts?: { localOnly?: boolean },
+) => Promise<void>;

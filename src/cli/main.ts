@@ -4,15 +4,23 @@ import { registerEmbed } from './commands/embed.js';
 import { registerSearch } from './commands/search.js';
 import { registerVideos } from './commands/videos.js';
 import { registerWorker } from './commands/worker.js';
+import { registerServe } from './commands/serve.js';
+import { registerKeys } from './commands/keys.js';
+import { registerTensors } from './commands/tensors.js';
+import { registerTag } from './commands/tag.js';
 import { openContext, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
 
 /** Runs one command with a service context, mapping any error to one line and an exit code. */
-async function run(cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>): Promise<void> {
+async function run(
+  cmd: Command,
+  fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>,
+  opts: { localOnly?: boolean } = {},
+): Promise<void> {
   const globals = cmd.optsWithGlobals() as GlobalOptions;
   let ctx: CliContext | undefined;
   try {
-    ctx = await openContext(globals);
+    ctx = await openContext(globals, opts);
     const code = await fn(ctx, globals);
     process.exitCode = code ?? 0;
   } catch (err) {
@@ -34,6 +42,10 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output: exactly the API response object')
     .option('--debug', 'print stack traces on errors')
     .option('--home <dir>', 'data directory (default: VIDEMBED_HOME or ~/.vidembed)')
+    .option('--remote', 'use a remote server (VIDEMBED_BASE_URL / --base-url / vidembed login)')
+    .option('--local', 'use the local engine even when a server is configured')
+    .option('--base-url <url>', 'remote server address (implies --remote)')
+    .option('--api-key <key>', 'API key for the remote server (default: VIDEMBED_API_KEY)')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
@@ -42,13 +54,17 @@ Quick start:
   $ vidembed collection create demo --description "first try"
   $ vidembed upload ./clip.mp4 --collection demo --wait
   $ vidembed search "a dog on the grass" --collection demo
-  $ vidembed embed text "sunset over the sea" --json`,
+  $ vidembed serve --port 8080`,
     );
   registerCollection(program, run);
   registerVideos(program, run);
   registerSearch(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
+  registerServe(program, run);
+  registerKeys(program, run);
+  registerTensors(program, run);
+  registerTag(program, run);
   return program;
 }
 

@@ -8,6 +8,9 @@ export const DEFAULTS = {
   fps: 1,
   topK: 10,
   maxUploadBytes: 2 * 1024 ** 3,
+  maxTensorBytes: 512 * 1024 ** 2,
+  maxJsonBytes: 64 * 1024 ** 2,
+  syncTimeoutMs: 120_000,
   /** A worker renews its job lease this often; a lease not renewed for `leaseMs` is taken over. */
   leaseMs: 60_000,
   heartbeatMs: 10_000,

@@ -25,20 +25,25 @@ import type {
   ListCollectionsRequest,
   SearchRequest,
   SearchResponse,
+  TagVideoResponse,
   TaskKind,
+  TensorUploadRequest,
+  TensorUploadResponse,
   UploadVideoResponse,
   VideoService,
   VideoStatusResponse,
 } from '../api/types.js';
 import type { Embedder } from '../models/embedder.js';
-import { DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
+import { DEFAULT_EMBEDDER_ID as DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
 import { Store } from '../store/index.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
 import type { JobRow } from '../store/jobs.js';
 import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
-import { analyzeVideo, type AnalyzedVideo } from './pipeline.js';
+import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
+import { loadTensorFrames, storeTensorUpload } from './tensors.js';
+import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
 import { hybridSearch } from './search.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
@@ -49,6 +54,8 @@ export interface EngineOptions {
   embedderFor?: (id: string) => Embedder;
   fetchPolicy?: Partial<FetchPolicy>;
   maxUploadBytes?: number;
+  /** Largest tensor payload accepted by uploadTensors (decoded bytes). */
+  maxTensorBytes?: number;
   /**
    * Called after work is queued so that something will run it: the CLI starts a background worker
    * process; the server runs workers itself and passes a no-op.
@@ -67,6 +74,8 @@ export class LocalEngine implements VideoService {
   private readonly embedderFor: (id: string) => Embedder;
   private readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;
+  readonly maxTensorBytes: number;
+  readonly blobs: BlobStore;
   private readonly onWorkQueued: () => void;
 
   constructor(opts: EngineOptions = {}) {
@@ -76,6 +85,8 @@ export class LocalEngine implements VideoService {
     this.embedderFor = opts.embedderFor ?? getEmbedder;
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
+    this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
+    this.blobs = new LocalBlobStore(this.paths.blobsDir);
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
   }
 
@@ -226,11 +237,22 @@ export class LocalEngine implements VideoService {
     }
   }
 
+  private async encodeTensor(req: AsyncSubmitRequest, signal: AbortSignal): Promise<EncodeVideoResponse> {
+    const { segmentSeconds, fps, embedder } = this.videoOptions(req);
+    const frames = await loadTensorFrames(this.blobs, req.tensor!.video_input_key!, req.tensor!.video_kwargs_key);
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal });
+    return toEncodeVideoResponse(analyzed, embedder);
+  }
+
   private videoOptions(req: EncodeVideoRequest) {
     const segmentSeconds = numberInRange(req.segment_seconds, ['body', 'segment_seconds'], (n) => n >= 1 && n <= 60, 'in [1, 60]', DEFAULTS.segmentSeconds);
     const fps = numberInRange(req.fps, ['body', 'fps'], (n) => n > 0 && n <= 8, 'in (0, 8]', DEFAULTS.fps);
     const embedder = this.embedder(req.model ?? DEFAULT_MODEL_ID, ['body', 'model']);
     return { segmentSeconds, fps, embedder };
+  }
+
+  async tagVideo(_req: EncodeVideoRequest, _opts: { signal?: AbortSignal } = {}): Promise<TagVideoResponse> {
+    throw new VidembedError('tagging is not available in this version of the engine');
   }
 
   // ---- async tasks -------------------------------------------------------------------------
@@ -246,6 +268,7 @@ export class LocalEngine implements VideoService {
     if (sources.length !== 1) {
       throw new ValidationError([{ loc: ['body'], msg: 'give exactly one of video_url, video_base64 or tensor', type: 'value_error.missing' }]);
     }
+    if (req.tensor !== undefined) await this.checkTensorRef(kind, req.tensor);
     const id = newId('req');
     this.store.db.transaction(() => {
       this.store.tasks.insert(id, kind, req);
@@ -253,6 +276,35 @@ export class LocalEngine implements VideoService {
     })();
     this.onWorkQueued();
     return { request_id: id, status: 'pending' };
+  }
+
+  async uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse> {
+    return storeTensorUpload(req, this.blobs, this.maxTensorBytes);
+  }
+
+  /** Unknown keys are the caller's error (404) at submit time, not a failed task later. */
+  private async checkTensorRef(kind: TaskKind, ref: unknown): Promise<void> {
+    if (ref === null || typeof ref !== 'object') throw new ValidationError([{ loc: ['body', 'tensor'], msg: 'must be an object', type: 'type_error.dict' }]);
+    const r = ref as Record<string, unknown>;
+    if (typeof r.video_input_key !== 'string') {
+      throw new ValidationError([{ loc: ['body', 'tensor', 'video_input_key'], msg: 'is required', type: 'value_error.missing' }]);
+    }
+    const optional = kind === 'embedding' ? 'audio_input_key' : 'video_kwargs_key';
+    const keys: [string, string][] = [['video_input_key', r.video_input_key]];
+    if (r[optional] !== undefined) {
+      if (typeof r[optional] !== 'string') throw new ValidationError([{ loc: ['body', 'tensor', optional], msg: 'must be a string', type: 'type_error.str' }]);
+      keys.push([optional, r[optional] as string]);
+    }
+    for (const [field, key] of keys) {
+      const ext = field === 'video_kwargs_key' ? '.json' : '.bin';
+      let exists = false;
+      try {
+        exists = await this.blobs.has(`${key}${ext}`);
+      } catch {
+        exists = false;
+      }
+      if (!exists) throw new NotFoundError(`unknown ${field}: ${key}`);
+    }
   }
 
   async taskStatus(requestId: string): Promise<AsyncStatusResponse> {
@@ -341,8 +393,7 @@ export class LocalEngine implements VideoService {
     try {
       const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
       if (task.kind !== 'embedding') throw new VidembedError('tagging is not available in this version of the engine');
-      if (req.tensor) throw new VidembedError('tensor inputs are not available in this version of the engine');
-      const res = await this.encodeVideo(req, { signal: ctx.signal });
+      const res = req.tensor ? await this.encodeTensor(req, ctx.signal) : await this.encodeVideo(req, { signal: ctx.signal });
       this.store.tasks.complete(requestId, {
         embedding: res.video_embedding,
         embeddings: res.embeddings,

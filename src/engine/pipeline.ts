@@ -1,6 +1,7 @@
 import { MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
 import { probe, sampleFrames } from '../media/index.js';
+import { resizeFrame } from '../media/resize.js';
 import type { Frame, ProbeResult } from '../media/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
 
@@ -41,13 +42,48 @@ const MIN_TAIL_SECONDS = 0.5;
  * soon as its frames are in: memory holds one segment's frames, whatever the video's length.
  */
 export async function analyzeVideo(file: string, embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
-  const started = Date.now();
   const media = await probe(file);
   if (!media.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
   await embedder.load();
-  const duration = media.durationSec > 0 ? media.durationSec : Number.POSITIVE_INFINITY;
-  const segLen = opts.segmentSeconds;
+  const frames = sampleFrames(file, { fps: opts.fps, maxSide: embedder.frameMaxSide, signal: opts.signal });
+  return embedFrameStream(frames, media.durationSec > 0 ? media.durationSec : undefined, media, embedder, opts, basename(file));
+}
 
+/** The same analysis over frames that arrive already decoded (tensor uploads). */
+export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
+  if (frames.length === 0) throw new MediaError('the video tensor holds no frames');
+  await embedder.load();
+  const resized = frames.map((f) => resizeFrame(f, embedder.frameMaxSide));
+  const last = frames[frames.length - 1].t;
+  const step = frames.length > 1 ? (last - frames[0].t) / (frames.length - 1) : 1 / opts.fps;
+  const duration = last + (step > 0 ? step : 1 / opts.fps);
+  const media: ProbeResult = {
+    durationSec: duration,
+    width: frames[0].width,
+    height: frames[0].height,
+    fps: step > 0 ? 1 / step : opts.fps,
+    hasVideo: true,
+    hasAudio: false,
+    rotation: 0,
+  };
+  return embedFrameStream(toAsync(resized), duration, media, embedder, opts, 'tensor');
+}
+
+async function* toAsync<T>(items: T[]): AsyncGenerator<T> {
+  yield* items;
+}
+
+async function embedFrameStream(
+  frames: AsyncIterable<Frame>,
+  knownDuration: number | undefined,
+  media: ProbeResult,
+  embedder: Embedder,
+  opts: AnalyzeOptions,
+  name: string,
+): Promise<AnalyzedVideo> {
+  const started = Date.now();
+  const duration = knownDuration ?? Number.POSITIVE_INFINITY;
+  const segLen = opts.segmentSeconds;
   // With a known duration, a trailing window shorter than MIN_TAIL_SECONDS joins the one before it.
   const lastIdx = Number.isFinite(duration)
     ? Math.max(0, Math.ceil(duration / segLen - MIN_TAIL_SECONDS / segLen) - 1)
@@ -60,16 +96,17 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   let pendingIdx = 0;
   let lastT = 0;
 
-  const flush = async (idx: number, frames: Frame[], end: number) => {
+  const flush = async (idx: number, group: Frame[], end: number) => {
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
     const start = idx * segLen;
     const ctx = { start, end };
-    const tags = opts.tagger ? await opts.tagger.tagSegment(frames, ctx) : undefined;
-    const emb = await embedder.embedSegment(frames, { ...ctx, tags });
+    const tags = opts.tagger ? await opts.tagger.tagSegment(group, ctx) : undefined;
+    const emb = await embedder.embedSegment(group, { ...ctx, tags });
     segments.push({ idx: segments.length, start, end, ...emb, tags });
     if (Number.isFinite(duration)) opts.onProgress?.(Math.min(1, end / duration));
   };
 
-  for await (const frame of sampleFrames(file, { fps: opts.fps, maxSide: embedder.frameMaxSide, signal: opts.signal })) {
+  for await (const frame of frames) {
     lastT = frame.t;
     const idx = segmentOf(frame.t);
     if (idx !== pendingIdx && pending.length > 0) {
@@ -80,7 +117,7 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
     pending.push(frame);
   }
   if (pending.length === 0 && segments.length === 0) {
-    throw new MediaError(`${basename(file)}: no frame could be decoded`);
+    throw new MediaError(`${name}: no frame could be decoded`);
   }
   if (pending.length > 0) {
     const end = Number.isFinite(duration) ? Math.max(duration, lastT) : lastT + 1 / opts.fps;

@@ -4,6 +4,7 @@ import { VideosRepo } from './videos.js';
 import { SegmentsRepo } from './segments.js';
 import { JobQueue } from './jobs.js';
 import { TasksRepo } from './tasks.js';
+import { KeysRepo } from './keys.js';
 
 /** The database and its repositories, opened once per process. */
 export class Store {
@@ -12,6 +13,7 @@ export class Store {
   readonly segments: SegmentsRepo;
   readonly jobs: JobQueue;
   readonly tasks: TasksRepo;
+  readonly keys: KeysRepo;
 
   constructor(readonly db: Db) {
     this.collections = new CollectionsRepo(db);
@@ -19,6 +21,7 @@ export class Store {
     this.segments = new SegmentsRepo(db);
     this.jobs = new JobQueue(db);
     this.tasks = new TasksRepo(db);
+    this.keys = new KeysRepo(db);
   }
 
   static open(file: string): Store {

@@ -2,10 +2,8 @@ import { input } from '@inquirer/prompts';
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
 import { readUserConfig, writeUserConfig } from '../../engine/config.js';
-import type { CliContext, GlobalOptions } from '../context.js';
+import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
-
-type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
 
 export function registerCollection(program: Command, run: Run): void {
   const collection = program.command('collection').description('create, list and choose collections');

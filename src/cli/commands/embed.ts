@@ -1,10 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { CliContext, GlobalOptions } from '../context.js';
+import type { Run } from '../context.js';
 import { formatSeconds, printJson, printTable, spinner } from '../output.js';
 import { waitForTask } from '../wait.js';
-
-type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
 
 export function registerEmbed(program: Command, run: Run): void {
   const embed = program.command('embed').description('embed text or a video into the shared vector space');
@@ -23,18 +21,26 @@ export function registerEmbed(program: Command, run: Run): void {
     );
   embed
     .command('video')
-    .argument('<file_or_url>', 'a local file, or an http(s) URL')
+    .argument('[file_or_url]', 'a local file, or an http(s) URL')
     .option('--segment-seconds <s>', 'segment length in seconds, 1-60', Number)
     .option('--fps <n>', 'frames sampled per second, (0, 8]', Number)
     .option('--async', 'submit as an asynchronous task and poll it')
     .option('--no-wait', 'with --async: print the request id and return')
+    .option('--tensor-keys <video_input_key[,audio_input_key]>', 'embed tensors uploaded with upload-tensors (async)')
     .description('embed a video: one vector per segment, plus a whole-video vector')
     .addHelpText('after', '\nExamples:\n  $ vidembed embed video ./clip.mp4 --json\n  $ vidembed embed video https://example.com/clip.mp4 --async')
-    .action(async (source: string, opts: { segmentSeconds?: number; fps?: number; async?: boolean; wait: boolean }, cmd: Command) =>
+    .action(async (source: string | undefined, opts: { segmentSeconds?: number; fps?: number; async?: boolean; wait: boolean; tensorKeys?: string }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
-        const isUrl = /^https?:\/\//i.test(source);
-        const req = { ...(isUrl ? { video_url: source } : { video_path: path.resolve(source) }), segment_seconds: opts.segmentSeconds, fps: opts.fps };
-        if (opts.async) {
+        if (!source && !opts.tensorKeys) throw new Error('give a video file or URL, or --tensor-keys');
+        const [videoKey, audioKey] = (opts.tensorKeys ?? '').split(',');
+        const isUrl = /^https?:\/\//i.test(source ?? '');
+        const input = opts.tensorKeys
+          ? { tensor: { video_input_key: videoKey, ...(audioKey ? { audio_input_key: audioKey } : {}) } }
+          : isUrl
+            ? { video_url: source }
+            : { video_path: path.resolve(source!) };
+        const req = { ...input, segment_seconds: opts.segmentSeconds, fps: opts.fps };
+        if (opts.async || opts.tensorKeys) {
           const sub = await ctx.service.submitEmbeddingTask(req);
           if (!opts.wait) return globals.json ? printJson(sub) : void process.stdout.write(`${sub.request_id}  ${sub.status}\n`);
           const st = await waitForTask(ctx.service, sub.request_id, { json: globals.json });
@@ -42,7 +48,7 @@ export function registerEmbed(program: Command, run: Run): void {
           else process.stdout.write(`${st.request_id}  ${st.status}${st.error_message ? `: ${st.error_message}` : ''}\n`);
           return st.status === 'failed' ? 6 : 0;
         }
-        const spin = spinner(`embedding ${path.basename(source)}`, { json: globals.json }).start();
+        const spin = spinner(`embedding ${path.basename(source!)}`, { json: globals.json }).start();
         try {
           const res = await ctx.service.encodeVideo(req);
           spin.stop();

@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import type { CliContext, GlobalOptions } from '../context.js';
+import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { formatSeconds, printJson, printTable } from '../output.js';
-
-type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
 
 function parseTopK(v: string): number {
   const n = Number(v);

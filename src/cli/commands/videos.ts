@@ -1,12 +1,10 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { UploadVideoResponse, VideoStatusResponse } from '../../api/types.js';
-import type { CliContext, GlobalOptions } from '../context.js';
+import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { formatSeconds, printJson, printTable } from '../output.js';
 import { waitForVideo } from '../wait.js';
-
-type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
 
 export function registerVideos(program: Command, run: Run): void {
   program
@@ -65,7 +63,7 @@ export function registerVideos(program: Command, run: Run): void {
         process.stdout.write(`${d.video_id}  ${d.filename}  ${d.status}${d.error_message ? `: ${d.error_message}` : ''}\n`);
         if (d.duration) process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}\n`);
         if (d.segments.length) printTable(['start', 'end', 'description'], d.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), s.description]));
-      }),
+      }, { localOnly: true }),
     );
 }
 

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { Worker } from '../../engine/worker.js';
-import type { CliContext, GlobalOptions } from '../context.js';
-
-type Run = (cmd: Command, fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>) => Promise<void>;
+import type { Run } from '../context.js';
 
 export function registerWorker(program: Command, run: Run): void {
   program
@@ -22,6 +20,6 @@ export function registerWorker(program: Command, run: Run): void {
         log(`worker ${worker.id} pid ${process.pid} started`);
         await worker.run(stop.signal);
         log(`worker ${worker.id} stopped`);
-      }),
+      }, { localOnly: true }),
     );
 }

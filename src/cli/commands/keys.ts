@@ -1,0 +1,106 @@
+import type { Command } from 'commander';
+import { NotFoundError, ValidationError } from '../../api/errors.js';
+import { writeUserConfig } from '../../engine/config.js';
+import type { Run } from '../context.js';
+import { printJson, printTable } from '../output.js';
+
+export function registerKeys(program: Command, run: Run): void {
+  const keys = program.command('keys').description('API keys of the local server (stored hashed)');
+  keys
+    .command('create')
+    .requiredOption('--name <name>', 'who or what the key is for')
+    .option('--qps <n>', 'requests per second allowed (token bucket)', Number, 5)
+    .option('--quota <n>', 'requests allowed in total (default: unlimited)', Number)
+    .description('create a key; the key itself is printed once, now')
+    .addHelpText('after', '\nExample:\n  $ vidembed keys create --name ci --qps 10 --quota 100000 --json')
+    .action(async (opts: { name: string; qps: number; quota?: number }, cmd: Command) =>
+      run(
+        cmd,
+        async (ctx, globals) => {
+          if (!Number.isFinite(opts.qps) || opts.qps <= 0) throw new ValidationError([{ loc: ['qps'], msg: 'must be a positive number', type: 'value_error' }]);
+          if (opts.quota !== undefined && (!Number.isInteger(opts.quota) || opts.quota < 0)) {
+            throw new ValidationError([{ loc: ['quota'], msg: 'must be a non-negative integer', type: 'value_error' }]);
+          }
+          const { row, key } = ctx.local!.store.keys.create({ name: opts.name, qps: opts.qps, quota: opts.quota });
+          const out = { id: row.id, name: row.name, qps: row.qps, quota: row.quota, key };
+          if (globals.json) return printJson(out);
+          process.stdout.write(`created key ${row.name} (${row.id}), ${row.qps} req/s${row.quota !== null ? `, quota ${row.quota} requests` : ''}\n${key}\nkeep it: it is not stored and cannot be shown again\n`);
+        },
+        { localOnly: true },
+      ),
+    );
+  keys
+    .command('list')
+    .description('list keys (never the keys themselves)')
+    .action(async (_o: unknown, cmd: Command) =>
+      run(
+        cmd,
+        async (ctx, globals) => {
+          const rows = ctx.local!.store.keys.list().map((k) => ({
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            qps: k.qps,
+            quota: k.quota,
+            used: k.used,
+            created_at: k.created_at,
+            revoked: Boolean(k.revoked_at),
+          }));
+          if (globals.json) return printJson(rows);
+          if (!rows.length) return void process.stdout.write('no keys: vidembed keys create --name NAME\n');
+          printTable(['id', 'name', 'key', 'qps', 'quota', 'used', 'revoked'], rows.map((r) => [r.id, r.name, `${r.prefix}…`, r.qps, r.quota ?? '∞', r.used, r.revoked ? 'yes' : '']));
+        },
+        { localOnly: true },
+      ),
+    );
+  keys
+    .command('revoke')
+    .argument('<id_or_name>')
+    .description('revoke a key at once')
+    .action(async (idOrName: string, _o: unknown, cmd: Command) =>
+      run(
+        cmd,
+        async (ctx, globals) => {
+          const n = ctx.local!.store.keys.revoke(idOrName);
+          if (!n) throw new NotFoundError(`no active key with id or name ${idOrName}`);
+          if (globals.json) printJson({ revoked: n });
+          else process.stdout.write(`revoked ${n} key${n > 1 ? 's' : ''}\n`);
+        },
+        { localOnly: true },
+      ),
+    );
+
+  program
+    .command('login')
+    .option('--base-url <url>', 'server address, e.g. http://127.0.0.1:8080')
+    .option('--api-key <key>', 'API key')
+    .description('point every command at a remote server (saved in the config file)')
+    .addHelpText('after', '\nExample:\n  $ vidembed login --base-url http://127.0.0.1:8080 --api-key vk_...')
+    .action(async (_o: unknown, cmd: Command) =>
+      run(
+        cmd,
+        async (ctx, globals) => {
+          const g = cmd.optsWithGlobals() as { baseUrl?: string; apiKey?: string };
+          if (!g.baseUrl || !g.apiKey) throw new ValidationError([{ loc: ['base-url'], msg: 'login needs --base-url and --api-key', type: 'value_error.missing' }]);
+          writeUserConfig(ctx.paths, { base_url: g.baseUrl, api_key: g.apiKey });
+          if (globals.json) printJson({ base_url: g.baseUrl });
+          else process.stdout.write(`commands now go to ${g.baseUrl} (vidembed logout to go back to the local engine)\n`);
+        },
+        { localOnly: true },
+      ),
+    );
+  program
+    .command('logout')
+    .description('forget the remote server; commands use the local engine again')
+    .action(async (_o: unknown, cmd: Command) =>
+      run(
+        cmd,
+        async (ctx, globals) => {
+          writeUserConfig(ctx.paths, { base_url: undefined, api_key: undefined });
+          if (globals.json) printJson({ base_url: null });
+          else process.stdout.write('commands use the local engine\n');
+        },
+        { localOnly: true },
+      ),
+    );
+}

@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { LocalEngine } from '../../engine/engine.js';
+import { Worker } from '../../engine/worker.js';
+import { buildServer } from '../../server/app.js';
+import type { Run } from '../context.js';
+
+interface ServeOptions {
+  port: number;
+  host: string;
+  auth: boolean;
+  worker: boolean;
+  maxUploadMb?: number;
+  syncTimeout?: number;
+  allowPrivateUrls?: boolean;
+  log?: boolean;
+}
+
+export function registerServe(program: Command, run: Run): void {
+  program
+    .command('serve')
+    .option('-p, --port <port>', 'port', Number, 8080)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--no-auth', 'accept requests without an API key (local development only)')
+    .option('--no-worker', 'do not process queued work in this process (run `vidembed worker` elsewhere)')
+    .option('--max-upload-mb <mb>', 'largest video upload in MiB (default 2048)', Number)
+    .option('--sync-timeout <seconds>', 'time budget of synchronous model calls (default 120)', Number)
+    .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
+    .option('--log', 'log every request as JSON lines')
+    .description('serve the HTTP API over the local engine')
+    .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
+    .action(async (opts: ServeOptions, cmd: Command) =>
+      run(
+        cmd,
+        async (ctx) => {
+          await ctx.close(); // the server opens its own engine with server settings
+          const engine = new LocalEngine({
+            home: ctx.paths.home,
+            maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
+            fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
+          });
+          const app = await buildServer(engine, {
+            auth: opts.auth,
+            syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
+            logger: Boolean(opts.log),
+          });
+          const stopWorker = new AbortController();
+          const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
+          const working = worker?.run(stopWorker.signal);
+          const address = await app.listen({ port: opts.port, host: opts.host });
+          process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
+          if (opts.auth && engine.store.keys.list().every((k) => k.revoked_at)) {
+            process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
+          }
+          await new Promise<void>((resolve) => {
+            const shutdown = async (sig: string) => {
+              process.stderr.write(`${sig}: stopping (in-flight requests finish; the running job goes back to the queue)\n`);
+              stopWorker.abort();
+              await app.close();
+              await working?.catch(() => {});
+              await engine.close();
+              resolve();
+            };
+            process.once('SIGTERM', () => void shutdown('SIGTERM'));
+            process.once('SIGINT', () => void shutdown('SIGINT'));
+          });
+        },
+        { localOnly: true },
+      ),
+    );
+}

@@ -1,0 +1,193 @@
+import { openAsBlob } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FormData, request, type Dispatcher } from 'undici';
+import { BadRequestError, NotFoundError, RateLimitedError, UpstreamError } from '../api/errors.js';
+import type {
+  AsyncStatusResponse,
+  AsyncSubmitRequest,
+  AsyncSubmitResponse,
+  CollectionSummary,
+  CreateCollectionRequest,
+  CreateCollectionResponse,
+  EncodeTextRequest,
+  EncodeTextResponse,
+  EncodeVideoRequest,
+  EncodeVideoResponse,
+  IngestFile,
+  ListCollectionsRequest,
+  SearchRequest,
+  SearchResponse,
+  TagVideoResponse,
+  TaskKind,
+  TensorUploadRequest,
+  TensorUploadResponse,
+  UploadVideoResponse,
+  VideoService,
+  VideoStatusResponse,
+} from '../api/types.js';
+import { errorFromResponse } from './http-errors.js';
+
+export interface RemoteOptions {
+  baseUrl: string;
+  apiKey?: string;
+  /** Retries on 429 (honouring Retry-After), 502 and connection errors. */
+  retries?: number;
+  timeoutMs?: number;
+}
+
+const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The remote face of VideoService: any server speaking the API, over undici. */
+export class RemoteService implements VideoService {
+  private readonly base: string;
+
+  constructor(private readonly opts: RemoteOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+  }
+
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, form?: () => Promise<FormData>): Promise<T> {
+    const retries = this.opts.retries ?? 4;
+    for (let attempt = 0; ; attempt++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        const headers: Record<string, string> = {};
+        if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
+        let payload: string | FormData | undefined;
+        if (form) payload = await form();
+        else if (body !== undefined) {
+          headers['content-type'] = 'application/json';
+          payload = JSON.stringify(body);
+        }
+        res = await request(`${this.base}${path}`, {
+          method,
+          headers,
+          body: payload,
+          headersTimeout: this.opts.timeoutMs ?? 300_000,
+          bodyTimeout: this.opts.timeoutMs ?? 300_000,
+        });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? '';
+        if (attempt < retries && RETRYABLE_CODES.has(code)) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw new UpstreamError(`cannot reach ${this.base}: ${(err as Error).message}`);
+      }
+      const text = await res.body.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) return parsed as T;
+      const retryAfter = headerValue(res.headers['retry-after']);
+      const err = errorFromResponse(res.statusCode, parsed, retryAfter);
+      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502)) {
+        const wait = err instanceof RateLimitedError ? err.retryAfterSeconds * 1000 : backoff(attempt);
+        await sleep(wait);
+        continue;
+      }
+      throw err;
+    }
+  }
+
+  createCollection(req: CreateCollectionRequest): Promise<CreateCollectionResponse> {
+    return this.call('POST', '/collections', req);
+  }
+
+  listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
+    const q = new URLSearchParams();
+    if (req.limit !== undefined) q.set('limit', String(req.limit));
+    if (req.offset !== undefined) q.set('offset', String(req.offset));
+    return this.call('GET', `/collections${q.size ? `?${q}` : ''}`);
+  }
+
+  /** The API has no lookup by name, so this pages through the list (works with any server). */
+  async getCollection(idOrName: string): Promise<CollectionSummary> {
+    for (let offset = 0; ; offset += 1000) {
+      const page = await this.listCollections({ limit: 1000, offset });
+      const hit = page.find((c) => c.id === idOrName) ?? page.find((c) => c.name === idOrName);
+      if (hit) return hit;
+      if (page.length < 1000) throw new NotFoundError(`collection not found: ${idOrName}`);
+    }
+  }
+
+  async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {
+    const st = await stat(file.path).catch(() => undefined);
+    if (!st) throw new NotFoundError(`file not found: ${file.path}`);
+    if (!st.isFile()) throw new BadRequestError(`${file.path} is a directory, not a video file`);
+    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload`, undefined, async () => {
+      const form = new FormData();
+      // openAsBlob streams from disk: a 2 GB file is never held in memory.
+      form.set('file', await openAsBlob(file.path), file.filename);
+      return form;
+    });
+  }
+
+  videoStatus(videoId: string): Promise<VideoStatusResponse> {
+    return this.call('GET', `/videos/${encodeURIComponent(videoId)}/status`);
+  }
+
+  search(collectionId: string, req: SearchRequest, opts: { explain?: boolean } = {}): Promise<SearchResponse> {
+    const body: Record<string, unknown> = { ...req };
+    for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+    if (opts.explain) body.explain = true;
+    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/search`, body);
+  }
+
+  encodeText(req: EncodeTextRequest): Promise<EncodeTextResponse> {
+    return this.call('POST', '/video_embedding/encode_text', req);
+  }
+
+  async encodeVideo(req: EncodeVideoRequest): Promise<EncodeVideoResponse> {
+    return this.call('POST', '/video_embedding/encode_video', await this.portable(req));
+  }
+
+  async tagVideo(req: EncodeVideoRequest): Promise<TagVideoResponse> {
+    return this.call('POST', '/video_tagging', await this.portable(req));
+  }
+
+  async submitEmbeddingTask(req: AsyncSubmitRequest): Promise<AsyncSubmitResponse> {
+    return this.submitTask('embedding', req);
+  }
+
+  async submitTask(kind: TaskKind, req: AsyncSubmitRequest): Promise<AsyncSubmitResponse> {
+    const path = kind === 'embedding' ? '/video_embedding/encode_video/async' : '/video_tagging/async';
+    return this.call('POST', path, await this.portable(req));
+  }
+
+  taskStatus(requestId: string): Promise<AsyncStatusResponse> {
+    return this.call('GET', `/async_status/${encodeURIComponent(requestId)}`);
+  }
+
+  uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse> {
+    return this.call('POST', '/files/upload/tensors', req);
+  }
+
+  /** A local path means nothing to a server: send the bytes instead. */
+  private async portable<T extends EncodeVideoRequest>(req: T): Promise<T> {
+    if (!req.video_path) return stripUndefined(req);
+    const { video_path, ...rest } = req;
+    const st = await stat(video_path).catch(() => undefined);
+    if (!st) throw new NotFoundError(`file not found: ${video_path}`);
+    if (!st.isFile()) throw new BadRequestError(`${video_path} is not a file`);
+    return stripUndefined({ ...rest, video_base64: (await readFile(video_path)).toString('base64') } as T);
+  }
+
+  async close(): Promise<void> {}
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function backoff(attempt: number): number {
+  return Math.min(8000, 250 * 2 ** attempt) + Math.floor(Math.random() * 100);
+}
+
+function headerValue(h: string | string[] | undefined): string | undefined {
+  return Array.isArray(h) ? h[0] : h;
+}
+

@@ -1,0 +1,193 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, TimeoutError } from '../api/errors.js';
+import type { AsyncSubmitRequest, CreateCollectionRequest, EncodeVideoRequest, SearchRequest, TensorUploadRequest } from '../api/types.js';
+import { schemas } from '../api/schemas.js';
+import { DEFAULTS } from '../engine/config.js';
+import type { LocalEngine } from '../engine/engine.js';
+import { newId } from '../store/ids.js';
+import { makeAuthHook, TokenBuckets } from './auth.js';
+import { ajvToIssues, sendError } from './errors.js';
+import { buildOpenApi, type RouteDoc } from './openapi.js';
+
+export interface ServerOptions {
+  /** Require API keys (default true). Off only when asked for explicitly (`serve --no-auth`). */
+  auth?: boolean;
+  maxJsonBytes?: number;
+  maxUploadBytes?: number;
+  maxTensorBytes?: number;
+  /** Time budget of synchronous model calls; over it: 504 and the work is cancelled. */
+  syncTimeoutMs?: number;
+  logger?: boolean;
+}
+
+/** The HTTP face: a thin adapter that validates, authenticates and maps to the engine. */
+export async function buildServer(engine: LocalEngine, opts: ServerOptions = {}): Promise<FastifyInstance> {
+  const maxUploadBytes = opts.maxUploadBytes ?? engine.maxUploadBytes;
+  const maxTensorBytes = opts.maxTensorBytes ?? engine.maxTensorBytes;
+  const syncTimeoutMs = opts.syncTimeoutMs ?? DEFAULTS.syncTimeoutMs;
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: opts.maxJsonBytes ?? DEFAULTS.maxJsonBytes,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } },
+    schemaErrorFormatter: (errors, dataVar) => Object.assign(new Error('validation failed'), { validation: errors, validationContext: dataVar }),
+  });
+  const uploadsDir = path.join(engine.paths.home, 'uploads');
+  await mkdir(uploadsDir, { recursive: true });
+  await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });
+
+  app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }));
+
+  const docs: RouteDoc[] = [];
+  const open = new Set(['/healthz', '/openapi.json']);
+  if (opts.auth !== false) {
+    const hook = makeAuthHook(engine.store.keys, new TokenBuckets());
+    app.addHook('onRequest', async (request, reply) => {
+      if (open.has(request.routeOptions.url ?? '')) return;
+      await hook(request, reply);
+    });
+  }
+  const withTimeout = async <T>(request: FastifyRequest, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(new TimeoutError(`the request took longer than ${syncTimeoutMs / 1000} s; use the async endpoint or a shorter video`)), syncTimeoutMs);
+    const onClose = () => {
+      if (!request.raw.complete || request.raw.destroyed) ctl.abort(new Error('client went away'));
+    };
+    request.raw.socket?.once('close', onClose);
+    try {
+      return await work(ctl.signal);
+    } catch (err) {
+      if (ctl.signal.aborted && ctl.signal.reason instanceof TimeoutError) throw ctl.signal.reason;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      request.raw.socket?.off('close', onClose);
+    }
+  };
+
+  const route = (doc: RouteDoc, handler: (request: FastifyRequest) => Promise<unknown>, status = 200, extra: Record<string, unknown> = {}) => {
+    docs.push(doc);
+    const schema: Record<string, unknown> = {};
+    if (doc.schema?.body) schema.body = doc.schema.body;
+    if (doc.schema?.querystring) schema.querystring = doc.schema.querystring;
+    if (doc.schema?.params) schema.params = doc.schema.params;
+    app.route({
+      method: doc.method,
+      url: doc.url,
+      schema,
+      ...extra,
+      handler: async (request, reply) => reply.code(status).send(await handler(request)),
+    });
+  };
+
+  route({ method: 'GET', url: '/healthz', summary: 'liveness; no key needed' }, async () => ({ status: 'ok' }));
+  route({ method: 'GET', url: '/openapi.json', summary: 'this document' }, async () => buildOpenApi(docs));
+
+  route(
+    { method: 'POST', url: '/files/upload/tensors', summary: 'upload pre-processed tensors; returns keys for async calls', schema: schemas.tensorUpload },
+    async (request) => engine.uploadTensors(request.body as TensorUploadRequest),
+    200,
+    { bodyLimit: Math.ceil(maxTensorBytes * 1.4) + 65536 },
+  );
+  route(
+    { method: 'POST', url: '/video_embedding/encode_video', summary: 'embed a video synchronously', schema: schemas.encodeVideo },
+    async (request) => withTimeout(request, (signal) => engine.encodeVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
+  );
+  route(
+    { method: 'POST', url: '/video_embedding/encode_text', summary: 'embed a text', schema: schemas.encodeText },
+    async (request) => engine.encodeText(request.body as { text: string }),
+  );
+  route(
+    { method: 'POST', url: '/video_embedding/encode_video/async', summary: 'submit an embedding task', schema: schemas.asyncSubmit, status: 202 },
+    async (request) => engine.submitTask('embedding', withoutPath(request.body as AsyncSubmitRequest)),
+    202,
+  );
+  route(
+    { method: 'GET', url: '/async_status/:request_id', summary: "an async task's status and result", schema: schemas.asyncStatus },
+    async (request) => engine.taskStatus((request.params as { request_id: string }).request_id),
+  );
+  route(
+    { method: 'POST', url: '/video_tagging', summary: 'tag a video synchronously', schema: schemas.tagVideo },
+    async (request) => withTimeout(request, (signal) => engine.tagVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
+  );
+  route(
+    { method: 'POST', url: '/video_tagging/async', summary: 'submit a tagging task', schema: schemas.asyncSubmit, status: 202 },
+    async (request) => engine.submitTask('tagging', withoutPath(request.body as AsyncSubmitRequest)),
+    202,
+  );
+  route(
+    { method: 'POST', url: '/collections', summary: 'create a collection', schema: schemas.createCollection, status: 201 },
+    async (request) => engine.createCollection(request.body as CreateCollectionRequest),
+    201,
+  );
+  route(
+    { method: 'GET', url: '/collections', summary: 'list collections, newest first', schema: schemas.listCollections },
+    async (request) => engine.listCollections(request.query as { limit?: number; offset?: number }),
+  );
+  route(
+    { method: 'POST', url: '/collections/:collection_id/search', summary: 'search a collection by text', schema: schemas.search },
+    async (request) => {
+      const body = request.body as SearchRequest & { explain?: boolean };
+      return engine.search(collectionParam(request), body, { explain: body.explain === true });
+    },
+  );
+  route(
+    { method: 'POST', url: '/collections/:collection_id/videos/upload', summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
+    async (request) => {
+      const collectionId = collectionParam(request);
+      await engine.getCollection(collectionId); // 404 before reading any bytes
+      if (!request.isMultipart()) throw new BadRequestError('expected multipart/form-data with one part named "file"');
+      let saved: { path: string; filename: string } | undefined;
+      try {
+        for await (const part of request.parts()) {
+          if (part.type !== 'file') continue;
+          if (part.fieldname !== 'file') {
+            part.file.resume();
+            throw new BadRequestError(`unexpected file part "${part.fieldname}": send one part named "file"`);
+          }
+          if (saved) {
+            part.file.resume();
+            throw new BadRequestError('more than one "file" part: send exactly one');
+          }
+          const tmp = path.join(uploadsDir, `${newId('vid')}.part`);
+          saved = { path: tmp, filename: path.basename(part.filename || 'upload').replace(/[\u0000-\u001f]/g, '') || 'upload' };
+          await pipeline(part.file, createWriteStream(tmp));
+          if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
+        }
+        if (!saved) throw new BadRequestError('missing multipart part "file"');
+        return await engine.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true });
+      } finally {
+        if (saved) await unlink(saved.path).catch(() => {});
+      }
+    },
+    202,
+  );
+  route(
+    { method: 'GET', url: '/videos/:video_id/status', summary: "a video's processing status", schema: schemas.videoStatus },
+    async (request) => engine.videoStatus((request.params as { video_id: string }).video_id),
+  );
+
+  return app;
+}
+
+function collectionParam(request: FastifyRequest): string {
+  const id = (request.params as { collection_id?: string }).collection_id;
+  if (!id) throw new NotFoundError('collection not found');
+  return id;
+}
+
+/** Remote callers name videos by URL or bytes, never by a path on the server's disk. */
+function withoutPath<T extends object>(body: T): T {
+  if (body && typeof body === 'object' && 'video_path' in body) {
+    const { video_path: _drop, ...rest } = body as T & { video_path?: string };
+    return rest as T;
+  }
+  return body;
+}
+
+export { ajvToIssues };

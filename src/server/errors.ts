@@ -1,0 +1,61 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimitedError, ValidationError, VidembedError, type ValidationIssue } from '../api/errors.js';
+
+interface AjvError {
+  instancePath?: string;
+  keyword: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Ajv's report in FastAPI's shape, so existing clients of the hosted API parse it. */
+export function ajvToIssues(errors: AjvError[], context: string): ValidationIssue[] {
+  const where = context === 'querystring' ? 'query' : context === 'params' ? 'path' : context;
+  return errors.map((e) => {
+    const loc: (string | number)[] = [where, ...(e.instancePath ?? '').split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
+    if (e.keyword === 'required' && e.params?.missingProperty) loc.push(String(e.params.missingProperty));
+    const msg = e.keyword === 'required' ? 'field required' : (e.message ?? 'invalid');
+    return { loc, msg, type: e.keyword === 'required' ? 'value_error.missing' : `value_error.${e.keyword}` };
+  });
+}
+
+/** Framework errors by their code: which status and machine code each becomes. */
+const FRAMEWORK: Record<string, [number, string]> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'malformed_json'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'malformed_json'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [400, 'unsupported_media_type'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'bad_request'],
+  FST_REQ_FILE_TOO_LARGE: [413, 'payload_too_large'],
+  FST_PARTS_LIMIT: [400, 'bad_multipart'],
+  FST_FILES_LIMIT: [400, 'bad_multipart'],
+  FST_FIELDS_LIMIT: [400, 'bad_multipart'],
+  FST_INVALID_MULTIPART_CONTENT_TYPE: [400, 'bad_multipart'],
+  FST_PROTO_VIOLATION: [400, 'bad_request'],
+};
+
+/** The one place errors become HTTP statuses and `{detail, code}` bodies. */
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof ValidationError) return reply.code(422).send({ detail: err.issues, code: err.code });
+  if (err instanceof RateLimitedError) {
+    return reply.code(429).header('Retry-After', String(err.retryAfterSeconds)).send({ detail: err.message, code: err.code });
+  }
+  if (err instanceof VidembedError && err.status < 500) return reply.code(err.status).send({ detail: err.message, code: err.code });
+  if (err instanceof VidembedError && err.status !== 500) return reply.code(err.status).send({ detail: err.message, code: err.code });
+  const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe && Array.isArray(fe.validation)) {
+    return reply.code(422).send({ detail: ajvToIssues(fe.validation, fe.validationContext ?? 'body'), code: 'validation_error' });
+  }
+  if (fe?.code && FRAMEWORK[fe.code]) {
+    const [status, code] = FRAMEWORK[fe.code];
+    return reply.code(status).send({ detail: fe.message, code });
+  }
+  if (err instanceof SyntaxError) return reply.code(400).send({ detail: `malformed JSON: ${err.message}`, code: 'malformed_json' });
+  if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const status = fe.statusCode === 415 ? 400 : fe.statusCode;
+    return reply.code(status).send({ detail: fe.message, code: status === 413 ? 'payload_too_large' : 'bad_request' });
+  }
+  request.log.error({ err }, 'internal error');
+  const detail = err instanceof VidembedError ? err.message : 'internal server error';
+  return reply.code(500).send({ detail, code: err instanceof VidembedError ? err.code : 'internal_error' });
+}

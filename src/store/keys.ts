@@ -1,0 +1,61 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from './db.js';
+import { nowIso } from './db.js';
+import { newId } from './ids.js';
+
+export interface ApiKeyRow {
+  id: string;
+  name: string;
+  key_hash: string;
+  prefix: string;
+  qps: number;
+  quota: number | null;
+  used: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** API keys, stored as SHA-256 hashes: the raw key exists only in the create call's answer. */
+export class KeysRepo {
+  constructor(private readonly db: Db) {}
+
+  create(input: { name: string; qps: number; quota?: number | null }): { row: ApiKeyRow; key: string } {
+    const key = `vk_${randomBytes(24).toString('base64url')}`;
+    const id = newId('key');
+    this.db
+      .prepare(`INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      .run(id, input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, nowIso());
+    return { row: this.byId(id)!, key };
+  }
+
+  byId(id: string): ApiKeyRow | undefined {
+    return this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as ApiKeyRow | undefined;
+  }
+
+  byKey(key: string): ApiKeyRow | undefined {
+    return this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(hashKey(key)) as ApiKeyRow | undefined;
+  }
+
+  list(): ApiKeyRow[] {
+    return this.db.prepare('SELECT * FROM api_keys ORDER BY created_at DESC').all() as ApiKeyRow[];
+  }
+
+  /** Revokes by id or name; returns how many keys it revoked. */
+  revoke(idOrName: string): number {
+    return this.db
+      .prepare(`UPDATE api_keys SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL`)
+      .run(nowIso(), idOrName, idOrName).changes;
+  }
+
+  /** Counts units against the quota atomically; false (and nothing counted) when it would go over. */
+  charge(id: string, units: number): boolean {
+    const info = this.db
+      .prepare(`UPDATE api_keys SET used = used + ? WHERE id = ? AND (quota IS NULL OR used + ? <= quota)`)
+      .run(units, id, units);
+    return info.changes === 1;
+  }
+}
