@@ -3,6 +3,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
+import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, TimeoutError } from '../api/errors.js';
 import type { AsyncSubmitRequest, CreateCollectionRequest, EncodeVideoRequest, SearchRequest, TensorUploadRequest } from '../api/types.js';
@@ -33,9 +34,13 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: opts.maxJsonBytes ?? DEFAULTS.maxJsonBytes,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } },
     schemaErrorFormatter: (errors, dataVar) => Object.assign(new Error('validation failed'), { validation: errors, validationContext: dataVar }),
   });
+  // Query strings and path parameters arrive as text and are coerced; JSON bodies are not
+  // (a number where a string belongs is a 422, as in FastAPI).
+  const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true });
+  const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
   const uploadsDir = path.join(engine.paths.home, 'uploads');
   await mkdir(uploadsDir, { recursive: true });
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });

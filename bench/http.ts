@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { FormData, Pool, request } from 'undici';
+import { getEmbedder } from '../src/models/registry.js';
+import { Store } from '../src/store/index.js';
+import { pathsFor } from '../src/engine/config.js';
+import { benchDir, percentile, round } from './util.js';
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');
+const QUERIES = ['a dog on the grass', 'people walking in a city street', 'sunset over the sea', 'a close-up of a face', 'a red car', 'snow on the mountains', 'a crowd at night', 'a boat on the water', 'children playing football', 'trees in a park', 'a cat indoors', 'aerial view of a beach'];
+
+function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : 0;
+}
+
+async function startServe(home: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker'], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('serving on')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return child;
+}
+
+/**
+ * A real `vidembed serve` in a child process, driven from this process over loopback:
+ * search at 10k segments under 32 concurrent clients, encode_text throughput, and the server's
+ * RSS while it receives a 100 MB upload (streamed to disk, so it should barely move).
+ */
+export async function benchHttp(opts: { segments?: number; concurrency?: number; requests?: number } = {}): Promise<Record<string, unknown>> {
+  const segments = opts.segments ?? 10000;
+  const concurrency = opts.concurrency ?? 32;
+  const total = opts.requests ?? 1500;
+  const dir = benchDir();
+  const home = path.join(dir, 'home');
+  const store = Store.open(pathsFor(home).dbFile);
+  const embedder = getEmbedder();
+  const c = store.collections.insert({ name: 'bench', description: '', model: embedder.id, dim: embedder.dim });
+  const { key } = store.keys.create({ name: 'bench', qps: 1e6 });
+  let s = 1;
+  const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  for (let v = 0; v < segments / 25; v++) {
+    store.videos.insert({ id: `vid_${v}`, collection_id: c.id, filename: `v${v}.mp4`, path: '/dev/null', size_bytes: 1 });
+    store.segments.replaceForVideo(`vid_${v}`, c.id, embedder.dim, Array.from({ length: 25 }, (_, i) => {
+      const vec = new Float32Array(embedder.dim).map(() => rnd() - 0.5);
+      const n = Math.hypot(...vec);
+      return { idx: i, start: i * 4, end: i * 4 + 4, description: QUERIES[(v + i) % QUERIES.length], vector: vec.map((x) => x / n) };
+    }));
+  }
+  store.close();
+  const port = 18000 + Math.floor(Math.random() * 2000);
+  const server = await startServe(home, port);
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+  const pool = new Pool(base, { connections: concurrency });
+  try {
+    const run = async (n: number, make: (i: number) => { path: string; body: string }) => {
+      const lat: number[] = [];
+      let next = 0;
+      let failed = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < n) {
+            const i = next++;
+            const { path: p, body } = make(i);
+            const t = performance.now();
+            const res = await pool.request({ method: 'POST', path: p, headers, body });
+            await res.body.text();
+            if (res.statusCode !== 200) failed++;
+            lat.push(performance.now() - t);
+          }
+        }),
+      );
+      const wall = (performance.now() - t0) / 1000;
+      lat.sort((a, b) => a - b);
+      return { requests: n, failed, rps: round(n / wall, 1), p50_ms: round(percentile(lat, 50)), p99_ms: round(percentile(lat, 99)) };
+    };
+    const searchBody = (i: number) => ({ path: `/collections/${c.id}/search`, body: JSON.stringify({ text: `${QUERIES[i % QUERIES.length]} ${i}`, top_k: 10 }) });
+    await run(64, searchBody); // warm-up: model load, JIT
+    const search = await run(total, searchBody);
+    const encodeText = await run(Math.round(total / 2), (i) => ({ path: '/video_embedding/encode_text', body: JSON.stringify({ text: `${QUERIES[i % QUERIES.length]} number ${i}` }) }));
+
+    const big = path.join(dir, 'big.mp4');
+    writeFileSync(big, Buffer.alloc(100 * 1024 * 1024, 1));
+    const idleKb = procKb(server.pid!, 'VmRSS');
+    let peakKb = idleKb;
+    const timer = setInterval(() => (peakKb = Math.max(peakKb, procKb(server.pid!, 'VmRSS'))), 50);
+    const form = new FormData();
+    form.set('file', await openAsBlob(big), 'big.mp4');
+    const t = performance.now();
+    const up = await request(`${base}/collections/${c.id}/videos/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    await up.body.text();
+    const uploadS = (performance.now() - t) / 1000;
+    clearInterval(timer);
+    return {
+      search: { segments, concurrency, ...search, target_p99_ms: 100, note: 'each request embeds its (distinct) query text with USE before the KNN' },
+      encode_text: { concurrency, ...encodeText },
+      upload_100mb: { status: up.statusCode, seconds: round(uploadS), server_rss_idle_mb: round(idleKb / 1024, 1), server_rss_peak_mb: round(peakKb / 1024, 1), rss_increase_mb: round((peakKb - idleKb) / 1024, 1), target_increase_mb: 300 },
+    };
+  } finally {
+    await pool.close();
+    server.kill('SIGTERM');
+    await new Promise((r) => server.on('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
+ * Sections: search, ingest, rss, http, media, clip. Default: all.
+ */
+import { benchSearch } from './search.js';
+import { benchIngest, benchWorkerRss } from './ingest.js';
+import { benchHttp } from './http.js';
+
+const SECTIONS: Record<string, () => Promise<unknown>> = {
+  search: () => benchSearch(),
+  ingest: () => benchIngest(),
+  rss: () => benchWorkerRss(),
+  http: () => benchHttp(),
+  media: async () => (await import('./media.js')).benchMedia(),
+  clip: async () => (await import('./clip.js')).benchClipPreprocess(),
+};
+
+async function main(): Promise<void> {
+  const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const names = asked.length ? asked : Object.keys(SECTIONS);
+  const out: Record<string, unknown> = { machine: { cpus: (await import('node:os')).cpus().length, node: process.version } };
+  for (const name of names) {
+    const fn = SECTIONS[name];
+    if (!fn) throw new Error(`unknown bench section ${name} (known: ${Object.keys(SECTIONS).join(', ')})`);
+    process.stderr.write(`bench: ${name}...\n`);
+    const t = Date.now();
+    try {
+      out[name] = await fn();
+    } catch (err) {
+      out[name] = { error: (err as Error).message };
+    }
+    process.stderr.write(`bench: ${name} done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
+  }
+  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench failed: ${err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,39 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+export function ffmpegBin(): string {
+  return process.env.VIDEMBED_FFMPEG || (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+}
+
+export function benchDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'vidembed-bench-'));
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function round(n: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** A real photo from ../shared/eval moving under a crop window: h264, so decode cost is realistic. */
+export function makeMovingPhotoClip(out: string, opts: { seconds: number; width: number; height: number; photo?: string; preset?: string }): string {
+  const photo = opts.photo ?? path.resolve(process.cwd(), '../shared/eval/photos/plasma-workspace-wallpapers__Path_1920x1080.jpg');
+  const { width: w, height: h, seconds } = opts;
+  // Scale the photo 1.5x and pan a w x h window across it, back and forth, for the whole clip.
+  const vf = `scale=${Math.round(w * 1.5)}:${Math.round(h * 1.5)},crop=${w}:${h}:x='(iw-ow)/2*(1+sin(t/4))':y='(ih-oh)/2*(1+cos(t/5))',format=yuv420p`;
+  execFileSync(
+    ffmpegBin(),
+    ['-hide_banner', '-loglevel', 'error', '-y', '-loop', '1', '-framerate', '30', '-i', photo, '-t', String(seconds), '-vf', vf,
+      '-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', '23', '-g', '60', '-r', '30', out],
+    { stdio: 'inherit' },
+  );
+  return out;
+}
