@@ -4,17 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Store } from '../store/index.js';
 import { DEFAULTS, type Paths } from './config.js';
+import { pidAlive } from './processes.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/vidembed');
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export function liveWorkerCount(store: Store): number {
   const fresh = Date.now() - 3 * DEFAULTS.heartbeatMs;

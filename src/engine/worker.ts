@@ -3,6 +3,7 @@ import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
 import type { JobKind } from '../store/jobs.js';
 import { DEFAULTS } from './config.js';
+import { reapDeadWorkers } from './processes.js';
 import type { LocalEngine } from './engine.js';
 
 export interface WorkerOptions {
@@ -28,6 +29,26 @@ export class Worker {
     private readonly opts: WorkerOptions = {},
   ) {}
 
+  /**
+   * Deregisters if, and only if, nothing is waiting, in one write transaction. An upload commits
+   * its job before looking for a live worker, so either this sees the job or the upload sees no
+   * worker and starts one: no job is left with nobody to run it.
+   */
+  private retire(): boolean {
+    const { store } = this.engine;
+    return store.db
+      .transaction(() => {
+        const runnable = store.db
+          .prepare(`SELECT COUNT(*) FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_at < ?)`)
+          .pluck()
+          .get(Date.now()) as number;
+        if (runnable > 0) return false;
+        store.db.prepare('DELETE FROM workers WHERE id = ?').run(this.id);
+        return true;
+      })
+      .immediate();
+  }
+
   async run(signal: AbortSignal): Promise<void> {
     const leaseMs = this.opts.leaseMs ?? DEFAULTS.leaseMs;
     const heartbeatMs = this.opts.heartbeatMs ?? DEFAULTS.heartbeatMs;
@@ -35,6 +56,10 @@ export class Worker {
     const { store } = this.engine;
     const beat = () => store.db.prepare('INSERT OR REPLACE INTO workers (id, pid, heartbeat_at) VALUES (?, ?, ?)').run(this.id, process.pid, Date.now());
     beat();
+    // The launcher registered this process under a placeholder until it could speak for itself.
+    store.db.prepare('DELETE FROM workers WHERE id = ?').run(`spawned_${process.pid}`);
+    const reaped = reapDeadWorkers(store, this.id);
+    if (reaped) this.opts.log?.(`took over ${reaped} job(s) of stopped workers`);
     const beatTimer = setInterval(beat, heartbeatMs);
     beatTimer.unref();
     let idleSince = Date.now();
@@ -44,7 +69,8 @@ export class Worker {
           this.engine.failJobSubject(gaveUp, gaveUp.last_error ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
         );
         if (!job) {
-          if (this.opts.idleExitMs !== undefined && Date.now() - idleSince >= this.opts.idleExitMs) return;
+          reapDeadWorkers(store, this.id);
+          if (this.opts.idleExitMs !== undefined && Date.now() - idleSince >= this.opts.idleExitMs && this.retire()) return;
           await sleep(pollMs, undefined, { signal }).catch(() => {});
           continue;
         }
