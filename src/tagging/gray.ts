@@ -1,0 +1,139 @@
+/**
+ * Grayscale working images for the pixel taggers: RGB24 frame → luma (Rec. 601, 0..255) at a small
+ * working size, area-averaged (a box filter over the exact source footprint, so downscaling never
+ * aliases), plus 2× pyramids.
+ */
+import type { Frame } from '../media/types.js';
+
+export interface GrayImage {
+  width: number;
+  height: number;
+  /** Row-major luma, 0..255. */
+  data: Float32Array;
+}
+
+/** Throws on a frame whose buffer does not hold `width * height * 3` bytes. */
+export function checkFrame(frame: Frame): void {
+  const { width, height, data } = frame;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
+    throw new RangeError(`frame has invalid size ${width}x${height}`);
+  }
+  if (!data || data.length < width * height * 3) {
+    throw new RangeError(`frame buffer holds ${data?.length ?? 0} bytes, need ${width * height * 3}`);
+  }
+}
+
+/** Full-resolution luma of a frame. */
+export function frameLuma(frame: Frame): GrayImage {
+  checkFrame(frame);
+  const { width, height, data } = frame;
+  const n = width * height;
+  const out = new Float32Array(n);
+  for (let i = 0, j = 0; i < n; i++, j += 3) {
+    out[i] = 0.299 * data[j] + 0.587 * data[j + 1] + 0.114 * data[j + 2];
+  }
+  return { width, height, data: out };
+}
+
+/** Output size with the longest side at most `maxSide` (never upscales), aspect kept. */
+export function fitSize(width: number, height: number, maxSide: number): { width: number; height: number } {
+  const s = Math.min(1, maxSide / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * s)), height: Math.max(1, Math.round(height * s)) };
+}
+
+interface Taps {
+  start: Int32Array;
+  count: Int32Array;
+  weights: Float32Array;
+  stride: number;
+}
+
+/** For each output index, the source indices it covers and their weights (area averaging). */
+function areaTaps(srcLen: number, dstLen: number): Taps {
+  const f = srcLen / dstLen;
+  const stride = Math.ceil(f) + 2;
+  const start = new Int32Array(dstLen);
+  const count = new Int32Array(dstLen);
+  const weights = new Float32Array(dstLen * stride);
+  for (let o = 0; o < dstLen; o++) {
+    const a = o * f;
+    const b = Math.min(srcLen, (o + 1) * f);
+    const i0 = Math.floor(a);
+    let k = 0;
+    for (let i = i0; i < b && k < stride; i++, k++) {
+      const w = Math.min(b, i + 1) - Math.max(a, i);
+      weights[o * stride + k] = w / f;
+    }
+    start[o] = i0;
+    count[o] = k;
+  }
+  return { start, count, weights, stride };
+}
+
+/** Area-averaging resample of a single-channel image. */
+export function resizeGray(src: GrayImage, width: number, height: number): GrayImage {
+  if (width === src.width && height === src.height) return src;
+  const tx = areaTaps(src.width, width);
+  const ty = areaTaps(src.height, height);
+  const sw = src.width;
+  const tmp = new Float32Array(width * src.height);
+  for (let y = 0; y < src.height; y++) {
+    const row = y * sw;
+    for (let x = 0; x < width; x++) {
+      const s0 = tx.start[x];
+      const c = tx.count[x];
+      const wo = x * tx.stride;
+      let acc = 0;
+      for (let k = 0; k < c; k++) acc += src.data[row + s0 + k] * tx.weights[wo + k];
+      tmp[y * width + x] = acc;
+    }
+  }
+  const out = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const s0 = ty.start[y];
+    const c = ty.count[y];
+    const wo = y * ty.stride;
+    for (let k = 0; k < c; k++) {
+      const w = ty.weights[wo + k];
+      const srow = (s0 + k) * width;
+      const orow = y * width;
+      for (let x = 0; x < width; x++) out[orow + x] += tmp[srow + x] * w;
+    }
+  }
+  return { width, height, data: out };
+}
+
+/**
+ * Luma at a working size with the longest side ≤ maxSide. Converting RGB→luma first then
+ * area-resampling equals resampling each channel then converting (both are linear).
+ */
+export function frameToGray(frame: Frame, maxSide: number): GrayImage {
+  const luma = frameLuma(frame);
+  const size = fitSize(frame.width, frame.height, maxSide);
+  return resizeGray(luma, size.width, size.height);
+}
+
+/** 2× downscale by 2×2 averaging (odd last row/column dropped). */
+export function halve(src: GrayImage): GrayImage {
+  const w = Math.max(1, src.width >> 1);
+  const h = Math.max(1, src.height >> 1);
+  const out = new Float32Array(w * h);
+  const sw = src.width;
+  if (src.width < 2 || src.height < 2) return resizeGray(src, w, h);
+  for (let y = 0; y < h; y++) {
+    const r0 = 2 * y * sw;
+    const r1 = r0 + sw;
+    for (let x = 0; x < w; x++) {
+      const i = 2 * x;
+      out[y * w + x] = 0.25 * (src.data[r0 + i] + src.data[r0 + i + 1] + src.data[r1 + i] + src.data[r1 + i + 1]);
+    }
+  }
+  return { width: w, height: h, data: out };
+}
+
+/** Pyramid: level 0 is `img`, each next level half the size. */
+export function pyramid(img: GrayImage, levels: number): GrayImage[] {
+  const out = [img];
+  for (let l = 1; l < levels; l++) out.push(halve(out[l - 1]));
+  return out;
+}
