@@ -21,7 +21,8 @@ export function isInteractive(): boolean {
 
 /** A spinner on stderr for people; silent for --json and non-terminals. */
 export function spinner(text: string, opts: OutputOptions): Ora {
-  return ora({ text, stream: process.stderr, isEnabled: !opts.json && Boolean(process.stderr.isTTY), isSilent: Boolean(opts.json) });
+  const tty = Boolean(process.stderr.isTTY);
+  return ora({ text, stream: process.stderr, isEnabled: !opts.json && tty, isSilent: Boolean(opts.json) || !tty });
 }
 
 export function formatSeconds(s: number): string {

@@ -45,6 +45,7 @@ import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
 import { loadTensorFrames, storeTensorUpload } from './tensors.js';
 import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
 import { hybridSearch } from './search.js';
+import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
 
@@ -244,6 +245,13 @@ export class LocalEngine implements VideoService {
     return toEncodeVideoResponse(analyzed, embedder);
   }
 
+  private async tagTensor(req: AsyncSubmitRequest, signal: AbortSignal): Promise<TagVideoResponse> {
+    const { segmentSeconds, fps, embedder } = this.videoOptions(req);
+    const frames = await loadTensorFrames(this.blobs, req.tensor!.video_input_key!, req.tensor!.video_kwargs_key);
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal });
+    return { tags: buildTags(analyzed, embedder.id) };
+  }
+
   private videoOptions(req: EncodeVideoRequest) {
     const segmentSeconds = numberInRange(req.segment_seconds, ['body', 'segment_seconds'], (n) => n >= 1 && n <= 60, 'in [1, 60]', DEFAULTS.segmentSeconds);
     const fps = numberInRange(req.fps, ['body', 'fps'], (n) => n > 0 && n <= 8, 'in (0, 8]', DEFAULTS.fps);
@@ -251,8 +259,16 @@ export class LocalEngine implements VideoService {
     return { segmentSeconds, fps, embedder };
   }
 
-  async tagVideo(_req: EncodeVideoRequest, _opts: { signal?: AbortSignal } = {}): Promise<TagVideoResponse> {
-    throw new VidembedError('tagging is not available in this version of the engine');
+  /** Tags a video without storing it: the same analysis an upload gets, answered as SPEC §3 Tags. */
+  async tagVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<TagVideoResponse> {
+    const { segmentSeconds, fps, embedder } = this.videoOptions(req);
+    const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: this.fetchPolicy, maxBytes: this.maxUploadBytes });
+    try {
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal });
+      return { tags: buildTags(analyzed, embedder.id) };
+    } finally {
+      await source.cleanup();
+    }
   }
 
   // ---- async tasks -------------------------------------------------------------------------
@@ -370,13 +386,13 @@ export class LocalEngine implements VideoService {
             description: s.description,
             details: s.details,
             tags: s.tags,
-            shot_size: s.tags?.shot_size?.label,
-            camera_movement: s.tags?.camera_movement?.label,
-            shooting_angle: s.tags?.shooting_angle?.label,
+            shot_size: s.tags.shot_size?.label,
+            camera_movement: s.tags.camera_movement?.label,
+            shooting_angle: s.tags.shooting_angle?.label,
             vector: s.vector,
           })),
         );
-        this.store.videos.markProcessed(videoId, null);
+        this.store.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
       })();
       return 'done';
     } catch (err) {
@@ -392,7 +408,11 @@ export class LocalEngine implements VideoService {
     this.store.tasks.markProcessing(requestId);
     try {
       const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
-      if (task.kind !== 'embedding') throw new VidembedError('tagging is not available in this version of the engine');
+      if (task.kind === 'tagging') {
+        const tagged = req.tensor ? await this.tagTensor(req, ctx.signal) : await this.tagVideo(req, { signal: ctx.signal });
+        this.store.tasks.complete(requestId, tagged);
+        return 'done';
+      }
       const res = req.tensor ? await this.encodeTensor(req, ctx.signal) : await this.encodeVideo(req, { signal: ctx.signal });
       this.store.tasks.complete(requestId, {
         embedding: res.video_embedding,

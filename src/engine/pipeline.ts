@@ -4,26 +4,23 @@ import { probe, sampleFrames } from '../media/index.js';
 import { resizeFrame } from '../media/resize.js';
 import type { Frame, ProbeResult } from '../media/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
+import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
 
 export interface AnalyzeOptions {
+  /** Longest segment, seconds; segments also end at detected cuts. */
   segmentSeconds: number;
+  /** Frames per second given to the embedder. */
   fps: number;
   signal?: AbortSignal;
   /** Called with a fraction in [0, 1] as segments complete. */
   onProgress?: (fraction: number) => void;
-  /** Measures tags of a segment from its frames before it is embedded (tagging issue). */
-  tagger?: SegmentTagger;
-}
-
-export interface SegmentTagger {
-  tagSegment(frames: Frame[], segment: { start: number; end: number }): Promise<Record<string, TagValue>>;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
   idx: number;
   start: number;
   end: number;
-  tags?: Record<string, TagValue>;
+  tags: Record<string, TagValue>;
 }
 
 export interface AnalyzedVideo {
@@ -31,22 +28,29 @@ export interface AnalyzedVideo {
   segments: AnalyzedSegment[];
   /** Mean of the segment vectors, re-normalised. */
   videoVector: Float32Array;
-  timings: { decodeAndModelMs: number };
+  /** Whole-video pixel tags: movement, lighting, horizon, shots and cuts. */
+  pixels: PixelTags;
+  timings: { analyzeMs: number; taggingCpuMs: number };
 }
 
 /** A trailing segment shorter than this joins the one before it rather than standing alone. */
 const MIN_TAIL_SECONDS = 0.5;
+/** No segment shorter than this is cut off by a detected cut near its start. */
+const MIN_SHOT_SECONDS = 0.5;
 
 /**
- * Decodes a video once, as a stream, cutting it into fixed windows and embedding each window as
- * soon as its frames are in: memory holds one segment's frames, whatever the video's length.
+ * Decodes a video once, as a stream, at the pixel taggers' rate (4 fps); every frame goes to the
+ * pixel tagger, a 1-fps subset to the embedder. Segments end at the segment length or at a hard
+ * cut, whichever comes first, so they follow real shots. Memory holds about one segment's frames
+ * (plus the cut detector's 1.5 s of look-ahead), whatever the video's length.
  */
 export async function analyzeVideo(file: string, embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
   const media = await probe(file);
   if (!media.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
   await embedder.load();
-  const frames = sampleFrames(file, { fps: opts.fps, maxSide: embedder.frameMaxSide, signal: opts.signal });
-  return embedFrameStream(frames, media.durationSec > 0 ? media.durationSec : undefined, media, embedder, opts, basename(file));
+  const sampleFps = Math.max(opts.fps, PIXEL_TAGGING_SAMPLING.fps);
+  const frames = sampleFrames(file, { fps: sampleFps, maxSide: embedder.frameMaxSide, signal: opts.signal });
+  return analyzeFrameStream(frames, media.durationSec > 0 ? media.durationSec : undefined, media, embedder, opts, basename(file));
 }
 
 /** The same analysis over frames that arrive already decoded (tensor uploads). */
@@ -66,14 +70,36 @@ export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: A
     hasAudio: false,
     rotation: 0,
   };
-  return embedFrameStream(toAsync(resized), duration, media, embedder, opts, 'tensor');
+  return analyzeFrameStream(toAsync(resized), duration, media, embedder, opts, 'tensor');
 }
 
 async function* toAsync<T>(items: T[]): AsyncGenerator<T> {
   yield* items;
 }
 
-async function embedFrameStream(
+/** Frames for the embedder: about `fps` per second, spread over the segment; at least one. */
+export function embedderFrames(frames: Frame[], fps: number, start: number, end: number): Frame[] {
+  if (frames.length <= 1) return frames;
+  const n = Math.max(1, Math.round((end - start) * fps));
+  if (n >= frames.length) return frames;
+  const picked: Frame[] = [];
+  for (let k = 0; k < n; k++) {
+    const target = start + (k + 0.5) / fps;
+    let best = frames[0];
+    for (const f of frames) if (Math.abs(f.t - target) < Math.abs(best.t - target)) best = f;
+    if (picked[picked.length - 1] !== best) picked.push(best);
+  }
+  return picked;
+}
+
+function pixelTagValues(p: PixelSegmentTags): Record<string, TagValue> {
+  const { camera_movement, lighting, horizon } = p;
+  const tags: Record<string, TagValue> = { camera_movement, lighting };
+  tags.horizon = { label: horizon.dutch ? 'tilted' : 'level', confidence: horizon.confidence, scores: {}, angle: horizon.angle, dutch: horizon.dutch };
+  return tags;
+}
+
+async function analyzeFrameStream(
   frames: AsyncIterable<Frame>,
   knownDuration: number | undefined,
   media: ProbeResult,
@@ -82,53 +108,63 @@ async function embedFrameStream(
   name: string,
 ): Promise<AnalyzedVideo> {
   const started = Date.now();
-  const duration = knownDuration ?? Number.POSITIVE_INFINITY;
   const segLen = opts.segmentSeconds;
-  // With a known duration, a trailing window shorter than MIN_TAIL_SECONDS joins the one before it.
-  const lastIdx = Number.isFinite(duration)
-    ? Math.max(0, Math.ceil(duration / segLen - MIN_TAIL_SECONDS / segLen) - 1)
-    : Number.POSITIVE_INFINITY;
-  const segmentOf = (t: number) => Math.min(Math.floor(t / segLen), lastIdx);
-  const endOf = (idx: number) => (idx >= lastIdx ? duration : Math.min((idx + 1) * segLen, duration));
-
+  const pixel = new PixelTagger();
   const segments: AnalyzedSegment[] = [];
-  let pending: Frame[] = [];
-  let pendingIdx = 0;
-  let lastT = 0;
+  let buffer: Frame[] = [];
+  let segStart = 0;
+  let lastT = -1;
 
-  const flush = async (idx: number, group: Frame[], end: number) => {
+  const flush = async (start: number, end: number) => {
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
-    const start = idx * segLen;
-    const ctx = { start, end };
-    const tags = opts.tagger ? await opts.tagger.tagSegment(group, ctx) : undefined;
-    const emb = await embedder.embedSegment(group, { ...ctx, tags });
-    segments.push({ idx: segments.length, start, end, ...emb, tags });
-    if (Number.isFinite(duration)) opts.onProgress?.(Math.min(1, end / duration));
+    const own = buffer.filter((f) => f.t >= start && f.t < end);
+    buffer = buffer.filter((f) => f.t >= end);
+    if (own.length === 0) return; // a stretch with no frame (a gap in the stream) has nothing to say
+    const pixTags = pixelTagValues(pixel.tagRange(start, end));
+    const emb = await embedder.embedSegment(embedderFrames(own, opts.fps, start, end), { start, end, tags: pixTags });
+    const tags = { ...pixTags, ...(emb.tags ?? {}) };
+    segments.push({ idx: segments.length, start: round3(start), end: round3(end), vector: emb.vector, description: emb.description, details: emb.details, tags });
+    if (knownDuration) opts.onProgress?.(Math.min(1, end / knownDuration));
+  };
+
+  /** Where the segment starting at `from` ends: the first cut after a minimal shot, else `from + segLen`. */
+  const nextBoundary = (from: number, limit: number) => {
+    const cut = pixel.cutsIn(from + MIN_SHOT_SECONDS, Math.min(limit, from + segLen)).find(() => true);
+    return cut ? cut.t : Math.min(limit, from + segLen);
   };
 
   for await (const frame of frames) {
+    if (frame.t <= lastT) continue;
     lastT = frame.t;
-    const idx = segmentOf(frame.t);
-    if (idx !== pendingIdx && pending.length > 0) {
-      await flush(pendingIdx, pending, endOf(pendingIdx));
-      pending = [];
+    pixel.push(frame);
+    buffer.push(frame);
+    // Close segments once the cut detector has seen enough frames past their end.
+    while (frame.t >= segStart + segLen + CUT_CONTEXT_S) {
+      const end = nextBoundary(segStart, Number.POSITIVE_INFINITY);
+      await flush(segStart, end);
+      segStart = end;
     }
-    pendingIdx = idx;
-    pending.push(frame);
   }
-  if (pending.length === 0 && segments.length === 0) {
-    throw new MediaError(`${name}: no frame could be decoded`);
+  if (lastT < 0 && segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
+
+  const sampleStep = pixel.frameCount > 1 ? Math.min(1, lastT / (pixel.frameCount - 1)) : 1 / opts.fps;
+  const duration = Math.max(knownDuration ?? 0, lastT + sampleStep);
+  while (buffer.length > 0) {
+    let end = nextBoundary(segStart, duration);
+    if (duration - end < MIN_TAIL_SECONDS) end = duration; // a short tail joins this segment
+    await flush(segStart, end);
+    segStart = end;
+    if (end >= duration) break;
   }
-  if (pending.length > 0) {
-    const end = Number.isFinite(duration) ? Math.max(duration, lastT) : lastT + 1 / opts.fps;
-    await flush(pendingIdx, pending, end);
-  }
+  if (segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
+  const pixels = pixel.finish({ duration, segments: segments.map(({ start, end }) => ({ start, end })) });
   opts.onProgress?.(1);
   return {
-    media,
+    media: { ...media, durationSec: media.durationSec > 0 ? media.durationSec : duration },
     segments,
     videoVector: meanVector(segments.map((s) => s.vector)),
-    timings: { decodeAndModelMs: Date.now() - started },
+    pixels,
+    timings: { analyzeMs: Date.now() - started, taggingCpuMs: pixels.cpuMs },
   };
 }
 
@@ -145,6 +181,10 @@ export function normalize(v: Float32Array): Float32Array {
   n = Math.sqrt(n);
   if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
   return v;
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
 }
 
 function basename(file: string): string {

@@ -15,6 +15,8 @@ export interface SegmentEmbedding {
   description: string;
   /** Structured evidence behind the description (detections, colour stats...), stored as JSON. */
   details?: Record<string, unknown>;
+  /** Tags the embedder measured itself (e.g. shot size from face and pose geometry). */
+  tags?: Record<string, { label: string; confidence: number; scores: Record<string, number>; [extra: string]: unknown }>;
 }
 
 export interface TextEmbedding {

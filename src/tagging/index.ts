@@ -27,7 +27,7 @@ import {
 } from './camera-movement.js';
 import { estimateMotions, estimatePairMotion, prepareMotionFrame, type MotionFrame, type PairMotion } from './motion.js';
 import { estimateHorizon, lumaHistogram, tagHorizon, tagLighting, type HorizonEstimate, type HorizonTag, type LightingTag } from './pixels.js';
-import { detectShots, shotFeatures, type Cut, type Shot, type ShotDetection, type ShotFeatures, type ShotOptions } from './shots.js';
+import { detectShots, shotFeatures, WINDOW_S, type Cut, type Shot, type ShotDetection, type ShotFeatures, type ShotOptions } from './shots.js';
 
 export { CAMERA_MOVEMENT_LABELS, classifyCameraMovement, DEFAULT_THRESHOLDS } from './camera-movement.js';
 export type { CameraMovementLabel, CameraMovementTag, CameraRates, CameraMovementThresholds } from './camera-movement.js';
@@ -37,6 +37,9 @@ export { detectShots, shotFeatures, featureDistance } from './shots.js';
 export type { Cut, Shot, ShotDetection, ShotFeatures, ShotOptions } from './shots.js';
 export { tagLighting, lumaHistogram, estimateHorizon, tagHorizon, LIGHTING_LABELS, DUTCH_MIN_DEG } from './pixels.js';
 export type { LightingLabel, LightingTag, LightingStats, HorizonEstimate, HorizonTag } from './pixels.js';
+
+/** Seconds of frames on each side that the cut detector's adaptive threshold looks at. */
+export const CUT_CONTEXT_S = WINDOW_S;
 
 /** The sampling the engine should feed these taggers. */
 export const PIXEL_TAGGING_SAMPLING = { fps: 4, maxSide: 256 } as const;
@@ -118,6 +121,41 @@ export class PixelTagger {
       this.lastHorizonT = frame.t;
     }
     this.cpu += performance.now() - t0;
+  }
+
+  /**
+   * Hard cuts strictly inside (from, to), judged on the frames around that range. A cut's verdict
+   * needs the ±1.5 s around it, so call this once frames up to `to + CUT_CONTEXT_S` are pushed.
+   */
+  cutsIn(from: number, to: number): Cut[] {
+    const lo = from - CUT_CONTEXT_S;
+    const hi = to + CUT_CONTEXT_S;
+    const feats = this.feats.filter((f) => f.t >= lo && f.t <= hi);
+    if (feats.length < 2) return [];
+    return detectShots(feats, { minShot: 0 }).cuts.filter((c) => c.t > from && c.t < to);
+  }
+
+  /** Pixel tags of one time range (a segment the engine has cut), from what was pushed so far. */
+  tagRange(start: number, end: number): PixelSegmentTags {
+    const t0 = performance.now();
+    const inSeg = (t: number): boolean => t >= start && t < end;
+    const cuts = this.cutsIn(start, end).map((c) => c.t);
+    const pairs = this.motions.filter((m) => inSeg(m.t0) && inSeg(m.t1) && !cuts.some((c) => c > m.t0 && c < m.t1));
+    const lumas = this.lumas.filter((_, i) => inSeg(this.feats[i].t));
+    let hz = this.horizons.filter((h) => inSeg(h.t));
+    if (hz.length === 0 && this.horizons.length) {
+      const mid = 0.5 * (start + end);
+      hz = [this.horizons.reduce((a, b) => (Math.abs(b.t - mid) < Math.abs(a.t - mid) ? b : a))];
+    }
+    const out = {
+      start,
+      end,
+      camera_movement: classifyCameraMovement(pairs),
+      lighting: tagLighting(lumas.length ? lumas : this.lumas),
+      horizon: tagHorizon(hz),
+    };
+    this.cpu += performance.now() - t0;
+    return out;
   }
 
   finish(opts: FinishOptions = {}): PixelTags {

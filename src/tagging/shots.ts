@@ -62,7 +62,7 @@ const MIN_ABS_ALONE = 0.45;
 const K = 6;
 const RATIO = 3;
 /** Half-window of neighbours, seconds. */
-const WINDOW_S = 1.5;
+export const WINDOW_S = 1.5;
 
 /** Histogram features of one frame (pixels subsampled to ≤ ~20k). */
 export function shotFeatures(frame: Frame): ShotFeatures {
