@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { Worker } from '../../src/engine/worker.js';
+import { probe } from '../../src/media/index.js';
 import { runCli } from '../helpers/cli.js';
 import {
   evalPhoto,
@@ -50,7 +51,10 @@ describe('local engine end to end: upload, process, search', () => {
     engine = new LocalEngine({ home: path.join(dir, 'home') });
     collectionId = (await engine.createCollection({ name: 'retrieval', description: 'e2e' })).collection_id;
     for (const c of CASES) {
-      clips[c.name] = await makeStillClip(evalPhoto(c.photo), path.join(dir, `${c.name}.mp4`), { seconds: 5, width: 640, height: 360 });
+      // Keep the photo's own aspect ratio: the whole picture is in frame, as it would be in a video of it.
+      const { width, height } = await probe(evalPhoto(c.photo));
+      const h = Math.round((640 * height) / width / 2) * 2;
+      clips[c.name] = await makeStillClip(evalPhoto(c.photo), path.join(dir, `${c.name}.mp4`), { seconds: 5, width: 640, height: h });
       ids[c.name] = (await engine.uploadVideo(collectionId, { path: clips[c.name], filename: `${c.name}.mp4` })).video_id;
     }
     await drain(engine);

@@ -1,0 +1,162 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { VidembedError } from '../api/errors.js';
+
+let cachedPath: string | undefined;
+
+/**
+ * Absolute path of the ffmpeg binary: `$VIDEMBED_FFMPEG` when set, else the static build shipped by
+ * `@ffmpeg-installer/ffmpeg` (ffmpeg 4.1; there is no ffprobe, probing parses `ffmpeg -i`).
+ */
+export function ffmpegPath(): string {
+  const fromEnv = process.env.VIDEMBED_FFMPEG;
+  if (fromEnv) return fromEnv;
+  if (cachedPath) return cachedPath;
+  try {
+    const mod = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string };
+    cachedPath = mod.path;
+  } catch (err) {
+    throw new VidembedError(
+      `ffmpeg not found: @ffmpeg-installer/ffmpeg could not be loaded (${String(err)}); set VIDEMBED_FFMPEG to an ffmpeg binary`,
+      { cause: err },
+    );
+  }
+  return cachedPath;
+}
+
+/**
+ * Decoder threads per ffmpeg process. Default 1: the engine decodes while the models run on the
+ * other core, and frame threading costs ~40% more CPU for the same frames (see bench/media.ts).
+ * `VIDEMBED_FFMPEG_THREADS=0` lets ffmpeg choose (fastest wall time on an idle machine).
+ */
+export function decoderThreads(): number {
+  const v = process.env.VIDEMBED_FFMPEG_THREADS;
+  if (v === undefined || v === '') return 1;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 0 ? n : 1;
+}
+
+/** Arguments every invocation starts with: quiet, no stdin, no stats. */
+export const BASE_ARGS = ['-hide_banner', '-nostdin', '-nostats'] as const;
+
+export interface FfmpegResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Collect stdout (default true). */
+  stdout?: boolean;
+}
+
+/** Spawns ffmpeg with piped stdio. The caller owns the process (and must kill it when done). */
+export function spawnFfmpeg(args: readonly string[]): ChildProcessWithoutNullStreams {
+  const bin = ffmpegPath();
+  if (!process.env.VIDEMBED_FFMPEG && !existsSync(bin)) {
+    throw new VidembedError(`ffmpeg binary missing at ${bin}; reinstall @ffmpeg-installer/ffmpeg or set VIDEMBED_FFMPEG`);
+  }
+  return spawn(bin, [...BASE_ARGS, ...args], { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+}
+
+/**
+ * Runs ffmpeg to completion and collects its output. Never rejects on a non-zero exit code (the
+ * caller interprets stderr); rejects on spawn failure and with the signal's reason on abort.
+ */
+export function runFfmpeg(args: readonly string[], opts: RunOptions = {}): Promise<FfmpegResult> {
+  const { signal } = opts;
+  const collect = opts.stdout !== false;
+  return new Promise<FfmpegResult>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawnFfmpeg(args);
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    const out: Buffer[] = [];
+    const err = new StderrTail();
+    child.stdin.end();
+    child.stdout.on('data', (b: Buffer) => {
+      if (collect) out.push(b);
+    });
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const onAbort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (e) => {
+      signal?.removeEventListener('abort', onAbort);
+      reject(new VidembedError(`cannot run ffmpeg (${ffmpegPath()}): ${e.message}`, { cause: e }));
+    });
+    child.on('close', (code, sig) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      resolve({ code, signal: sig, stdout: Buffer.concat(out), stderr: err.text() });
+    });
+  });
+}
+
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+}
+
+/** Keeps the last `maxBytes` of a process's stderr (ffmpeg can be chatty on broken files). */
+export class StderrTail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  constructor(private readonly maxBytes = 64 * 1024) {}
+  push(b: Buffer): void {
+    this.chunks.push(b);
+    this.size += b.length;
+    while (this.size > this.maxBytes && this.chunks.length > 1) {
+      this.size -= this.chunks.shift()!.length;
+    }
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+const NOISE = [
+  /^At least one output file must be specified/,
+  /^Conversion failed!?$/,
+  /^Press \[q\] to stop/,
+  /^Stream mapping:/,
+  /^\s*Stream #\d/,
+  /^\s*(Metadata|Side data|Duration|Input #|Output #)/,
+  /^frame=\s*\d+/,
+  /^size=/,
+  /^video:\d+kB/,
+  /^\s*[A-Za-z_ -]+\s*: /, // metadata key : value
+  /Last message repeated/,
+  /^Exiting normally/,
+  /^\[Parsed_showinfo/,
+];
+
+/**
+ * The last line of ffmpeg's stderr that says something about the input, with `[h264 @ 0x55…]`
+ * prefixes made readable (`h264: …`); undefined when there is none.
+ */
+export function lastMeaningfulLine(stderr: string): string | undefined {
+  const lines = stderr.split(/\r?\n|\r/).map((l) => l.trim()).filter(Boolean);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i];
+    if (NOISE.some((re) => re.test(line))) continue;
+    return cleanLine(line);
+  }
+  return undefined;
+}
+
+/** `[mov,mp4,m4a,3gp,3g2,mj2 @ 0x4a3c2c0] moov atom not found` → `mov,mp4,m4a,3gp,3g2,mj2: moov atom not found`. */
+export function cleanLine(line: string): string {
+  return line.replace(/^\[([^\]@]+?) @ 0x[0-9a-f]+\]\s*/i, '$1: ').trim();
+}
