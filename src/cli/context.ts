@@ -1,9 +1,7 @@
-import { select } from '@inquirer/prompts';
 import { BadRequestError } from '../api/errors.js';
 import type { VideoService } from '../api/types.js';
 import { pathsFor, readUserConfig, resolveHome, type Paths } from '../engine/config.js';
 import { LocalEngine } from '../engine/engine.js';
-import { RemoteService } from '../client/remote.js';
 import { ensureBackgroundWorker } from '../engine/launcher.js';
 import { isInteractive } from './output.js';
 
@@ -46,6 +44,7 @@ export async function openContext(globals: GlobalOptions, opts: { localOnly?: bo
   const paths = homePaths(globals);
   const target = opts.localOnly ? undefined : remoteTarget(globals, paths);
   if (target) {
+    const { RemoteService } = await import('../client/remote.js');
     const service = new RemoteService({ baseUrl: target.baseUrl, apiKey: target.apiKey });
     return { service, paths, close: () => service.close() };
   }
@@ -67,6 +66,7 @@ export async function resolveCollection(ctx: CliContext, given: string | undefin
   const all = await ctx.service.listCollections({ limit: 1000 });
   if (all.length === 1) return all[0].id;
   if (all.length > 1 && isInteractive()) {
+    const { select } = await import('@inquirer/prompts');
     return select({ message: 'Which collection?', choices: all.map((c) => ({ name: `${c.name} (${c.video_count} videos)`, value: c.id })) });
   }
   throw new BadRequestError(

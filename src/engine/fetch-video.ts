@@ -3,7 +3,6 @@ import { createWriteStream } from 'node:fs';
 import net from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { request } from 'undici';
 import { PayloadTooLargeError, UpstreamError, ValidationError } from '../api/errors.js';
 
 export interface FetchPolicy {
@@ -50,6 +49,7 @@ export async function fetchVideoToFile(url: string, file: string, policy: FetchP
       { loc: ['body', 'video_url'], msg: 'points to a private, loopback or link-local address', type: 'value_error.url.host' },
     ]);
   }
+  const { request } = await import('undici'); // only callers that fetch pay for loading it
   let res;
   try {
     res = await request(parsed, {

@@ -262,18 +262,27 @@ export async function planStrategy(file: string, info: ProbeDetails, opts: Sampl
   return { kind: 'decode', reason: 'keyframes too sparse', seekCost, decodeCost };
 }
 
-/** One ffmpeg, one input per target (`-ss` just before its frame), first frame of each, concatenated. */
+/**
+ * One ffmpeg, one input per target, first matching frame of each, concatenated. Each input seeks
+ * (`-noaccurate_seek`) to just *after* its target, so the demuxer lands on the keyframe at or
+ * before the target (an exact seek to the target itself would round to the previous GOP), and
+ * `select` then keeps the first frame at or after the target.
+ */
 function seekBatchArgs(file: string, info: ProbeDetails, targets: number[], width: number, height: number, threads: number): string[] {
   const vs = info.videoStream!;
   const args = ['-v', 'error'];
   const slack = seekSlack(info);
   for (const pts of targets) {
-    args.push('-threads', String(threads));
-    if (pts - slack > 0) args.push('-ss', num(pts - slack));
+    args.push('-threads', String(threads), '-noaccurate_seek');
+    if (pts + slack > 0) args.push('-ss', num(pts + slack));
     args.push('-i', file);
   }
   const scale = scaleFilter(info, width, height);
-  const parts = targets.map((_, k) => `[${k}:${vs.index}]trim=end_frame=1,setpts=PTS-STARTPTS,${scale}[v${k}]`);
+  const parts = targets.map((pts, k) => {
+    // Timestamps are relative to the seek point: the target sits at -slack (or at pts when not seeking).
+    const from = pts + slack > 0 ? -2 * slack : pts - slack;
+    return `[${k}:${vs.index}]select='gte(t,${num(from)})',trim=end_frame=1,setpts=PTS-STARTPTS,${scale}[v${k}]`;
+  });
   const graph = `${parts.join(';')};${targets.map((_, k) => `[v${k}]`).join('')}concat=n=${targets.length}:v=1:a=0[out]`;
   args.push('-filter_complex', graph, '-map', '[out]', '-an', '-sn', '-dn', '-vsync', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1');
   return args;

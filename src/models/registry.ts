@@ -4,10 +4,13 @@
  * process (weights load once). CLIP tiers register here later through `registerEmbedder`.
  */
 import type { Embedder } from './embedder.js';
-import { PERCEPTION_EMBEDDER_ID, PerceptionEmbedder } from './perception/embedder.js';
+import { LazyEmbedder } from './lazy.js';
+import { PERCEPTION_EMBEDDER_ID } from './perception/id.js';
 import { registerClipModels } from './clip/index.js';
 
+/** The offline default (SPEC §2 tier 1). Its code loads on first use: see LazyEmbedder. */
 export const DEFAULT_EMBEDDER_ID = PERCEPTION_EMBEDDER_ID;
+const PERCEPTION_FRAME_MAX_SIDE = 512;
 
 export interface EmbedderInfo {
   id: string;
@@ -32,7 +35,11 @@ registerEmbedder(
     dim: 512,
     description: 'Offline default: object/face/pose/colour perception described in English, embedded with Universal Sentence Encoder lite',
   },
-  () => new PerceptionEmbedder(),
+  () =>
+    new LazyEmbedder(PERCEPTION_EMBEDDER_ID, 512, PERCEPTION_FRAME_MAX_SIDE, async () => {
+      const { PerceptionEmbedder } = await import('./perception/embedder.js');
+      return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE });
+    }),
 );
 
 // The CLIP tier (SPEC §2 tier 2): usable once `vidembed models pull clip-vit-b32` has installed it.

@@ -1,4 +1,3 @@
-import { input } from '@inquirer/prompts';
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
 import { readUserConfig, writeUserConfig } from '../../engine/config.js';
@@ -18,7 +17,10 @@ export function registerCollection(program: Command, run: Run): void {
     .action(async (name: string | undefined, opts: { description: string; model?: string }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         let collectionName = name;
-        if (!collectionName && isInteractive() && !globals.json) collectionName = await input({ message: 'Collection name:', required: true });
+        if (!collectionName && isInteractive() && !globals.json) {
+          const { input } = await import('@inquirer/prompts');
+          collectionName = await input({ message: 'Collection name:', required: true });
+        }
         if (!collectionName) throw new ValidationError([{ loc: ['body', 'name'], msg: 'is required', type: 'value_error.missing' }]);
         const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model });
         // The first collection becomes the default, so upload and search work without --collection.

@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { LocalEngine } from '../../engine/engine.js';
-import { Worker } from '../../engine/worker.js';
-import { buildServer } from '../../server/app.js';
 import type { Run } from '../context.js';
 
 interface ServeOptions {
@@ -33,6 +30,11 @@ export function registerServe(program: Command, run: Run): void {
         cmd,
         async (ctx) => {
           await ctx.close(); // the server opens its own engine with server settings
+          const [{ LocalEngine }, { Worker }, { buildServer }] = await Promise.all([
+            import('../../engine/engine.js'),
+            import('../../engine/worker.js'),
+            import('../../server/app.js'),
+          ]);
           const engine = new LocalEngine({
             home: ctx.paths.home,
             maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,

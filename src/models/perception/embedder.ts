@@ -19,7 +19,8 @@ import { ObjectDetector } from './detector.js';
 import { FaceDetector } from './faces.js';
 import { PoseEstimator, visibleParts } from './pose.js';
 
-export const PERCEPTION_EMBEDDER_ID = 'perception-use-v1';
+import { PERCEPTION_EMBEDDER_ID } from './id.js';
+export { PERCEPTION_EMBEDDER_ID };
 
 export interface PerceptionOptions {
   /** Thumbnail difference above which a second keyframe is analysed. */
