@@ -38,8 +38,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   });
   // Query strings and path parameters arrive as text and are coerced; JSON bodies are not
   // (a number where a string belongs is a 422, as in FastAPI).
-  const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true });
-  const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true });
+  const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
+  const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
   const uploadsDir = path.join(engine.paths.home, 'uploads');
   await mkdir(uploadsDir, { recursive: true });
