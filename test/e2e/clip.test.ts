@@ -1,0 +1,81 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { evalPhoto, ffmpeg, makeStillClip, removeDir, tempDir } from '../helpers/clips.js';
+import { FileServer } from '../helpers/http-fixture.js';
+import { writeTinyClip } from '../helpers/tiny-clip.js';
+
+/**
+ * The CLIP tier end to end through the real CLI, with the generated CLIP-shaped model standing in
+ * for the hub's weights: pull from a loopback "hub" (through VIDEMBED_MODELS_MIRROR), a collection
+ * that remembers its model, upload, process, search — next to a perception collection.
+ */
+describe('CLIP tier through the engine', () => {
+  let dir: string;
+  let srv: FileServer;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    dir = tempDir('vidembed-e2e-clip-');
+    srv = await FileServer.start();
+    const tiny = writeTinyClip(path.join(dir, 'src'));
+    srv.addFile(tiny.urlPaths.vision, tiny.vision);
+    srv.addFile(tiny.urlPaths.text, tiny.text);
+    const manifests = path.join(dir, 'manifests');
+    mkdirSync(manifests);
+    writeFileSync(path.join(manifests, 'clip-tiny-test.json'), JSON.stringify(tiny.manifest));
+    env = {
+      VIDEMBED_HOME: path.join(dir, 'home'),
+      VIDEMBED_MODELS_DIR: path.join(dir, 'models'),
+      VIDEMBED_MODELS_MIRROR: srv.url,
+      VIDEMBED_MANIFESTS_DIR: manifests,
+      VIDEMBED_WORKER_IDLE_MS: '3000',
+    };
+  });
+  afterAll(async () => {
+    await srv?.close();
+    removeDir(dir);
+  });
+
+  it('pulls, creates a collection on the model, and searches it by colour words', async () => {
+    const pulled = await runCli(['models', 'pull', 'clip-tiny-test', '--json'], env);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    const created = await runCli(['collection', 'create', 'colours', '--model', 'clip-tiny-test', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toMatchObject({ model: 'clip-tiny-test', dim: 512 });
+    const perception = await runCli(['collection', 'create', 'photos', '--json'], env);
+    expect(perception.json.model).toBe('perception-use-v1');
+
+    const ids: Record<string, string> = {};
+    for (const colour of ['red', 'green', 'blue']) {
+      const file = path.join(dir, `${colour}.mp4`);
+      await ffmpeg(['-y', '-f', 'lavfi', '-i', `color=c=${colour}:s=320x180:d=3:r=25`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file]);
+      const up = await runCli(['upload', file, '--collection', 'colours', '--wait', '--json'], env);
+      expect(up.code, up.stderr).toBe(0);
+      expect(up.json.status).toBe('processed');
+      ids[colour] = up.json.video_id;
+    }
+    for (const colour of ['red', 'green', 'blue']) {
+      const res = await runCli(['search', `something ${colour}`, '--collection', 'colours', '--json'], env);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.json.model).toBe('clip-tiny-test');
+      expect(res.json.results[0].video_id, colour).toBe(ids[colour]);
+    }
+    // The perception collection keeps its own embedder and its own vectors.
+    const clip = await makeStillClip(evalPhoto('opencv-doc__messi5.jpg'), path.join(dir, 'ball.mp4'), { seconds: 2 });
+    expect((await runCli(['upload', clip, '--collection', 'photos', '--wait', '--json'], env)).json.status).toBe('processed');
+    const res = await runCli(['search', 'red', '--collection', 'photos', '--json'], env);
+    expect(res.json.model).toBe('perception-use-v1');
+    expect(res.json.results.map((r: { filename: string }) => r.filename)).toEqual(['ball.mp4']);
+  });
+
+  it('fails uploads to a collection whose model is not installed, with the command to fix it', async () => {
+    const env2 = { ...env, VIDEMBED_HOME: path.join(dir, 'home2'), VIDEMBED_MODELS_DIR: path.join(dir, 'empty-models') };
+    const created = await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test', '--json'], env2);
+    expect(created.code, created.stderr).toBe(0);
+    const file = path.join(dir, 'red.mp4');
+    const up = await runCli(['upload', file, '--collection', 'nomodel', '--wait', '--json'], env2);
+    expect(up.json.status).toBe('failed');
+    expect(up.json.error_message).toMatch(/models pull clip-tiny-test/);
+  });
+});
