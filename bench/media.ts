@@ -11,6 +11,7 @@
  *   media.export_1080p_1fps_fast.*         + fastDecode (skip non-reference frames)
  *   media.phone_1080p_1fps.*               default settings (auto → keyframe seeking)
  *   media.phone_1080p_1fps_decode.*        forced full decode, for comparison
+ *   media.{export,phone}_1080p_4fps*       the engine's pipeline rate (4 fps: full decode wins)
  *   media.probe_ms                         one probe
  */
 import { existsSync, readFileSync, renameSync } from 'node:fs';
@@ -48,12 +49,12 @@ function childrenCpuSeconds(): number {
   }
 }
 
-async function timeSampling(file: string, tuning: DecodeTuning): Promise<{ seconds: number; cpu: number; frames: number }> {
+async function timeSampling(file: string, fps: number, tuning: DecodeTuning): Promise<{ seconds: number; cpu: number; frames: number }> {
   const probe = await probeDetails(file);
   const cpu0 = childrenCpuSeconds();
   const t0 = performance.now();
   let frames = 0;
-  for await (const f of sampleFrames(file, { fps: 1, maxSide: 416, probe, ...tuning })) {
+  for await (const f of sampleFrames(file, { fps, maxSide: 416, probe, ...tuning })) {
     if (f.data.length !== f.width * f.height * 3) throw new Error('bad frame size');
     frames++;
   }
@@ -70,16 +71,19 @@ export async function benchMedia(): Promise<Record<string, number>> {
   const p = await probeDetails(clips.export);
   out['media.probe_ms'] = Number((performance.now() - p0).toFixed(1));
   const duration = p.durationSec || SECONDS;
-  const variants: [string, string, DecodeTuning][] = [
-    ['media.export_1080p_1fps', clips.export, {}],
-    ['media.export_1080p_1fps_threads_auto', clips.export, { threads: 0 }],
-    ['media.export_1080p_1fps_fast', clips.export, { fastDecode: true }],
-    ['media.phone_1080p_1fps', clips.phone, {}],
-    ['media.phone_1080p_1fps_decode', clips.phone, { strategy: 'decode' }],
+  const variants: [string, string, number, DecodeTuning][] = [
+    ['media.export_1080p_1fps', clips.export, 1, {}],
+    ['media.export_1080p_1fps_threads_auto', clips.export, 1, { threads: 0 }],
+    ['media.export_1080p_1fps_fast', clips.export, 1, { fastDecode: true }],
+    ['media.export_1080p_4fps', clips.export, 4, {}],
+    ['media.export_1080p_4fps_fast', clips.export, 4, { fastDecode: true }],
+    ['media.phone_1080p_1fps', clips.phone, 1, {}],
+    ['media.phone_1080p_1fps_decode', clips.phone, 1, { strategy: 'decode' }],
+    ['media.phone_1080p_4fps', clips.phone, 4, {}],
   ];
-  for (const [key, file, tuning] of variants) {
-    const r = await timeSampling(file, tuning);
-    if (r.frames !== Math.ceil(duration)) throw new Error(`${key}: expected ${Math.ceil(duration)} frames, got ${r.frames}`);
+  for (const [key, file, fps, tuning] of variants) {
+    const r = await timeSampling(file, fps, tuning);
+    if (r.frames !== Math.ceil(duration * fps)) throw new Error(`${key}: expected ${Math.ceil(duration * fps)} frames, got ${r.frames}`);
     out[`${key}.seconds`] = Number(r.seconds.toFixed(3));
     out[`${key}.rtf`] = Number((duration / r.seconds).toFixed(2));
     if (Number.isFinite(r.cpu)) out[`${key}.cpu_s`] = Number(r.cpu.toFixed(2));

@@ -101,6 +101,7 @@ export class LocalEngine implements VideoService {
     if (description.length > 4096) throw new ValidationError([{ loc: ['body', 'description'], msg: 'must be at most 4096 characters', type: 'value_error.any_str.max_length' }]);
     const modelId = req.model ?? readUserConfig(this.paths).default_model ?? DEFAULT_MODEL_ID;
     const embedder = this.embedder(modelId, ['body', 'model']);
+    await assertModelInstalled(embedder.id);
     if (this.store.collections.byName(name)) throw new ConflictError(`a collection named "${name}" already exists`);
     let row: CollectionRow;
     try {
@@ -439,6 +440,21 @@ export class LocalEngine implements VideoService {
 
   async close(): Promise<void> {
     this.store.close();
+  }
+}
+
+/** A collection on a model that is not installed could never process a video: refuse it now. */
+async function assertModelInstalled(id: string): Promise<void> {
+  const { ModelManager } = await import('../models/manager.js');
+  const manager = new ModelManager();
+  let installed: boolean;
+  try {
+    installed = manager.isInstalled(id);
+  } catch {
+    return; // an embedder registered without a manifest (tests, plug-ins) manages its own files
+  }
+  if (!installed) {
+    throw new ValidationError([{ loc: ['body', 'model'], msg: `model ${id} is not installed: run \`vidembed models pull ${id}\``, type: 'value_error.model' }]);
   }
 }
 

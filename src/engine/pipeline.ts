@@ -49,7 +49,9 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   if (!media.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
   await embedder.load();
   const sampleFps = Math.max(opts.fps, PIXEL_TAGGING_SAMPLING.fps);
-  const frames = sampleFrames(file, { fps: sampleFps, maxSide: embedder.frameMaxSide, signal: opts.signal });
+  // fastDecode skips non-reference frames: 35-40% less decode CPU on B-frame streams, for frames up
+  // to ~100 ms early, which neither the segment moments nor the motion tagger notice.
+  const frames = sampleFrames(file, { fps: sampleFps, maxSide: embedder.frameMaxSide, signal: opts.signal, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' });
   return analyzeFrameStream(frames, media.durationSec > 0 ? media.durationSec : undefined, media, embedder, opts, basename(file));
 }
 

@@ -69,12 +69,15 @@ describe('CLIP tier through the engine', () => {
     expect(res.json.results.map((r: { filename: string }) => r.filename)).toEqual(['ball.mp4']);
   });
 
-  it('fails uploads to a collection whose model is not installed, with the command to fix it', async () => {
-    const env2 = { ...env, VIDEMBED_HOME: path.join(dir, 'home2'), VIDEMBED_MODELS_DIR: path.join(dir, 'empty-models') };
-    const created = await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test', '--json'], env2);
-    expect(created.code, created.stderr).toBe(0);
+  it('refuses a collection on a model that is not installed, and fails uploads if its files vanish later', async () => {
+    const empty = { ...env, VIDEMBED_MODELS_DIR: path.join(dir, 'empty-models') };
+    const refused = await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test'], empty);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/model clip-tiny-test is not installed: run `vidembed models pull clip-tiny-test`/);
+    // Created while installed, then the model directory goes away: the video fails with the fix in its message.
+    expect((await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test', '--json'], env)).code).toBe(0);
     const file = path.join(dir, 'red.mp4');
-    const up = await runCli(['upload', file, '--collection', 'nomodel', '--wait', '--json'], env2);
+    const up = await runCli(['upload', file, '--collection', 'nomodel', '--wait', '--json'], empty);
     expect(up.json.status).toBe('failed');
     expect(up.json.error_message).toMatch(/models pull clip-tiny-test/);
   });

@@ -323,7 +323,7 @@ export interface MovingSubjectOptions extends ClipOptions {
 export async function makeMovingSubjectClip(photo: string, out: string, opts: MovingSubjectOptions = {}): Promise<string> {
   const r = resolve(out, opts);
   const sh = Math.max(8, Math.round((r.height * (opts.subjectSize ?? 0.3)) / 2) * 2);
-  const sw = opts.subjectPhoto ? sh : sh;
+  const sw = sh; // square subject
   const inputs = ['-i', photo];
   let subject: string;
   if (opts.subjectPhoto) {

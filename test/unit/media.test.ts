@@ -152,6 +152,13 @@ async function expectMediaError(p: Promise<unknown>, file: string, reason: RegEx
   expect(msg).not.toContain('\n');
 }
 
+/** Polls until no ffmpeg reading `needle` is left (killed processes take a moment to vanish). */
+async function expectNoFfmpegFor(needle: string): Promise<void> {
+  const until = Date.now() + 3000;
+  while (ffmpegProcessesFor(needle).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  expect(ffmpegProcessesFor(needle)).toEqual([]);
+}
+
 function ffmpegProcessesFor(needle: string): number[] {
   const pids: number[] = [];
   for (const d of readdirSync('/proc')) {
@@ -441,15 +448,13 @@ describe('sampleFrames', () => {
     })();
     await expect(run).rejects.toThrow('stop please');
     expect(got.length).toBe(2);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(ffmpegProcessesFor(link)).toEqual([]);
+    await expectNoFfmpegFor(link);
 
     for await (const f of sampleFrames(link, { fps: 8, maxSide: 416, readAhead: 1 })) {
       expect(f.t).toBe(0);
       break;
     }
-    await new Promise((r) => setTimeout(r, 200));
-    expect(ffmpegProcessesFor(link)).toEqual([]);
+    await expectNoFfmpegFor(link);
 
     // The seek strategy (several short ffmpeg runs) is killed too.
     const phoneLink = path.join(dir, `abort-phone-${Date.now()}.mp4`);
@@ -461,8 +466,7 @@ describe('sampleFrames', () => {
       }
     })();
     await expect(run2).rejects.toThrow('enough');
-    await new Promise((r) => setTimeout(r, 200));
-    expect(ffmpegProcessesFor(phoneLink)).toEqual([]);
+    await expectNoFfmpegFor(phoneLink);
 
     const pre = new AbortController();
     pre.abort();
