@@ -62,7 +62,20 @@ export function registerVideos(program: Command, run: Run): void {
         if (globals.json) return printJson(d);
         process.stdout.write(`${d.video_id}  ${d.filename}  ${d.status}${d.error_message ? `: ${d.error_message}` : ''}\n`);
         if (d.duration) process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}\n`);
-        if (d.segments.length) printTable(['start', 'end', 'description'], d.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), s.description]));
+        const label = (t: unknown) => {
+          const v = t as { label?: string; confidence?: number } | undefined;
+          return v?.label ? `${v.label} ${Math.round((v.confidence ?? 0) * 100)}%` : '';
+        };
+        if (d.tags) {
+          const t = d.tags as Record<string, unknown>;
+          process.stdout.write(`shot ${label(t.shot_size) || '?'}, movement ${label(t.camera_movement) || '?'}, angle ${label(t.shooting_angle) || '?'}\n`);
+        }
+        if (d.segments.length) {
+          printTable(
+            ['start', 'end', 'shot', 'movement', 'description'],
+            d.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), label(s.tags?.shot_size), label(s.tags?.camera_movement), s.description]),
+          );
+        }
       }, { localOnly: true }),
     );
 }
