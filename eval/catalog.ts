@@ -1,0 +1,121 @@
+/**
+ * The shared evaluation catalog (`../shared/eval/catalog.tsv` from the repository root): rows of
+ * photos and videos with a person's caption, shot size and camera angle. Maps the free-text
+ * judgements onto the tag vocabularies; "ambiguous" judgements are excluded from accuracy.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS, type ShootingAngleLabel, type ShotSizeLabel } from '../src/tagging/framing.js';
+
+export interface CatalogRow {
+  /** Path relative to the eval directory, e.g. `photos/x.jpg`. */
+  path: string;
+  file: string;
+  name: string;
+  kind: 'photo' | 'video';
+  width: number;
+  height: number;
+  subject: string;
+  caption: string;
+  shotText: string;
+  angleText: string;
+  notes: string;
+  /** Mapped labels; null when the judgement is ambiguous or has no mapping. */
+  shot: ShotSizeLabel | null;
+  angle: ShootingAngleLabel | null;
+}
+
+/** `../shared/eval` relative to the working directory (the repository root). */
+export function evalDir(cwd = process.cwd()): string {
+  return resolve(cwd, '../shared/eval');
+}
+
+export class MissingEvalDataError extends Error {}
+
+export function requireEvalDir(cwd = process.cwd()): string {
+  const dir = evalDir(cwd);
+  if (!existsSync(join(dir, 'catalog.tsv'))) {
+    throw new MissingEvalDataError(
+      `evaluation data not found: expected ${join(dir, 'catalog.tsv')} (the shared eval set lives in ../shared/eval relative to the repository root; run from the repository root)`,
+    );
+  }
+  return dir;
+}
+
+/**
+ * Shot size judgement → label. The catalog uses the usual English names: "full" (whole figure /
+ * whole animal) is a full shot, which the 7-step scale calls `wide`; "medium-full" is the
+ * cowboy shot (`medium_wide`). Parenthesised notes ("chest-up", "two-shot", "flat lay") do not
+ * change the class; any mention of "ambiguous" excludes the row.
+ */
+export function mapShotSize(text: string): ShotSizeLabel | null {
+  const t = text.trim().toLowerCase();
+  if (!t || t.includes('ambiguous')) return null;
+  const head = t.replace(/\(.*\)/, '').trim();
+  const table: Array<[RegExp, ShotSizeLabel]> = [
+    [/^extreme close-?up/, 'extreme_close_up'],
+    [/^medium close-?up/, 'medium_close_up'],
+    [/^close-?up/, 'close_up'],
+    [/^medium[- ]full|^medium[- ]wide|^cowboy/, 'medium_wide'],
+    [/^medium/, 'medium'],
+    [/^extreme wide|^extreme long/, 'extreme_wide'],
+    [/^full|^wide|^long/, 'wide'],
+  ];
+  for (const [re, label] of table) if (re.test(head)) return label;
+  return null;
+}
+
+/** Angle judgement → label: the word before any parenthesis decides ("eye level (low)" is eye level). */
+export function mapAngle(text: string): ShootingAngleLabel | null {
+  const t = text.trim().toLowerCase();
+  if (!t || t.startsWith('ambiguous')) return null;
+  const head = t.replace(/\(.*\)/, '').trim();
+  if (/^eye/.test(head)) return 'eye_level';
+  if (/^high/.test(head)) return 'high_angle';
+  if (/^low/.test(head)) return 'low_angle';
+  if (/^overhead|^top|^bird/.test(head)) return 'overhead';
+  if (/^dutch|^canted|^tilted/.test(head)) return 'dutch';
+  return null;
+}
+
+export function loadCatalog(dir = requireEvalDir()): CatalogRow[] {
+  const lines = readFileSync(join(dir, 'catalog.tsv'), 'utf8').split(/\r?\n/).filter((l) => l.trim());
+  const header = lines[0].split('\t');
+  const col = (name: string): number => {
+    const i = header.indexOf(name);
+    if (i < 0) throw new Error(`catalog.tsv: no column ${name}`);
+    return i;
+  };
+  const c = {
+    path: col('path'),
+    kind: col('kind'),
+    size: col('width_x_height'),
+    subject: col('subject'),
+    caption: col('caption'),
+    shot: col('shot_size'),
+    angle: col('camera_angle'),
+    notes: col('notes'),
+  };
+  return lines.slice(1).map((line) => {
+    const f = line.split('\t');
+    const [w, h] = (f[c.size] ?? '').split('x').map(Number);
+    const path = f[c.path];
+    return {
+      path,
+      file: join(dir, path),
+      name: path.replace(/^.*\//, ''),
+      kind: f[c.kind] === 'video' ? 'video' : 'photo',
+      width: w || 0,
+      height: h || 0,
+      subject: f[c.subject] ?? '',
+      caption: f[c.caption] ?? '',
+      shotText: f[c.shot] ?? '',
+      angleText: f[c.angle] ?? '',
+      notes: f[c.notes] ?? '',
+      shot: mapShotSize(f[c.shot] ?? ''),
+      angle: mapAngle(f[c.angle] ?? ''),
+    } satisfies CatalogRow;
+  });
+}
+
+export { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS };

@@ -1,0 +1,118 @@
+/** Classification metrics for the eval: confusion matrices, accuracy, reliability bins. */
+
+export interface Prediction<L extends string = string> {
+  id: string;
+  truth: L;
+  label: L;
+  confidence: number;
+}
+
+export interface ConfusionReport<L extends string = string> {
+  labels: readonly L[];
+  /** matrix[truth][predicted] = count. */
+  matrix: Record<L, Record<L, number>>;
+  n: number;
+  correct: number;
+  accuracy: number;
+  /** For ordinal label sets: predictions at most one step from the truth. */
+  withinOne?: number;
+  withinOneAccuracy?: number;
+  /** Accuracy of always answering the most frequent true label (what "accuracy" must beat). */
+  majorityBaseline: { label: L; accuracy: number };
+}
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+export function confusion<L extends string>(labels: readonly L[], preds: Array<Prediction<L>>, ordinal = false): ConfusionReport<L> {
+  const matrix = {} as Record<L, Record<L, number>>;
+  for (const t of labels) {
+    matrix[t] = {} as Record<L, number>;
+    for (const p of labels) matrix[t][p] = 0;
+  }
+  let correct = 0;
+  let within = 0;
+  const truthCounts = new Map<L, number>();
+  for (const p of preds) {
+    matrix[p.truth][p.label]++;
+    if (p.truth === p.label) correct++;
+    if (Math.abs(labels.indexOf(p.truth) - labels.indexOf(p.label)) <= 1) within++;
+    truthCounts.set(p.truth, (truthCounts.get(p.truth) ?? 0) + 1);
+  }
+  const n = preds.length;
+  let major = labels[0];
+  for (const l of labels) if ((truthCounts.get(l) ?? 0) > (truthCounts.get(major) ?? 0)) major = l;
+  const out: ConfusionReport<L> = {
+    labels,
+    matrix,
+    n,
+    correct,
+    accuracy: n ? r3(correct / n) : 0,
+    majorityBaseline: { label: major, accuracy: n ? r3((truthCounts.get(major) ?? 0) / n) : 0 },
+  };
+  if (ordinal) {
+    out.withinOne = within;
+    out.withinOneAccuracy = n ? r3(within / n) : 0;
+  }
+  return out;
+}
+
+export interface ReliabilityBin {
+  /** Confidence range [lo, hi). */
+  lo: number;
+  hi: number;
+  n: number;
+  meanConfidence: number;
+  accuracy: number;
+}
+
+export interface ReliabilityReport {
+  bins: ReliabilityBin[];
+  /** Expected calibration error: Σ n_b/N · |accuracy_b − confidence_b|. */
+  ece: number;
+  /** Spearman-free check: accuracy of the upper half of confidences minus the lower half. */
+  upperMinusLowerAccuracy: number;
+  n: number;
+}
+
+/** Confidence bins (edges) vs accuracy. Empty bins are kept with n = 0. */
+export function reliability(preds: Array<{ confidence: number; correct: boolean }>, edges = [0, 0.2, 0.4, 0.6, 0.8, 1.0001]): ReliabilityReport {
+  const bins: ReliabilityBin[] = [];
+  let ece = 0;
+  for (let i = 0; i + 1 < edges.length; i++) {
+    const lo = edges[i];
+    const hi = edges[i + 1];
+    const inBin = preds.filter((p) => p.confidence >= lo && p.confidence < hi);
+    const n = inBin.length;
+    const meanConfidence = n ? inBin.reduce((s, p) => s + p.confidence, 0) / n : 0;
+    const accuracy = n ? inBin.filter((p) => p.correct).length / n : 0;
+    if (n) ece += (n / preds.length) * Math.abs(accuracy - meanConfidence);
+    bins.push({ lo, hi: Math.min(1, hi), n, meanConfidence: r3(meanConfidence), accuracy: r3(accuracy) });
+  }
+  const sorted = [...preds].sort((a, b) => a.confidence - b.confidence);
+  const half = Math.floor(sorted.length / 2);
+  const acc = (xs: typeof preds): number => (xs.length ? xs.filter((p) => p.correct).length / xs.length : 0);
+  return {
+    bins,
+    ece: r3(ece),
+    upperMinusLowerAccuracy: r3(acc(sorted.slice(sorted.length - half)) - acc(sorted.slice(0, half))),
+    n: preds.length,
+  };
+}
+
+/** Compact text table of a confusion matrix (rows = truth, columns = prediction). */
+export function formatConfusion<L extends string>(rep: ConfusionReport<L>, abbrev: (l: L) => string = (l) => l.slice(0, 6)): string {
+  const cols = rep.labels.map(abbrev);
+  const w = Math.max(6, ...cols.map((c) => c.length));
+  const lines = [`${'truth\\pred'.padEnd(12)}${cols.map((c) => c.padStart(w + 1)).join('')}`];
+  for (const t of rep.labels) {
+    const rowN = rep.labels.reduce((s, p) => s + rep.matrix[t][p], 0);
+    if (rowN === 0) continue;
+    lines.push(`${abbrev(t).padEnd(12)}${rep.labels.map((p) => String(rep.matrix[t][p] || '.').padStart(w + 1)).join('')}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatReliability(name: string, rep: ReliabilityReport): string {
+  const rows = rep.bins.map((b) => `  [${b.lo.toFixed(1)}, ${b.hi.toFixed(1)})  n=${String(b.n).padStart(3)}  conf=${b.meanConfidence.toFixed(2)}  acc=${b.n ? b.accuracy.toFixed(2) : '  - '}`);
+  return `${name}: ECE ${rep.ece}, upper-half minus lower-half accuracy ${rep.upperMinusLowerAccuracy}\n${rows.join('\n')}`;
+}

@@ -1,0 +1,178 @@
+/**
+ * `npm run eval [-- section ...]`: measures the taggers and the perception embedder on the shared
+ * evaluation set (`../shared/eval` from the repository root). Prints one JSON document on stdout
+ * and a human summary on stderr.
+ *
+ * Sections (default: all):
+ *   shot_size   shot size confusion matrix, exact and within-one-step accuracy (catalog photos)
+ *   angle       shooting angle confusion matrix and accuracy (catalog photos)
+ *   reliability confidence bins vs accuracy for shot size, angle and camera movement
+ *   camera      camera movement on clips generated with ffmpeg from the photos (≥ 40)
+ *   retrieval   caption → photo retrieval with the perception embedder (recall@1/@5, MRR)
+ * Aliases: `framing` = shot_size + angle; `all`.
+ */
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { decodeImage } from '../src/media/frames.js';
+import type { Frame } from '../src/media/types.js';
+import { CAMERA_MOVEMENT_LABELS } from '../src/tagging/index.js';
+import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../src/tagging/framing.js';
+import { evaluateCameraMovement, type CameraEvalResult } from './camera.js';
+import { loadCatalog, MissingEvalDataError, requireEvalDir, type CatalogRow } from './catalog.js';
+import { EVAL_FRAME_SIDE, evaluateFraming, type FramingEvalResult } from './framing-eval.js';
+import { formatConfusion, formatReliability, type ConfusionReport } from './metrics.js';
+import { evaluateRetrieval, type RetrievalResult } from './retrieval.js';
+
+const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval'] as const;
+type Section = (typeof SECTIONS)[number];
+const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], shot: ['shot_size'], camera_movement: ['camera'] };
+
+function parseSections(argv: string[]): { sections: Set<Section>; verbose: boolean } {
+  const verbose = argv.includes('-v') || argv.includes('--verbose');
+  const names = argv.filter((a) => !a.startsWith('-'));
+  const out = new Set<Section>();
+  for (const n of names.length ? names : ['all']) {
+    const key = n.toLowerCase();
+    if ((SECTIONS as readonly string[]).includes(key)) out.add(key as Section);
+    else if (ALIASES[key]) for (const s of ALIASES[key]) out.add(s);
+    else throw new UsageError(`unknown eval section "${n}"; choose from ${[...SECTIONS, ...Object.keys(ALIASES)].join(', ')}`);
+  }
+  return { sections: out, verbose };
+}
+
+class UsageError extends Error {}
+
+const err = (s: string): void => {
+  process.stderr.write(s + '\n');
+};
+
+function pct(x: number | undefined): string {
+  return x === undefined ? '-' : `${(100 * x).toFixed(1)}%`;
+}
+
+function confusionSummary<L extends string>(title: string, rep: ConfusionReport<L>, abbrev: (l: L) => string): string {
+  const lines = [
+    `${title}: accuracy ${pct(rep.accuracy)} (${rep.correct}/${rep.n})` +
+      (rep.withinOneAccuracy !== undefined ? `, within one step ${pct(rep.withinOneAccuracy)}` : '') +
+      `; majority baseline (${rep.majorityBaseline.label}) ${pct(rep.majorityBaseline.accuracy)}`,
+    formatConfusion(rep, abbrev),
+  ];
+  return lines.join('\n');
+}
+
+const SHOT_ABBR: Record<string, string> = {
+  extreme_close_up: 'ECU',
+  close_up: 'CU',
+  medium_close_up: 'MCU',
+  medium: 'M',
+  medium_wide: 'MW',
+  wide: 'W',
+  extreme_wide: 'EW',
+};
+const ANGLE_ABBR: Record<string, string> = { eye_level: 'eye', high_angle: 'high', low_angle: 'low', overhead: 'overhead', dutch: 'dutch' };
+const MOVE_ABBR = (l: string): string => l.replace('pan_', 'p_').replace('tilt_', 't_').replace('zoom_', 'z_').slice(0, 8);
+
+async function main(): Promise<void> {
+  const { sections, verbose } = parseSections(process.argv.slice(2));
+  const dir = requireEvalDir();
+  const catalog = loadCatalog(dir);
+  const photos = catalog.filter((r) => r.kind === 'photo');
+  const photo = (name: string): string => join(dir, 'photos', name);
+  const log = verbose ? err : () => {};
+  const t0 = performance.now();
+
+  const frames = new Map<string, Frame>();
+  const frameOf = async (row: CatalogRow): Promise<Frame> => {
+    let f = frames.get(row.name);
+    if (!f) {
+      f = await decodeImage(row.file, EVAL_FRAME_SIDE);
+      frames.set(row.name, f);
+    }
+    return f;
+  };
+
+  const needFraming = sections.has('shot_size') || sections.has('angle') || sections.has('reliability');
+  const needCamera = sections.has('camera') || sections.has('reliability');
+  let framing: FramingEvalResult | undefined;
+  let camera: CameraEvalResult | undefined;
+  let retrieval: RetrievalResult | undefined;
+
+  if (needFraming) {
+    err(`framing: ${photos.length} catalog photos (object detector, faces, pose, pixel cues)…`);
+    framing = await evaluateFraming(photos, frameOf, log);
+  }
+  if (needCamera) {
+    err('camera movement: generating clips with ffmpeg…');
+    camera = await evaluateCameraMovement(photo, log);
+  }
+  if (sections.has('retrieval')) {
+    err(`retrieval: embedding ${photos.length} photos with the perception embedder…`);
+    retrieval = await evaluateRetrieval(photos, frameOf, log);
+  }
+
+  const out: Record<string, unknown> = {
+    generatedAt: new Date().toISOString(),
+    machine: { cpus: cpus().length, node: process.version },
+    sections: [...sections],
+    data: { dir, photos: photos.length, shotLabelled: photos.filter((p) => p.shot).length, angleLabelled: photos.filter((p) => p.angle).length },
+  };
+  const strip = <T extends { reliability?: unknown }>(x: T): Omit<T, 'reliability'> => {
+    const { reliability: _r, ...rest } = x;
+    return rest;
+  };
+  err('');
+  if (framing && sections.has('shot_size')) {
+    out.shot_size = { ...strip(framing.shot_size), ms: framing.ms };
+    err(confusionSummary('SHOT SIZE (catalog photos, rows = person, columns = tagger)', framing.shot_size, (l) => SHOT_ABBR[l] ?? l));
+    err('');
+  }
+  if (framing && sections.has('angle')) {
+    out.shooting_angle = strip(framing.shooting_angle);
+    err(confusionSummary('SHOOTING ANGLE (catalog photos)', framing.shooting_angle, (l) => ANGLE_ABBR[l] ?? l));
+    err('');
+  }
+  if (framing && (sections.has('shot_size') || sections.has('angle'))) {
+    out.framing_predictions = framing.predictions;
+  }
+  if (camera && sections.has('camera')) {
+    out.camera_movement = { main: camera.main, all: strip(camera.all), clips: camera.clips, ms: camera.ms };
+    err(confusionSummary(`CAMERA MOVEMENT, main set (${camera.main.n} generated clips)`, camera.main, MOVE_ABBR));
+    err(`main + hard sets (${camera.all.n} clips): accuracy ${pct(camera.all.accuracy)}`);
+    err('');
+  }
+  if (sections.has('reliability') && framing && camera) {
+    out.reliability = {
+      shot_size: framing.shot_size.reliability,
+      shooting_angle: framing.shooting_angle.reliability,
+      camera_movement: camera.all.reliability,
+    };
+    err('RELIABILITY (confidence bins vs accuracy)');
+    err(formatReliability('shot size', framing.shot_size.reliability));
+    err(formatReliability('shooting angle', framing.shooting_angle.reliability));
+    err(formatReliability('camera movement (main + hard clips)', camera.all.reliability));
+    err('');
+  }
+  if (retrieval) {
+    out.retrieval = retrieval;
+    err(
+      `RETRIEVAL (caption → photo, ${retrieval.n} photos): recall@1 ${pct(retrieval.recallAt1)}, recall@5 ${pct(retrieval.recallAt5)}, MRR ${retrieval.mrr} (chance@1 ${pct(retrieval.chanceAt1)})`,
+    );
+    err('');
+  }
+  out.labels = { shot_size: SHOT_SIZE_LABELS, shooting_angle: SHOOTING_ANGLE_LABELS, camera_movement: CAMERA_MOVEMENT_LABELS };
+  out.ms = Math.round(performance.now() - t0);
+  err(`done in ${(Number(out.ms) / 1000).toFixed(1)} s`);
+  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    if (e instanceof MissingEvalDataError || e instanceof UsageError) {
+      err(`eval: ${e.message}`);
+      process.exit(2);
+    }
+    err(`eval failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exit(1);
+  },
+);
