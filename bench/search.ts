@@ -28,7 +28,8 @@ function rng(seed: number): () => number {
 }
 
 /**
- * Query latency of hybrid search (sqlite-vec KNN + FTS5 + fusion + grouping) over one collection
+ * Query latency of hybrid search, on both vector paths: sqlite-vec (one-shot CLI calls, filtered
+ * queries) and the in-memory SIMD index (the server). Query latency of hybrid search (sqlite-vec KNN + FTS5 + fusion + grouping) over one collection
  * of N segments with synthetic vectors and descriptions; the text encoder is timed separately.
  */
 export async function benchSearch(sizes = [1000, 10000, 100000], queries = 40): Promise<Record<string, unknown>> {
@@ -59,15 +60,29 @@ export async function benchSearch(sizes = [1000, 10000, 100000], queries = 40): 
         );
       }
       const insertMs = performance.now() - t0;
-      const times: number[] = [];
-      for (let q = 0; q < queries; q++) {
-        const text = `${WORDS[q % WORDS.length]} ${WORDS[(q * 7) % WORDS.length]}`;
-        const t = performance.now();
-        hybridSearch(store.segments, store.videos, { collectionId: c.id, dim, queryVector: randomUnit(dim, rnd), text, topK: 10, filter: {}, explain: false });
-        times.push(performance.now() - t);
-      }
-      times.sort((a, b) => a - b);
-      out[`segments_${n}`] = { p50_ms: round(percentile(times, 50)), p95_ms: round(percentile(times, 95)), insert_s: round(insertMs / 1000) };
+      const measure = (s: Store) => {
+        const times: number[] = [];
+        for (let q = 0; q < queries; q++) {
+          const text = `${WORDS[q % WORDS.length]} ${WORDS[(q * 7) % WORDS.length]}`;
+          const t = performance.now();
+          hybridSearch(s.segments, s.videos, { collectionId: c.id, dim, queryVector: randomUnit(dim, rnd), text, topK: 10, filter: {}, explain: false });
+          times.push(performance.now() - t);
+        }
+        times.sort((a, b) => a - b);
+        return { p50_ms: round(percentile(times, 50)), p95_ms: round(percentile(times, 95)) };
+      };
+      const sqliteVec = measure(store);
+      const memStore = Store.open(path.join(dir, 'bench.db'), { memoryIndex: true });
+      const tLoad = performance.now();
+      memStore.segments.nearest(c.id, dim, randomUnit(dim, rnd), 1);
+      const loadMs = performance.now() - tLoad;
+      const memory = measure(memStore);
+      memStore.close();
+      out[`segments_${n}`] = {
+        sqlite_vec: sqliteVec,
+        memory_index: { ...memory, load_ms: round(loadMs) },
+        insert_s: round(insertMs / 1000),
+      };
     } finally {
       store.close();
       rmSync(dir, { recursive: true, force: true });

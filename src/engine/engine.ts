@@ -55,6 +55,8 @@ export interface EngineOptions {
   embedderFor?: (id: string) => Embedder;
   fetchPolicy?: Partial<FetchPolicy>;
   maxUploadBytes?: number;
+  /** Keep an exact in-memory SIMD copy of searched collections' vectors (long-running processes). */
+  memoryIndex?: boolean;
   /** Largest tensor payload accepted by uploadTensors (decoded bytes). */
   maxTensorBytes?: number;
   /**
@@ -82,7 +84,7 @@ export class LocalEngine implements VideoService {
   constructor(opts: EngineOptions = {}) {
     this.paths = pathsFor(opts.home ?? resolveHome());
     ensureDirs(this.paths);
-    this.store = Store.open(this.paths.dbFile);
+    this.store = Store.open(this.paths.dbFile, { memoryIndex: opts.memoryIndex });
     this.embedderFor = opts.embedderFor ?? getEmbedder;
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;

@@ -12,11 +12,19 @@ const STOPWORDS = new Set(
   ),
 );
 
-/** Turns free text into a safe FTS5 OR-query of its content words (quoted, so no syntax leaks in). */
-export function ftsQuery(text: string): string | undefined {
+/** The content words of a query: lower-cased, de-duplicated, stopwords out. */
+export function queryTerms(text: string): string[] {
   const words = (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1 && !STOPWORDS.has(w));
-  const unique = [...new Set(words)].slice(0, 32);
-  return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : undefined;
+  return [...new Set(words)].slice(0, 32);
+}
+
+/** Terms as a safe FTS5 OR-query (each quoted, so no syntax leaks in). */
+export function termsToFts(terms: string[]): string | undefined {
+  return terms.length ? terms.map((w) => `"${w}"`).join(' OR ') : undefined;
+}
+
+export function ftsQuery(text: string): string | undefined {
+  return termsToFts(queryTerms(text));
 }
 
 export interface HybridSearchInput {
@@ -38,7 +46,7 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20));
   const vectorHits = segments.nearest(input.collectionId, input.dim, input.queryVector, k, input.filter);
-  const match = ftsQuery(input.text);
+  const match = termsToFts(segments.selectiveTerms(queryTerms(input.text)));
   const keywordHits = match ? segments.keyword(input.collectionId, match, 200, input.filter) : [];
 
   const fused = new Map<number, { score: number; similarity?: number }>();

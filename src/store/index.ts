@@ -15,17 +15,20 @@ export class Store {
   readonly tasks: TasksRepo;
   readonly keys: KeysRepo;
 
-  constructor(readonly db: Db) {
+  constructor(
+    readonly db: Db,
+    opts: { memoryIndex?: boolean } = {},
+  ) {
     this.collections = new CollectionsRepo(db);
     this.videos = new VideosRepo(db);
-    this.segments = new SegmentsRepo(db);
+    this.segments = new SegmentsRepo(db, opts);
     this.jobs = new JobQueue(db);
     this.tasks = new TasksRepo(db);
     this.keys = new KeysRepo(db);
   }
 
-  static open(file: string): Store {
-    return new Store(openDatabase(file));
+  static open(file: string, opts: { memoryIndex?: boolean } = {}): Store {
+    return new Store(openDatabase(file), opts);
   }
 
   close(): void {

@@ -102,6 +102,11 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'collection revision (invalidates in-memory vector indexes)',
+    sql: `ALTER TABLE collections ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 export function migrate(db: Database): void {

@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { MemoryVectorIndex } from './memory-index.js';
 
 export interface NewSegment {
   idx: number;
@@ -59,8 +60,15 @@ function vecTable(dim: number): string {
  */
 export class SegmentsRepo {
   private readonly ensured = new Set<number>();
+  private readonly memory: MemoryVectorIndex | undefined;
 
-  constructor(private readonly db: Db) {}
+  /** `memoryIndex`: serve unfiltered KNN from an exact in-memory SIMD copy (long-running processes). */
+  constructor(
+    private readonly db: Db,
+    opts: { memoryIndex?: boolean } = {},
+  ) {
+    this.memory = opts.memoryIndex ? new MemoryVectorIndex(db) : undefined;
+  }
 
   ensureVectorTable(dim: number): void {
     if (this.ensured.has(dim)) return;
@@ -93,6 +101,7 @@ export class SegmentsRepo {
     const insertFts = this.db.prepare('INSERT INTO segments_fts (rowid, description) VALUES (?, ?)');
     this.db.transaction(() => {
       this.deleteForVideo(videoId, dim);
+      this.db.prepare('UPDATE collections SET revision = revision + 1 WHERE id = ?').run(collectionId);
       for (const s of segments) {
         if (s.vector.length !== dim) throw new Error(`segment vector has ${s.vector.length} dims, expected ${dim}`);
         const info = insertSeg.run(
@@ -132,6 +141,9 @@ export class SegmentsRepo {
       delVec.run(BigInt(id));
       delFts.run(id);
     }
+    if (ids.length) {
+      this.db.prepare('UPDATE collections SET revision = revision + 1 WHERE id = (SELECT collection_id FROM videos WHERE id = ?)').run(videoId);
+    }
     this.db.prepare('DELETE FROM segments WHERE video_id = ?').run(videoId);
   }
 
@@ -154,6 +166,10 @@ export class SegmentsRepo {
   /** Nearest segments of one collection by cosine similarity, best first. */
   nearest(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter = {}): VectorHit[] {
     this.ensureVectorTable(dim);
+    if (this.memory && !TAG_COLUMNS.some((c) => filter[c])) {
+      const hits = this.memory.nearest(collectionId, dim, vecTable(dim), query, Math.min(k, MAX_KNN));
+      if (hits) return hits;
+    }
     const clauses: string[] = [];
     const params: unknown[] = [Buffer.from(query.buffer, query.byteOffset, query.byteLength), Math.min(k, MAX_KNN), collectionId];
     for (const col of TAG_COLUMNS) {
@@ -185,6 +201,19 @@ export class SegmentsRepo {
       if (row) out.set(id, 1 - row.distance);
     }
     return out;
+  }
+
+  /**
+   * Keeps the terms that occur in at most `maxShare` of all segments. A term in most segments
+   * says almost nothing about relevance (its IDF is near zero) yet makes bm25 rank all of them,
+   * so this acts as a stopword list learned from the collection's own descriptions.
+   */
+  selectiveTerms(terms: string[], maxShare = 0.1, floor = 500): string[] {
+    const total = this.db.prepare('SELECT COUNT(*) FROM segments').pluck().get() as number;
+    const limit = Math.max(floor, total * maxShare);
+    if (total <= limit) return terms;
+    const count = this.db.prepare('SELECT COUNT(*) FROM (SELECT rowid FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)').pluck();
+    return terms.filter((t) => (count.get(`"${t.replace(/"/g, '""')}"`, Math.ceil(limit) + 1) as number) <= limit);
   }
 
   /** Keyword matches (FTS5 bm25) inside one collection, best first; `matchQuery` is an FTS5 expression. */

@@ -39,6 +39,7 @@ export function registerServe(program: Command, run: Run): void {
             home: ctx.paths.home,
             maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
             fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
+            memoryIndex: true,
           });
           const app = await buildServer(engine, {
             auth: opts.auth,
