@@ -95,6 +95,9 @@ export class UseTextEncoder {
     if (this.drainQueued || this.pending.length === 0) return;
     this.drainQueued = true;
     void this.queue.run(async () => {
+      // The previous batch held the event loop; let the requests that arrived meanwhile be read
+      // (I/O phase) before choosing who rides in this batch.
+      await new Promise((resolve) => setImmediate(resolve));
       this.drainQueued = false;
       const take = this.pending.splice(0, COALESCE_MAX);
       this.scheduleDrain(); // anything beyond COALESCE_MAX goes in the next batch
