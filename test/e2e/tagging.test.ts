@@ -50,6 +50,9 @@ describe('tagging end to end', () => {
     expect(segments[segments.length - 1].camera_movement.label).toBe('static');
     const table = await runCli(['tag', clips.panLeft], env);
     expect(table.stdout).toMatch(/pan_left/);
+    // Shot size from the perception keyframes (face geometry): the portrait is a close shot.
+    const face = await runCli(['tag', clips.face, '--json'], env);
+    expect(['close_up', 'medium_close_up', 'extreme_close_up'], face.stderr).toContain(face.json?.tags?.shot_size?.label);
   });
 
   it('POST /video_tagging answers tags; the async task carries the same tags', async () => {

@@ -8,7 +8,9 @@ import type { Box } from './image.js';
 import { iou, round } from './image.js';
 import { COCO, countPhrase, INDOOR_LABELS, numberWord, OUTDOOR_LABELS, type CocoClass } from './labels.js';
 import type { ColourName, ColourStats, RegionStats } from './colour.js';
-import type { KeypointName } from './pose.js';
+import type { Keypoint, KeypointName } from './pose.js';
+import type { FramingPixelCues, FramingTags } from '../../tagging/framing.js';
+import type { HorizonEstimate } from '../../tagging/pixels.js';
 
 /** One detected object instance, as seen on a keyframe. */
 export interface ObjectSighting {
@@ -21,6 +23,8 @@ export interface ObjectSighting {
 export interface FaceSighting {
   score: number;
   box: Box;
+  /** BlazeFace keypoints, normalised [x, y]: right eye, left eye, nose, mouth, right ear, left ear. */
+  keypoints?: Array<[number, number]>;
 }
 
 /** What the models saw on one analysed keyframe. */
@@ -32,6 +36,16 @@ export interface KeyframeObservation {
   poseParts?: KeypointName[];
   /** Box of the person the pose belongs to. */
   poseBox?: Box;
+  /** All 17 MoveNet keypoints of the main person (normalised frame coordinates) and their mean score. */
+  poseKeypoints?: Keypoint[];
+  poseScore?: number;
+  /** Keyframe size in pixels (aspect ratio for the face and pose geometry). */
+  width?: number;
+  height?: number;
+  /** Line-orientation estimate of the keyframe (Dutch angle), with its line families. */
+  horizon?: HorizonEstimate;
+  /** Pixel cues for shot size and angle ({@link FramingPixelCues}: focus, sky, converging verticals). */
+  cues?: FramingPixelCues;
 }
 
 export interface SegmentObservation {
@@ -43,7 +57,10 @@ export interface SegmentObservation {
   keyframes: KeyframeObservation[];
   /** Mean thumbnail difference between consecutive frames in [0,1]. */
   change: number;
+  /** Tags measured elsewhere (the pixel tagger: camera movement, lighting, horizon). */
   tags?: Record<string, { label: string; confidence: number }>;
+  /** Shot size and shooting angle measured on the keyframes (`tagFraming`); they win over `tags`. */
+  framing?: FramingTags;
 }
 
 export type PartKind = 'subject' | 'people' | 'setting' | 'colour' | 'camera';
@@ -333,8 +350,8 @@ const MOVE_WORDS: Record<string, string> = {
   handheld: 'shaky handheld camera',
 };
 
-function tagWords(tags: SegmentObservation['tags']): string[] {
-  if (!tags) return [];
+function tagWords(obs: SegmentObservation): string[] {
+  const tags: NonNullable<SegmentObservation['tags']> = { ...(obs.tags ?? {}), ...(obs.framing ?? {}) };
   const out: string[] = [];
   const add = (key: string, dict: Record<string, string>) => {
     const t = tags[key];
@@ -465,7 +482,7 @@ export function describeSegment(obs: SegmentObservation): Description {
   if (colourBits.length) add('colour', colourBits.join(', '));
 
   // Camera: tags from the tagger, plus how much the picture changes.
-  const cam = tagWords(obs.tags);
+  const cam = tagWords(obs);
   if (obs.frameCount > 1) {
     if (obs.change >= 0.12) cam.push('fast motion, the picture changes a lot');
     else if (obs.change < 0.01 && !cam.some((w) => w.includes('camera'))) cam.push('still picture');

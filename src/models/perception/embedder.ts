@@ -6,10 +6,16 @@
  * Cost control (2-core target, ≥5x real time at 4 s segments / 1 fps): colour statistics run on
  * every frame (a few ms); the object detector (~270 ms on wasm) runs on the middle frame, plus on
  * a second frame only when the picture changes a lot inside the segment, and is skipped when the
- * keyframe is nearly identical to the previous segment's (static shots); faces run only where a
- * person was found, pose only on the main person.
+ * keyframe is nearly identical to the previous segment's (static shots); faces (~22 ms) run on
+ * every analysed keyframe, pose only on the main person.
+ *
+ * Shot size and shooting angle come from the analysed keyframes' geometry (`tagFraming`: face
+ * boxes and keypoints, pose keypoints, object boxes, plus the keyframe's horizon estimate and
+ * framing pixel cues, ~30 ms a keyframe); a reused keyframe brings its evidence along.
  */
 import type { Frame } from '../../media/types.js';
+import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../../tagging/framing.js';
+import { estimateHorizon } from '../../tagging/pixels.js';
 import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from '../embedder.js';
 import { SerialQueue } from '../tfjs.js';
 import { UseTextEncoder, getUseTextEncoder, l2normalize } from '../use/text-encoder.js';
@@ -38,7 +44,23 @@ export interface ModelTiming {
   ms: number;
 }
 
-export type TimingKey = 'colour' | 'detector' | 'faces' | 'pose' | 'text' | 'segment';
+/** `framing`: the keyframe's horizon estimate and framing pixel cues (shot size / angle evidence). */
+export type TimingKey = 'colour' | 'detector' | 'faces' | 'pose' | 'framing' | 'text' | 'segment';
+
+/** BlazeFace threshold: what the framing tagger was evaluated with (faces 0.5–0.75 outside a
+ * person count as weak "face-like" evidence there); describe keeps < 0.85 only inside a person. */
+const FACE_MIN_SCORE = 0.5;
+/** Smallest person box (share of the frame) that gets a pose. */
+const POSE_MIN_AREA = 0.01;
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** Framing evidence of an analysed keyframe (what `tagFraming` reads). */
+export function keyframeFramingEvidence(kf: KeyframeObservation): FramingEvidence {
+  const ev = framingEvidenceFromKeyframe(kf, { horizon: kf.horizon });
+  if (ev.poses?.[0] && kf.poseScore !== undefined) ev.poses[0].score = kf.poseScore;
+  return ev;
+}
 
 export interface SegmentAnalysis {
   observation: SegmentObservation;
@@ -77,6 +99,7 @@ export class PerceptionEmbedder implements Embedder {
       detector: { calls: 0, ms: 0 },
       faces: { calls: 0, ms: 0 },
       pose: { calls: 0, ms: 0 },
+      framing: { calls: 0, ms: 0 },
       text: { calls: 0, ms: 0 },
       segment: { calls: 0, ms: 0 },
     };
@@ -126,20 +149,30 @@ export class PerceptionEmbedder implements Embedder {
     const vector = await this.embedDescription(description);
     this.timings.segment.calls++;
     this.timings.segment.ms += performance.now() - t0;
+    const framing = observation.framing ?? tagFraming(observation.keyframes.map(keyframeFramingEvidence));
     return {
       vector,
       description: description.text,
       details: {
         ...description.facts,
+        // Shaped like KeyframeObservation (framingEvidenceFromKeyframe reads it back).
         keyframes: observation.keyframes.map((k) => ({
           t: k.t,
+          width: k.width,
+          height: k.height,
           objects: k.objects.filter((o) => o.score >= 0.3),
           faces: k.faces,
           poseParts: k.poseParts,
+          poseBox: k.poseBox,
+          poseScore: k.poseScore,
+          poseKeypoints: k.poseKeypoints,
+          horizon: k.horizon,
+          cues: k.cues,
         })),
         frames: observation.frameCount,
-        change: Math.round(observation.change * 1000) / 1000,
+        change: r3(observation.change),
       },
+      tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle },
     };
   }
 
@@ -199,6 +232,7 @@ export class PerceptionEmbedder implements Embedder {
       keyframes,
       change,
       tags: ctx.tags,
+      framing: tagFraming(keyframes.map(keyframeFramingEvidence)),
     };
     return { observation, description: describeSegment(observation) };
   }
@@ -210,21 +244,25 @@ export class PerceptionEmbedder implements Embedder {
       // A person's colour is their clothing: the torso part of the box.
       colour: boxColour(frame, d.label === 'person' ? { x: d.box.x + d.box.w * 0.1, y: d.box.y + d.box.h * 0.3, w: d.box.w * 0.8, h: d.box.h * 0.5 } : d.box),
     }));
-    const persons = objects.filter((o) => o.label === 'person' && o.score >= 0.3);
-    const kf: KeyframeObservation = { t: frame.t, objects, faces: [] };
-    // BlazeFace cannot see faces under ~1/20 of its 256 px input: skip it when every person is tiny.
-    if (persons.some((p) => p.box.h >= 0.12)) {
-      const faces = await this.timed('faces', () => this.faces.detect(frame, 0.6));
-      kf.faces = faces.map((f) => ({ score: f.score, box: f.box }));
-      const mainPerson = persons
-        .filter((p) => p.score >= 0.4 && p.box.w * p.box.h >= 0.03)
-        .sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)[0];
-      if (mainPerson) {
-        const pose = await this.timed('pose', () => this.pose.estimate(frame, mainPerson.box));
-        kf.poseParts = [...visibleParts(pose, 0.4)];
-        kf.poseBox = mainPerson.box;
-      }
+    const kf: KeyframeObservation = { t: frame.t, width: frame.width, height: frame.height, objects, faces: [] };
+    // Faces on every keyframe: a face filling the frame often has no person box, and shot size
+    // follows the face. Weak faces are kept as evidence; describe and tagFraming filter them.
+    const faces = await this.timed('faces', () => this.faces.detect(frame, FACE_MIN_SCORE));
+    kf.faces = faces.map((f) => ({ score: f.score, box: f.box, keypoints: f.keypoints }));
+    const mainPerson = objects
+      .filter((p) => p.label === 'person' && p.score >= 0.4 && p.box.w * p.box.h >= POSE_MIN_AREA)
+      .sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)[0];
+    if (mainPerson) {
+      const pose = await this.timed('pose', () => this.pose.estimate(frame, mainPerson.box));
+      kf.poseParts = [...visibleParts(pose, 0.4)];
+      kf.poseBox = mainPerson.box;
+      kf.poseKeypoints = pose.keypoints;
+      kf.poseScore = pose.score;
     }
+    await this.timed('framing', () => {
+      kf.horizon = estimateHorizon(frame);
+      kf.cues = framingPixelCues(frame);
+    });
     return kf;
   }
 
