@@ -930,10 +930,10 @@ export interface KeyframeLike {
 
 /**
  * Evidence from a perception keyframe (`SegmentObservation.keyframes[i]` or the embedder's
- * `details.keyframes[i]`). Today those lack the face keypoints, the pose keypoint coordinates,
- * the frame size and the pixel cues: without them shot size falls back on face box heights, the
- * visible-part list and object boxes, and the angle on the horizon only. `extra` supplies what
- * the caller has (frame size, horizon estimate, cues).
+ * `details.keyframes[i]`). The perception embedder keeps face keypoints, pose keypoints, frame
+ * size, horizon and pixel cues on its keyframes; older stored details may lack some, and then shot
+ * size falls back on face box heights, the visible-part list and object boxes, and the angle on
+ * the horizon only. `extra` supplies what the caller has (frame size, horizon estimate, cues).
  */
 export function framingEvidenceFromKeyframe(
   kf: KeyframeLike,
