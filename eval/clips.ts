@@ -1,6 +1,6 @@
 /**
- * Clips with a known camera movement, made with the real ffmpeg from the eval photos (a copy of
- * the generators in test/unit/tagging-fixtures.ts, which eval/ cannot import): exact pan / tilt
+ * Clips with a known camera movement, made with the real ffmpeg from the eval photos (shared with
+ * the tagging tests, which import them from here; eval/ cannot import from test/): exact pan / tilt
  * speeds, zoom and roll rates, shake amplitudes, still shots with sensor-like noise, and a subject
  * moving over a still background (the camera is static there). Clips go to a temp directory.
  */
@@ -14,7 +14,7 @@ export function tempDir(prefix = 'vidembed-eval-'): { dir: string; cleanup: () =
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function run(args: string[]): Promise<void> {
+export async function run(args: string[]): Promise<void> {
   const res = await runFfmpeg(['-loglevel', 'error', ...args], { stdout: false });
   if (res.code !== 0) throw new Error(`ffmpeg exited with ${String(res.code)}: ${res.stderr.slice(-2000)}`);
 }
@@ -33,13 +33,15 @@ export async function pool<T, R>(items: T[], limit: number, fn: (x: T, i: number
   return out;
 }
 
-const W = 320;
-const H = 180;
-const FPS = 25;
-const ENC = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-an'];
+export const W = 320;
+export const H = 180;
+export const FPS = 25;
+// veryfast keeps B-frames (like real footage), so the sampler's skip-non-reference-frames fast
+// path is exercised: sampled frames may be a source frame or two early (timing jitter).
+export const ENC = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-an'];
 
 /** Photo → cover-scaled canvas cw×ch, repeated as a 25 fps stream. */
-function canvas(cw: number, ch: number, frames: number): string {
+export function canvas(cw: number, ch: number, frames: number): string {
   return `scale=${cw}:${ch}:force_original_aspect_ratio=increase,crop=${cw}:${ch},setsar=1,format=rgb24,loop=loop=${frames - 1}:size=1:start=0,setpts=N/${FPS}/TB`;
 }
 
