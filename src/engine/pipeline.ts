@@ -4,6 +4,7 @@ import { probe, sampleFrames } from '../media/index.js';
 import { resizeFrame } from '../media/resize.js';
 import type { Frame, ProbeResult } from '../media/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
+import { meanVector } from '../models/vectors.js';
 import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
 
 export interface AnalyzeOptions {
@@ -168,21 +169,6 @@ async function analyzeFrameStream(
     pixels,
     timings: { analyzeMs: Date.now() - started, taggingCpuMs: pixels.cpuMs },
   };
-}
-
-export function meanVector(vectors: Float32Array[]): Float32Array {
-  if (vectors.length === 0) return new Float32Array(0);
-  const out = new Float32Array(vectors[0].length);
-  for (const v of vectors) for (let i = 0; i < v.length; i++) out[i] += v[i];
-  return normalize(out);
-}
-
-export function normalize(v: Float32Array): Float32Array {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) n += v[i] * v[i];
-  n = Math.sqrt(n);
-  if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
-  return v;
 }
 
 function round3(n: number): number {

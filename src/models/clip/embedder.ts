@@ -4,6 +4,7 @@
  * float input (or the one called `pixel_values`), the text input is `input_ids` (plus
  * `attention_mask` when the model declares it), and the output is the one named `*_embeds`.
  */
+import { l2normalize } from '../vectors.js';
 import os from 'node:os';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -74,14 +75,7 @@ export function pickEmbedsOutput(names: readonly string[], kind: 'image' | 'text
   throw new ModelError(`${file}: cannot tell which output is the ${kind} embedding (outputs: ${names.join(', ')}); expected one named ${kind}_embeds`);
 }
 
-/** L2-normalises in place; a zero vector stays zero. */
-export function l2normalize(v: Float32Array): Float32Array {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
-  const n = Math.sqrt(s);
-  if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
-  return v;
-}
+export { l2normalize };
 
 export class ClipEmbedder implements Embedder {
   readonly id: string;

