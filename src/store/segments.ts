@@ -49,6 +49,14 @@ const TAG_COLUMNS = ['shot_size', 'camera_movement', 'shooting_angle'] as const;
 /** sqlite-vec's KNN `k` ceiling. */
 export const MAX_KNN = 4096;
 
+/**
+ * Best first; exact ties (identical vectors, e.g. two segments of a still shot) go to the earlier
+ * segment, so every index path and every face answers the same moment.
+ */
+function bySimilarityThenId(a: VectorHit, b: VectorHit): number {
+  return b.similarity - a.similarity || a.segmentId - b.segmentId;
+}
+
 function vecTable(dim: number): string {
   if (!Number.isInteger(dim) || dim <= 0 || dim > 8192) throw new Error(`bad vector dimension ${dim}`);
   return `vec_segments_${dim}`;
@@ -168,7 +176,7 @@ export class SegmentsRepo {
     this.ensureVectorTable(dim);
     if (this.memory && !TAG_COLUMNS.some((c) => filter[c])) {
       const hits = this.memory.nearest(collectionId, dim, vecTable(dim), query, Math.min(k, MAX_KNN));
-      if (hits) return hits;
+      if (hits) return hits.sort(bySimilarityThenId);
     }
     const clauses: string[] = [];
     const params: unknown[] = [Buffer.from(query.buffer, query.byteOffset, query.byteLength), Math.min(k, MAX_KNN), collectionId];
@@ -185,7 +193,7 @@ export class SegmentsRepo {
          ORDER BY distance`,
       )
       .all(...params) as { segment_id: number; distance: number }[];
-    return rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance }));
+    return rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance })).sort(bySimilarityThenId);
   }
 
   /** Cosine similarity of given segments to a query, by point lookups (for keyword-only hits). */

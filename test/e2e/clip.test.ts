@@ -74,10 +74,12 @@ describe('CLIP tier through the engine', () => {
     const refused = await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test'], empty);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/model clip-tiny-test is not installed: run `vidembed models pull clip-tiny-test`/);
-    // Created while installed, then the model directory goes away: the video fails with the fix in its message.
-    expect((await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test', '--json'], env)).code).toBe(0);
+    // Created while installed, then the model directory goes away: the video fails with the fix in
+    // its message. A home of its own, so no worker started earlier (with the model) takes the job.
+    const later = { ...env, VIDEMBED_HOME: path.join(dir, 'home-vanish') };
+    expect((await runCli(['collection', 'create', 'nomodel', '--model', 'clip-tiny-test', '--json'], later)).code).toBe(0);
     const file = path.join(dir, 'red.mp4');
-    const up = await runCli(['upload', file, '--collection', 'nomodel', '--wait', '--json'], empty);
+    const up = await runCli(['upload', file, '--collection', 'nomodel', '--wait', '--json'], { ...later, VIDEMBED_MODELS_DIR: empty.VIDEMBED_MODELS_DIR });
     expect(up.json.status).toBe('failed');
     expect(up.json.error_message).toMatch(/models pull clip-tiny-test/);
   });
