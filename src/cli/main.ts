@@ -71,6 +71,13 @@ Quick start:
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `vidembed ... | head`: the reader went away, which is no error of ours.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      throw err;
+    });
+  }
   const program = buildProgram();
   program.exitOverride();
   try {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { Worker } from '../../src/engine/worker.js';
 import { probe } from '../../src/media/index.js';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import {
   evalPhoto,
   makeAudioOnlyFile,
@@ -251,5 +251,9 @@ describe('the CLI, as a user types it', () => {
     expect(help.stdout).toMatch(/Quick start/);
     const upload = await runCli(['upload', '--help'], env);
     expect(upload.stdout).toMatch(/Examples?:/);
+    // Piped into a reader that stops early (`| head`): a quiet exit, not an EPIPE crash.
+    const { spawnSync } = await import('node:child_process');
+    const piped = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" --help | head -1`], { encoding: 'utf8', env: { ...process.env, ...env } });
+    expect(piped.stderr).not.toMatch(/EPIPE/);
   });
 });
