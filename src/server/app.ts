@@ -12,7 +12,7 @@ import { DEFAULTS } from '../engine/config.js';
 import type { LocalEngine } from '../engine/engine.js';
 import { newId } from '../store/ids.js';
 import { makeAuthHook, TokenBuckets } from './auth.js';
-import { ajvToIssues, sendError } from './errors.js';
+import { sendError } from './errors.js';
 import { buildOpenApi, type RouteDoc } from './openapi.js';
 
 export interface ServerOptions {
@@ -195,4 +195,3 @@ function withoutPath<T extends object>(body: T): T {
   return body;
 }
 
-export { ajvToIssues };

@@ -64,7 +64,7 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
   if (err instanceof RateLimitedError) {
     return reply.code(429).header('Retry-After', String(err.retryAfterSeconds)).send({ detail: err.message, code: err.code });
   }
-  if (err instanceof VidembedError && err.status < 500) return reply.code(err.status).send({ detail: err.message, code: err.code });
+  // Typed errors carry their own status; a plain 500 falls through to be logged below.
   if (err instanceof VidembedError && err.status !== 500) return reply.code(err.status).send({ detail: err.message, code: err.code });
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe && Array.isArray(fe.validation)) {
