@@ -44,7 +44,7 @@ export async function benchHttp(opts: { segments?: number; concurrency?: number;
   const store = Store.open(pathsFor(home).dbFile);
   const embedder = getEmbedder();
   const c = store.collections.insert({ name: 'bench', description: '', model: embedder.id, dim: embedder.dim });
-  const { key } = store.keys.create({ name: 'bench', qps: 1e6 });
+  const { key } = store.keys.create({ name: 'bench', qps: 1e6, owner: 'default' });
   let s = 1;
   const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
   for (let v = 0; v < segments / 25; v++) {

@@ -25,6 +25,8 @@ export interface CreateCollectionResponse {
 
 export interface CollectionSummary {
   id: string;
+  /** The owner whose library holds it (admins see every owner's). */
+  owner?: string;
   name: string;
   description: string;
   video_count: number;

@@ -33,6 +33,7 @@ import type {
   VideoService,
   VideoStatusResponse,
 } from '../api/types.js';
+import { canSee, LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import type { Embedder } from '../models/embedder.js';
 import { DEFAULT_EMBEDDER_ID as DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
 import { Store } from '../store/index.js';
@@ -42,12 +43,13 @@ import type { JobRow } from '../store/jobs.js';
 import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
-import { loadTensorFrames, storeTensorUpload } from './tensors.js';
+import { loadTensorFrames, storeTensorUpload, tensorKeyOwner } from './tensors.js';
 import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
 import { hybridSearch } from './search.js';
 import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
+import { redactError } from './redact.js';
 
 export interface EngineOptions {
   home?: string;
@@ -80,6 +82,8 @@ export class LocalEngine implements VideoService {
   readonly maxTensorBytes: number;
   readonly blobs: BlobStore;
   private readonly onWorkQueued: () => void;
+  /** Who this engine acts for: full rights by default (the local CLI); see `as()`. */
+  readonly principal: Principal = LOCAL_PRINCIPAL;
 
   constructor(opts: EngineOptions = {}) {
     this.paths = pathsFor(opts.home ?? resolveHome());
@@ -93,6 +97,16 @@ export class LocalEngine implements VideoService {
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
   }
 
+  /**
+   * This engine acting for `principal`: the same store, models and caches, seen through ownership
+   * (another owner's ids answer 404, as if they did not exist). The server makes one per request.
+   */
+  as(principal: Principal): LocalEngine {
+    const view = Object.create(this) as LocalEngine;
+    Object.defineProperty(view, 'principal', { value: Object.freeze({ ...principal }), enumerable: true });
+    return view;
+  }
+
   // ---- collections -------------------------------------------------------------------------
 
   async createCollection(req: CreateCollectionRequest): Promise<CreateCollectionResponse> {
@@ -104,10 +118,11 @@ export class LocalEngine implements VideoService {
     const modelId = req.model ?? readUserConfig(this.paths).default_model ?? DEFAULT_MODEL_ID;
     const embedder = this.embedder(modelId, ['body', 'model']);
     await assertModelInstalled(embedder.id);
-    if (this.store.collections.byName(name)) throw new ConflictError(`a collection named "${name}" already exists`);
+    const owner = this.principal.owner;
+    if (this.store.collections.byName(name, owner).length) throw new ConflictError(`a collection named "${name}" already exists`);
     let row: CollectionRow;
     try {
-      row = this.store.collections.insert({ name, description, model: embedder.id, dim: embedder.dim });
+      row = this.store.collections.insert({ name, description, model: embedder.id, dim: embedder.dim, owner });
     } catch (err) {
       if (String((err as Error).message).includes('UNIQUE')) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
@@ -118,17 +133,36 @@ export class LocalEngine implements VideoService {
   async listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
     const limit = intInRange(req.limit, ['query', 'limit'], 1, 1000, 100);
     const offset = intInRange(req.offset, ['query', 'offset'], 0, Number.MAX_SAFE_INTEGER, 0);
-    return this.store.collections.list(limit, offset).map(toSummary);
+    return this.store.collections.list(limit, offset, this.principal.admin ? null : this.principal.owner).map(toSummary);
   }
 
   async getCollection(idOrName: string): Promise<CollectionSummary> {
     return toSummary(this.collection(idOrName));
   }
 
+  /** A collection by id or name, if this principal may see it; names are looked up in its own library first. */
   private collection(idOrName: string): CollectionRow {
-    const row = this.store.collections.byId(idOrName) ?? this.store.collections.byName(idOrName);
-    if (!row) throw new NotFoundError(`collection not found: ${idOrName}`);
-    return row;
+    const p = this.principal;
+    const byId = this.store.collections.byId(idOrName);
+    if (byId && canSee(p, byId.owner)) return byId;
+    const own = this.store.collections.byName(idOrName, p.owner);
+    if (own.length) return own[0];
+    if (p.admin) {
+      const any = this.store.collections.byName(idOrName, null);
+      if (any.length === 1) return any[0];
+      if (any.length > 1) {
+        throw new ConflictError(`${any.length} owners have a collection named "${idOrName}": name it by id (${any.map((c) => c.id).join(', ')})`);
+      }
+    }
+    throw new NotFoundError(`collection not found: ${idOrName}`);
+  }
+
+  /** A video, if this principal may see its collection. */
+  private video(videoId: string) {
+    const v = this.store.videos.byId(videoId);
+    const c = v && this.store.collections.byId(v.collection_id);
+    if (!v || !c || !canSee(this.principal, c.owner)) throw new NotFoundError(`video not found: ${videoId}`);
+    return v;
   }
 
   // ---- videos ------------------------------------------------------------------------------
@@ -161,8 +195,7 @@ export class LocalEngine implements VideoService {
   }
 
   async videoStatus(videoId: string): Promise<VideoStatusResponse> {
-    const v = this.store.videos.byId(videoId);
-    if (!v) throw new NotFoundError(`video not found: ${videoId}`);
+    const v = this.video(videoId);
     const out: VideoStatusResponse = { video_id: v.id, status: v.status };
     if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
     if (v.status === 'processed') out.progress = 100;
@@ -172,8 +205,7 @@ export class LocalEngine implements VideoService {
 
   /** A video with its segments and their descriptions (`video show`). */
   async videoDetails(videoId: string) {
-    const v = this.store.videos.byId(videoId);
-    if (!v) throw new NotFoundError(`video not found: ${videoId}`);
+    const v = this.video(videoId);
     const segments = this.store.segments.listForVideo(videoId).map((s) => ({
       start: s.start,
       end: s.end,
@@ -209,7 +241,7 @@ export class LocalEngine implements VideoService {
     };
     const embedder = this.embedder(collection.model);
     await embedder.load();
-    const { vector } = await embedder.embedText(text);
+    const { vector } = await embedder.embedText(boundText(text).text);
     const results = hybridSearch(this.store.segments, this.store.videos, {
       collectionId: collection.id,
       dim: collection.dim,
@@ -226,8 +258,9 @@ export class LocalEngine implements VideoService {
     const text = requireText(req?.text, ['body', 'text']);
     const embedder = this.embedder(req.model ?? DEFAULT_MODEL_ID, ['body', 'model']);
     await embedder.load();
-    const { vector, truncated } = await embedder.embedText(text);
-    return { embedding: Array.from(vector), model: embedder.id, dim: embedder.dim, truncated };
+    const bounded = boundText(text);
+    const { vector, truncated } = await embedder.embedText(bounded.text);
+    return { embedding: Array.from(vector), model: embedder.id, dim: embedder.dim, truncated: truncated || bounded.cut };
   }
 
   async encodeVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<EncodeVideoResponse> {
@@ -236,6 +269,8 @@ export class LocalEngine implements VideoService {
     try {
       const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal });
       return toEncodeVideoResponse(analyzed, embedder);
+    } catch (err) {
+      throw this.redact(err, [[source.file, source.displayName]]);
     } finally {
       await source.cleanup();
     }
@@ -269,6 +304,8 @@ export class LocalEngine implements VideoService {
     try {
       const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal });
       return { tags: buildTags(analyzed, embedder.id) };
+    } catch (err) {
+      throw this.redact(err, [[source.file, source.displayName]]);
     } finally {
       await source.cleanup();
     }
@@ -290,7 +327,7 @@ export class LocalEngine implements VideoService {
     if (req.tensor !== undefined) await this.checkTensorRef(kind, req.tensor);
     const id = newId('req');
     this.store.db.transaction(() => {
-      this.store.tasks.insert(id, kind, req);
+      this.store.tasks.insert(id, kind, req, this.principal.owner);
       this.store.jobs.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
     })();
     this.onWorkQueued();
@@ -298,7 +335,7 @@ export class LocalEngine implements VideoService {
   }
 
   async uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse> {
-    return storeTensorUpload(req, this.blobs, this.maxTensorBytes);
+    return storeTensorUpload(req, this.blobs, this.maxTensorBytes, this.principal.owner);
   }
 
   /** Unknown keys are the caller's error (404) at submit time, not a failed task later. */
@@ -316,9 +353,10 @@ export class LocalEngine implements VideoService {
     }
     for (const [field, key] of keys) {
       const ext = field === 'video_kwargs_key' ? '.json' : '.bin';
+      const owner = tensorKeyOwner(key);
       let exists = false;
       try {
-        exists = await this.blobs.has(`${key}${ext}`);
+        exists = owner !== undefined && canSee(this.principal, owner) && (await this.blobs.has(`${key}${ext}`));
       } catch {
         exists = false;
       }
@@ -328,7 +366,7 @@ export class LocalEngine implements VideoService {
 
   async taskStatus(requestId: string): Promise<AsyncStatusResponse> {
     const t = this.store.tasks.byId(requestId);
-    if (!t) throw new NotFoundError(`task not found: ${requestId}`);
+    if (!t || !canSee(this.principal, t.owner)) throw new NotFoundError(`task not found: ${requestId}`);
     const out: AsyncStatusResponse = { request_id: t.id, status: t.status };
     if (t.status === 'completed' && t.result_json) Object.assign(out, JSON.parse(t.result_json));
     if (t.status === 'failed') out.error_message = t.error_message ?? 'failed';
@@ -400,7 +438,7 @@ export class LocalEngine implements VideoService {
       return 'done';
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
-      this.store.videos.markFailed(videoId, failureMessage(err));
+      this.store.videos.markFailed(videoId, failureMessage(this.redact(err, [[video.path, video.filename]])));
       return 'failed';
     }
   }
@@ -427,9 +465,14 @@ export class LocalEngine implements VideoService {
       return 'done';
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      this.store.tasks.fail(requestId, failureMessage(err));
+      this.store.tasks.fail(requestId, failureMessage(this.redact(err, [])));
       return 'failed';
     }
+  }
+
+  /** An error whose message names the user's file, never a path of this machine's data or temp directories. */
+  redact(err: unknown, names: [string, string][] = []): unknown {
+    return redactError(err, names, [this.paths.home]);
   }
 
   private embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
@@ -463,6 +506,7 @@ async function assertModelInstalled(id: string): Promise<void> {
 function toSummary(row: CollectionRow): CollectionSummary {
   return {
     id: row.id,
+    owner: row.owner,
     name: row.name,
     description: row.description,
     video_count: row.video_count,
@@ -486,6 +530,20 @@ export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedde
 function failureMessage(err: unknown): string {
   if (err instanceof VidembedError) return err.message;
   return `internal error: ${errorMessage(err)}`;
+}
+
+/**
+ * Text longer than this is cut before any tokenizer sees it: far more than any embedder's context
+ * holds (USE lite reads 256 tokens, CLIP 77), so the cut changes no vector, and a megabyte-long
+ * query costs no more than a short one. The answer says `truncated: true` (docs/api.md).
+ */
+export const MAX_TEXT_CHARS = 16_384;
+
+export function boundText(text: string): { text: string; cut: boolean } {
+  if (text.length <= MAX_TEXT_CHARS) return { text, cut: false };
+  // Never split a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[MAX_TEXT_CHARS - 1]) ? MAX_TEXT_CHARS - 1 : MAX_TEXT_CHARS;
+  return { text: text.slice(0, end), cut: true };
 }
 
 function optionalString(value: unknown, loc: (string | number)[]): string | undefined {

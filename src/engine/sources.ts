@@ -7,6 +7,8 @@ import { fetchVideoToFile, type FetchPolicy } from './fetch-video.js';
 
 export interface ResolvedSource {
   file: string;
+  /** What the caller knows the source as (their path, the URL's file name, "video_base64"): errors name this. */
+  displayName: string;
   /** Removes anything created to hold the source (temp files of base64 or URL sources). */
   cleanup(): Promise<void>;
 }
@@ -31,7 +33,7 @@ export async function resolveVideoSource(
     const st = await stat(file).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${src.video_path}`);
     if (!st.isFile()) throw new BadRequestError(`not a file: ${src.video_path}`);
-    return { file, cleanup: noop };
+    return { file, displayName: String(src.video_path), cleanup: noop };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vidembed-src-'));
   const cleanup = () => rm(dir, { recursive: true, force: true });
@@ -49,9 +51,18 @@ export async function resolveVideoSource(
       if (typeof src.video_url !== 'string') throw new ValidationError([{ loc: ['body', 'video_url'], msg: 'must be a string', type: 'type_error.str' }]);
       await fetchVideoToFile(src.video_url, file, { ...opts.fetchPolicy, maxBytes: opts.maxBytes });
     }
-    return { file, cleanup };
+    const displayName = given[0] === 'video_base64' ? 'video_base64' : urlFileName(String(src.video_url));
+    return { file, displayName, cleanup };
   } catch (err) {
     await cleanup();
     throw err;
+  }
+}
+
+function urlFileName(url: string): string {
+  try {
+    return decodeURIComponent(path.posix.basename(new URL(url).pathname)) || 'video_url';
+  } catch {
+    return 'video_url';
   }
 }

@@ -1,4 +1,5 @@
-import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError, type ValidationIssue } from '../api/errors.js';
+import { CLIENT_ID_RE, DEFAULT_OWNER } from '../api/principal.js';
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, ValidationError, type ValidationIssue } from '../api/errors.js';
 import type { TensorObject, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import type { BlobStore } from '../store/blobs.js';
@@ -6,7 +7,6 @@ import type { BlobStore } from '../store/blobs.js';
 /** Bytes per element of the dtypes a tensor may carry. */
 export const ITEM_SIZE: Record<string, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, float16: 2, int32: 4, uint32: 4, float32: 4, int64: 8, float64: 8 };
 const MAX_SIDE = 1024;
-const REQUEST_ID_RE = /^[A-Za-z0-9_.-]{1,128}$/;
 const STRICT_BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export interface DecodedTensor {
@@ -52,12 +52,12 @@ function decodeTensor(t: unknown, field: string, rank: number, dtypes: string[],
 }
 
 /** Validates a tensor upload (SPEC §4) and stores its parts; answers with their keys. */
-export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobStore, maxBytes: number): Promise<TensorUploadResponse> {
+export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobStore, maxBytes: number, owner: string = DEFAULT_OWNER): Promise<TensorUploadResponse> {
   if (body === null || typeof body !== 'object') throw new ValidationError([{ loc: ['body'], msg: 'must be an object', type: 'type_error.dict' }]);
   const issues: ValidationIssue[] = [];
   if (body.service !== 'embedding' && body.service !== 'tagging') issues.push({ loc: ['body', 'service'], msg: 'must be "embedding" or "tagging"', type: 'value_error.enum' });
-  if (typeof body.request_id !== 'string' || !REQUEST_ID_RE.test(body.request_id)) {
-    issues.push({ loc: ['body', 'request_id'], msg: 'must be 1-128 characters of letters, digits, _ . -', type: 'value_error.str.regex' });
+  if (typeof body.request_id !== 'string' || !CLIENT_ID_RE.test(body.request_id)) {
+    issues.push({ loc: ['body', 'request_id'], msg: 'must be 1-128 characters of letters, digits, _ . - (not "." or "..")', type: 'value_error.str.regex' });
   }
   let approx = 0;
   for (const f of ['video_input', 'audio_input'] as const) {
@@ -83,7 +83,11 @@ export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobSt
   }
   if (issues.length) throw new ValidationError(issues);
 
-  const base = `tensors/${body.request_id}`;
+  // Namespaced per owner: another owner's upload with the same request_id is a different payload.
+  const base = `tensors/${owner}/${body.request_id}`;
+  if (await blobs.has(`${base}/video_input.bin`)) {
+    throw new ConflictError(`tensors for request_id ${body.request_id} were already uploaded: choose a new request_id`);
+  }
   const keys: TensorUploadResponse['r2_keys'] = { video_input: `${base}/video_input` };
   await blobs.put(`${keys.video_input}.bin`, video!.bytes);
   await blobs.put(`${keys.video_input}.json`, Buffer.from(JSON.stringify({ shape: video!.shape, dtype: video!.dtype })));
@@ -97,6 +101,18 @@ export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobSt
     await blobs.put(`${keys.video_kwargs}.json`, Buffer.from(JSON.stringify(kwargs)));
   }
   return { request_id: body.request_id, r2_keys: keys };
+}
+
+/**
+ * The owner a tensor key belongs to: `tensors/OWNER/REQUEST_ID/PART`; keys from before owners
+ * existed (`tensors/REQUEST_ID/PART`) belong to the default owner. Undefined: not a tensor key.
+ */
+export function tensorKeyOwner(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts[0] !== 'tensors' || !/^(video_input|audio_input|video_kwargs)$/.test(parts[parts.length - 1])) return undefined;
+  if (parts.length === 4) return parts[1];
+  if (parts.length === 3) return DEFAULT_OWNER;
+  return undefined;
 }
 
 function validateKwargs(raw: unknown, frames: number | undefined, issues: ValidationIssue[]): VideoKwargs | undefined {

@@ -53,13 +53,33 @@ export interface RunOptions {
   stdout?: boolean;
 }
 
+let setprivPath: string | null | undefined;
+
+/**
+ * On Linux, util-linux's `setpriv --pdeathsig KILL` (present on Debian and most distributions)
+ * makes the kernel kill ffmpeg the moment its parent dies — even by SIGKILL, when no handler of
+ * ours can run — so a killed server or worker leaves no decoder running. Elsewhere ffmpeg still
+ * dies at its next write into the closed pipe.
+ */
+function deathSignalWrapper(): string | null {
+  if (setprivPath !== undefined) return setprivPath;
+  setprivPath = null;
+  if (process.platform === 'linux' && process.env.VIDEMBED_NO_PDEATHSIG !== '1') {
+    for (const p of ['/usr/bin/setpriv', '/bin/setpriv']) if (existsSync(p)) setprivPath = p;
+  }
+  return setprivPath;
+}
+
 /** Spawns ffmpeg with piped stdio. The caller owns the process (and must kill it when done). */
 export function spawnFfmpeg(args: readonly string[]): ChildProcessWithoutNullStreams {
   const bin = ffmpegPath();
   if (!process.env.VIDEMBED_FFMPEG && !existsSync(bin)) {
-    throw new VidembedError(`ffmpeg binary missing at ${bin}; reinstall @ffmpeg-installer/ffmpeg or set VIDEMBED_FFMPEG`);
+    throw new VidembedError('ffmpeg binary missing; reinstall @ffmpeg-installer/ffmpeg or set VIDEMBED_FFMPEG');
   }
-  return spawn(bin, [...BASE_ARGS, ...args], { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const wrapper = deathSignalWrapper();
+  const argv = [...BASE_ARGS, ...args];
+  const opts = { stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'], windowsHide: true };
+  return wrapper ? spawn(wrapper, ['--pdeathsig', 'KILL', '--', bin, ...argv], opts) : spawn(bin, argv, opts);
 }
 
 /**
@@ -92,7 +112,7 @@ export function runFfmpeg(args: readonly string[], opts: RunOptions = {}): Promi
     signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (e) => {
       signal?.removeEventListener('abort', onAbort);
-      reject(new VidembedError(`cannot run ffmpeg (${ffmpegPath()}): ${e.message}`, { cause: e }));
+      reject(new VidembedError(`cannot run ffmpeg: ${e.message}`, { cause: e }));
     });
     child.on('close', (code, sig) => {
       signal?.removeEventListener('abort', onAbort);

@@ -1,11 +1,15 @@
+import { constants as bufferConstants } from 'node:buffer';
 import { createWriteStream } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, TimeoutError } from '../api/errors.js';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, TimeoutError, VidembedError } from '../api/errors.js';
+import { LOCAL_PRINCIPAL } from '../api/principal.js';
 import type { AsyncSubmitRequest, CreateCollectionRequest, EncodeVideoRequest, SearchRequest, TensorUploadRequest } from '../api/types.js';
 import { schemas } from '../api/schemas.js';
 import { DEFAULTS } from '../engine/config.js';
@@ -13,6 +17,7 @@ import type { LocalEngine } from '../engine/engine.js';
 import { newId } from '../store/ids.js';
 import { makeAuthHook, TokenBuckets } from './auth.js';
 import { sendError } from './errors.js';
+import { checkJsonDepth, MAX_JSON_DEPTH } from './json.js';
 import { buildOpenApi, type RouteDoc } from './openapi.js';
 
 export interface ServerOptions {
@@ -26,15 +31,53 @@ export interface ServerOptions {
   logger?: boolean;
 }
 
+/**
+ * A JSON body is read into one string before it is parsed, and V8 cannot build a string longer
+ * than this: every JSON body limit stays below it (with room for the envelope), so an oversized
+ * body is a 413 and never a crash of the process.
+ */
+export const MAX_JSON_BODY_BYTES = bufferConstants.MAX_STRING_LENGTH - 1024 * 1024;
+
+/** Path parameters longer than this are refused (414) before any route runs. */
+const MAX_PARAM_LENGTH = 256;
+
 /** The HTTP face: a thin adapter that validates, authenticates and maps to the engine. */
 export async function buildServer(engine: LocalEngine, opts: ServerOptions = {}): Promise<FastifyInstance> {
   const maxUploadBytes = opts.maxUploadBytes ?? engine.maxUploadBytes;
   const maxTensorBytes = opts.maxTensorBytes ?? engine.maxTensorBytes;
   const syncTimeoutMs = opts.syncTimeoutMs ?? DEFAULTS.syncTimeoutMs;
+  const tensorBodyLimit = Math.min(Math.ceil((maxTensorBytes * 4) / 3) + 65536, MAX_JSON_BODY_BYTES);
   const app = Fastify({
     logger: opts.logger ?? false,
-    bodyLimit: opts.maxJsonBytes ?? DEFAULTS.maxJsonBytes,
+    bodyLimit: Math.min(opts.maxJsonBytes ?? DEFAULTS.maxJsonBytes, MAX_JSON_BODY_BYTES),
+    maxParamLength: MAX_PARAM_LENGTH,
     schemaErrorFormatter: (errors, dataVar) => Object.assign(new Error('validation failed'), { validation: errors, validationContext: dataVar }),
+    // The framework's own refusals (bad percent-encoding, an over-long path parameter) in our body.
+    frameworkErrors: (err, request, reply) => sendError(err, request, reply),
+    // Errors Node's HTTP parser raises before any request exists (431 header overflow, 400 garbage).
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const [status, code, detail] =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'headers_too_large', 'request headers are too large']
+          : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [408, 'request_timeout', 'the request was not received in time']
+            : [400, 'bad_request', 'malformed HTTP request'];
+      if (!socket.writable) return void socket.destroy();
+      const body = JSON.stringify({ detail, code });
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
+  });
+  // JSON bodies: nesting is bounded before parsing (deep nesting overflowed the stack later, when
+  // a task was stored), then the framework's own parser (prototype-poisoning checks) runs.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    try {
+      checkJsonDepth(body as string, MAX_JSON_DEPTH);
+    } catch (err) {
+      return done(err as Error, undefined);
+    }
+    defaultJson(request, body as string, done);
   });
   // Query strings and path parameters arrive as text and are coerced; JSON bodies are not
   // (a number where a string belongs is a 422, as in FastAPI).
@@ -57,6 +100,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
       await hook(request, reply);
     });
   }
+  /** The engine as this request's principal sees it (full rights without auth: `serve --no-auth`). */
+  const svc = (request: FastifyRequest): LocalEngine => engine.as(request.principal ?? LOCAL_PRINCIPAL);
   const withTimeout = async <T>(request: FastifyRequest, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(new TimeoutError(`the request took longer than ${syncTimeoutMs / 1000} s; use the async endpoint or a shorter video`)), syncTimeoutMs);
@@ -95,57 +140,57 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
 
   route(
     { method: 'POST', url: '/files/upload/tensors', summary: 'upload pre-processed tensors; returns keys for async calls', schema: schemas.tensorUpload },
-    async (request) => engine.uploadTensors(request.body as TensorUploadRequest),
+    async (request) => svc(request).uploadTensors(request.body as TensorUploadRequest),
     200,
-    { bodyLimit: Math.ceil(maxTensorBytes * 1.4) + 65536 },
+    { bodyLimit: tensorBodyLimit },
   );
   route(
     { method: 'POST', url: '/video_embedding/encode_video', summary: 'embed a video synchronously', schema: schemas.encodeVideo },
-    async (request) => withTimeout(request, (signal) => engine.encodeVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
+    async (request) => withTimeout(request, (signal) => svc(request).encodeVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
   );
   route(
     { method: 'POST', url: '/video_embedding/encode_text', summary: 'embed a text', schema: schemas.encodeText },
-    async (request) => engine.encodeText(request.body as { text: string }),
+    async (request) => svc(request).encodeText(request.body as { text: string }),
   );
   route(
     { method: 'POST', url: '/video_embedding/encode_video/async', summary: 'submit an embedding task', schema: schemas.asyncSubmit, status: 202 },
-    async (request) => engine.submitTask('embedding', withoutPath(request.body as AsyncSubmitRequest)),
+    async (request) => svc(request).submitTask('embedding', withoutPath(request.body as AsyncSubmitRequest)),
     202,
   );
   route(
     { method: 'GET', url: '/async_status/:request_id', summary: "an async task's status and result", schema: schemas.asyncStatus },
-    async (request) => engine.taskStatus((request.params as { request_id: string }).request_id),
+    async (request) => svc(request).taskStatus((request.params as { request_id: string }).request_id),
   );
   route(
     { method: 'POST', url: '/video_tagging', summary: 'tag a video synchronously', schema: schemas.tagVideo },
-    async (request) => withTimeout(request, (signal) => engine.tagVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
+    async (request) => withTimeout(request, (signal) => svc(request).tagVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
   );
   route(
     { method: 'POST', url: '/video_tagging/async', summary: 'submit a tagging task', schema: schemas.asyncSubmit, status: 202 },
-    async (request) => engine.submitTask('tagging', withoutPath(request.body as AsyncSubmitRequest)),
+    async (request) => svc(request).submitTask('tagging', withoutPath(request.body as AsyncSubmitRequest)),
     202,
   );
   route(
     { method: 'POST', url: '/collections', summary: 'create a collection', schema: schemas.createCollection, status: 201 },
-    async (request) => engine.createCollection(request.body as CreateCollectionRequest),
+    async (request) => svc(request).createCollection(request.body as CreateCollectionRequest),
     201,
   );
   route(
     { method: 'GET', url: '/collections', summary: 'list collections, newest first', schema: schemas.listCollections },
-    async (request) => engine.listCollections(request.query as { limit?: number; offset?: number }),
+    async (request) => svc(request).listCollections(request.query as { limit?: number; offset?: number }),
   );
   route(
     { method: 'POST', url: '/collections/:collection_id/search', summary: 'search a collection by text', schema: schemas.search },
     async (request) => {
       const body = request.body as SearchRequest & { explain?: boolean };
-      return engine.search(collectionParam(request), body, { explain: body.explain === true });
+      return svc(request).search(collectionParam(request), body, { explain: body.explain === true });
     },
   );
   route(
     { method: 'POST', url: '/collections/:collection_id/videos/upload', summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
     async (request) => {
-      const collectionId = collectionParam(request);
-      await engine.getCollection(collectionId); // 404 before reading any bytes
+      const service = svc(request);
+      const collectionId = (await service.getCollection(collectionParam(request))).id; // 404 before reading any bytes
       if (!request.isMultipart()) throw new BadRequestError('expected multipart/form-data with one part named "file"');
       let saved: { path: string; filename: string } | undefined;
       try {
@@ -165,7 +210,12 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
           if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
         }
         if (!saved) throw new BadRequestError('missing multipart part "file"');
-        return await engine.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true });
+        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true });
+      } catch (err) {
+        // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
+        if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;
+        if (err instanceof Error && !(err as NodeJS.ErrnoException).syscall) throw new BadRequestError(`malformed multipart body: ${err.message}`);
+        throw err;
       } finally {
         if (saved) await unlink(saved.path).catch(() => {});
       }
@@ -174,7 +224,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   );
   route(
     { method: 'GET', url: '/videos/:video_id/status', summary: "a video's processing status", schema: schemas.videoStatus },
-    async (request) => engine.videoStatus((request.params as { video_id: string }).video_id),
+    async (request) => svc(request).videoStatus((request.params as { video_id: string }).video_id),
   );
 
   return app;

@@ -1,6 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QuotaExceededError, RateLimitedError, UnauthorizedError } from '../api/errors.js';
-import type { KeysRepo, ApiKeyRow } from '../store/keys.js';
+import type { Principal } from '../api/principal.js';
+import { principalOf, type ApiKeyRow, type KeysRepo } from '../store/keys.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request acts for; set by the auth hook (full rights with `serve --no-auth`). */
+    principal?: Principal;
+    apiKey?: ApiKeyRow;
+  }
+}
 
 /**
  * Per-key token bucket: holds up to max(1, qps) tokens, refilled at `qps` per second; a request
@@ -23,15 +32,29 @@ export class TokenBuckets {
   }
 }
 
+/**
+ * The key a request presents, from `X-API-Key` or `Authorization: Bearer`. Credentials that
+ * disagree (two different keys, a repeated header, an Authorization header of another scheme next
+ * to X-API-Key) are refused rather than guessed between.
+ */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers['x-api-key'];
-  if (typeof header === 'string' && header.trim()) return header.trim();
+  if (Array.isArray(header)) throw new UnauthorizedError('conflicting credentials: send one X-API-Key header');
+  const fromHeader = typeof header === 'string' && header.trim() ? header.trim() : undefined;
   const auth = request.headers.authorization;
-  if (typeof auth === 'string') {
-    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (m) return m[1].trim();
+  let fromBearer: string | undefined;
+  if (typeof auth === 'string' && auth.trim()) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth.trim());
+    if (!m) {
+      if (fromHeader) throw new UnauthorizedError('conflicting credentials: an Authorization header that is not a Bearer key next to X-API-Key');
+      throw new UnauthorizedError('unsupported Authorization scheme: send Authorization: Bearer KEY or X-API-Key');
+    }
+    fromBearer = m[1];
   }
-  return undefined;
+  if (fromHeader && fromBearer && fromHeader !== fromBearer) {
+    throw new UnauthorizedError('conflicting credentials: X-API-Key and Authorization: Bearer carry different keys');
+  }
+  return fromHeader ?? fromBearer;
 }
 
 /**
@@ -48,6 +71,7 @@ export function makeAuthHook(keys: KeysRepo, buckets: TokenBuckets) {
     const taken = buckets.take(row.id, row.qps);
     if (!taken.ok) throw new RateLimitedError(`rate limit of ${row.qps} requests/s exceeded`, taken.retryAfterSeconds);
     if (!keys.charge(row.id, 1)) throw new QuotaExceededError(`quota of ${row.quota} requests used up for key ${row.name}`);
-    (request as FastifyRequest & { apiKey?: ApiKeyRow }).apiKey = row;
+    request.apiKey = row;
+    request.principal = principalOf(row);
   };
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { redactPaths } from '../engine/redact.js';
 import { RateLimitedError, ValidationError, VidembedError, type ValidationIssue } from '../api/errors.js';
 
 interface AjvError {
@@ -56,6 +57,11 @@ const FRAMEWORK: Record<string, [number, string]> = {
   FST_FIELDS_LIMIT: [400, 'bad_multipart'],
   FST_INVALID_MULTIPART_CONTENT_TYPE: [400, 'bad_multipart'],
   FST_PROTO_VIOLATION: [400, 'bad_request'],
+  FST_ERR_CTP_INVALID_TYPE: [400, 'bad_request'],
+  FST_ERR_BAD_URL: [400, 'bad_url'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'uri_too_long'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH_HEADER: [400, 'bad_request'],
+  ERR_STRING_TOO_LONG: [413, 'payload_too_large'],
 };
 
 /** The one place errors become HTTP statuses and `{detail, code}` bodies. */
@@ -72,7 +78,8 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
   }
   if (fe?.code && FRAMEWORK[fe.code]) {
     const [status, code] = FRAMEWORK[fe.code];
-    return reply.code(status).send({ detail: fe.message, code });
+    const detail = status === 413 && fe.code === 'ERR_STRING_TOO_LONG' ? 'request body too large' : fe.message;
+    return reply.code(status).send({ detail, code });
   }
   if (err instanceof SyntaxError) return reply.code(400).send({ detail: `malformed JSON: ${err.message}`, code: 'malformed_json' });
   if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -80,6 +87,7 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
     return reply.code(status).send({ detail: fe.message, code: status === 413 ? 'payload_too_large' : 'bad_request' });
   }
   request.log.error({ err }, 'internal error');
-  const detail = err instanceof VidembedError ? err.message : 'internal server error';
+  // A typed 500 (a model that failed to load, say) says what failed, never where on this machine.
+  const detail = err instanceof VidembedError ? redactPaths(err.message, [], [process.cwd()]) : 'internal server error';
   return reply.code(500).send({ detail, code: err instanceof VidembedError ? err.code : 'internal_error' });
 }

@@ -4,6 +4,7 @@ import { newId } from './ids.js';
 
 export interface CollectionRow {
   id: string;
+  owner: string;
   name: string;
   description: string;
   model: string;
@@ -12,34 +13,39 @@ export interface CollectionRow {
   video_count: number;
 }
 
-const SELECT = `SELECT c.id, c.name, c.description, c.model, c.dim, c.created_at,
+const SELECT = `SELECT c.id, c.owner, c.name, c.description, c.model, c.dim, c.created_at,
   (SELECT COUNT(*) FROM videos v WHERE v.collection_id = c.id) AS video_count FROM collections c`;
 
+/** Collections; names are unique per owner. `owner = null` in a query means every owner's. */
 export class CollectionsRepo {
   constructor(private readonly db: Db) {}
 
-  insert(input: { name: string; description: string; model: string; dim: number }): CollectionRow {
+  insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): CollectionRow {
     const id = newId('col');
     const created_at = nowIso();
+    const owner = input.owner ?? 'default';
     this.db
       .prepare(
-        `INSERT INTO collections (id, name, description, model, dim, created_at, seq)
-         VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM collections))`,
+        `INSERT INTO collections (id, owner, name, description, model, dim, created_at, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM collections))`,
       )
-      .run(id, input.name, input.description, input.model, input.dim, created_at);
-    return { id, ...input, created_at, video_count: 0 };
+      .run(id, owner, input.name, input.description, input.model, input.dim, created_at);
+    return { id, owner, name: input.name, description: input.description, model: input.model, dim: input.dim, created_at, video_count: 0 };
   }
 
   byId(id: string): CollectionRow | undefined {
     return this.db.prepare(`${SELECT} WHERE c.id = ?`).get(id) as CollectionRow | undefined;
   }
 
-  byName(name: string): CollectionRow | undefined {
-    return this.db.prepare(`${SELECT} WHERE c.name = ?`).get(name) as CollectionRow | undefined;
+  /** Collections with this name: the owner's one, or with `owner = null` every owner's. */
+  byName(name: string, owner: string | null = 'default'): CollectionRow[] {
+    if (owner === null) return this.db.prepare(`${SELECT} WHERE c.name = ? ORDER BY c.seq`).all(name) as CollectionRow[];
+    return this.db.prepare(`${SELECT} WHERE c.name = ? AND c.owner = ?`).all(name, owner) as CollectionRow[];
   }
 
   /** Newest first; `seq` breaks ties between collections created in the same millisecond. */
-  list(limit: number, offset: number): CollectionRow[] {
-    return this.db.prepare(`${SELECT} ORDER BY c.seq DESC LIMIT ? OFFSET ?`).all(limit, offset) as CollectionRow[];
+  list(limit: number, offset: number, owner: string | null = null): CollectionRow[] {
+    if (owner === null) return this.db.prepare(`${SELECT} ORDER BY c.seq DESC LIMIT ? OFFSET ?`).all(limit, offset) as CollectionRow[];
+    return this.db.prepare(`${SELECT} WHERE c.owner = ? ORDER BY c.seq DESC LIMIT ? OFFSET ?`).all(owner, limit, offset) as CollectionRow[];
   }
 }

@@ -1,7 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Principal } from '../api/principal.js';
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
 import { newId } from './ids.js';
+
+export type KeyRole = 'user' | 'admin';
 
 export interface ApiKeyRow {
   id: string;
@@ -13,27 +16,38 @@ export interface ApiKeyRow {
   used: number;
   created_at: string;
   revoked_at: string | null;
+  /** The owner whose library the key acts on (keys may share one). */
+  owner: string;
+  role: KeyRole;
 }
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+export function principalOf(row: ApiKeyRow): Principal {
+  return { owner: row.owner, admin: row.role === 'admin' };
+}
+
 /** API keys, stored as SHA-256 hashes: the raw key exists only in the create call's answer. */
 export class KeysRepo {
   constructor(private readonly db: Db) {}
 
-  create(input: { name: string; qps: number; quota?: number | null }): { row: ApiKeyRow; key: string } {
+  create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): { row: ApiKeyRow; key: string } {
     const key = `vk_${randomBytes(24).toString('base64url')}`;
     const id = newId('key');
     this.db
-      .prepare(`INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-      .run(id, input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, nowIso());
+      .prepare(`INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, created_at, owner, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(id, input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, nowIso(), input.owner ?? input.name, input.role ?? 'user');
     return { row: this.byId(id)!, key };
   }
 
   byId(id: string): ApiKeyRow | undefined {
     return this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as ApiKeyRow | undefined;
+  }
+
+  byName(name: string): ApiKeyRow[] {
+    return this.db.prepare('SELECT * FROM api_keys WHERE name = ? ORDER BY created_at').all(name) as ApiKeyRow[];
   }
 
   byKey(key: string): ApiKeyRow | undefined {

@@ -107,15 +107,62 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'collection revision (invalidates in-memory vector indexes)',
     sql: `ALTER TABLE collections ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 4,
+    name: 'owners: collections, tasks and keys belong to an owner; collection names unique per owner; admin keys',
+    // SQLite cannot change a UNIQUE constraint in place: the collections table is rebuilt (the
+    // documented 12-step procedure; foreign keys are off while migrations run, see migrate()).
+    // Everything created before owners existed belongs to the owner "default".
+    sql: `
+      CREATE TABLE collections_v4 (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL DEFAULT 'default',
+        name TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        revision INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (owner, name)
+      );
+      INSERT INTO collections_v4 (id, owner, name, description, model, dim, created_at, seq, revision)
+        SELECT id, 'default', name, description, model, dim, created_at, seq, revision FROM collections;
+      DROP TABLE collections;
+      ALTER TABLE collections_v4 RENAME TO collections;
+      ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
+      ALTER TABLE api_keys ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
+      ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'user' CHECK (role IN ('user', 'admin'));
+    `,
+  },
 ];
 
-export function migrate(db: Database): void {
+/** The migrations up to a version (tests build a database as an earlier release left it). */
+export function migrationsUpTo(version: number): { version: number; name: string; sql: string }[] {
+  return MIGRATIONS.filter((m) => m.version <= version);
+}
+
+export function migrate(db: Database, upTo = Number.POSITIVE_INFINITY): void {
+  // Table rebuilds (see version 4) must not cascade deletes or fail half-way on references:
+  // foreign keys are off while steps run and checked once they are done.
+  const fk = db.pragma('foreign_keys', { simple: true });
+  db.pragma('foreign_keys = OFF');
+  try {
+    runMigrations(db, upTo);
+    const broken = db.pragma('foreign_key_check') as unknown[];
+    if (broken.length) throw new Error(`migration left ${broken.length} broken references`);
+  } finally {
+    db.pragma(`foreign_keys = ${fk ? 'ON' : 'OFF'}`);
+  }
+}
+
+function runMigrations(db: Database, upTo: number): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(
     (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
   );
   for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
+    if (applied.has(m.version) || m.version > upTo) continue;
     db.transaction(() => {
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(

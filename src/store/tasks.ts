@@ -5,6 +5,7 @@ import { nowIso } from './db.js';
 export interface TaskRow {
   id: string;
   kind: TaskKind;
+  owner: string;
   status: TaskStatus;
   request_json: string;
   result_json: string | null;
@@ -16,13 +17,13 @@ export interface TaskRow {
 export class TasksRepo {
   constructor(private readonly db: Db) {}
 
-  insert(id: string, kind: TaskKind, request: unknown): TaskRow {
+  insert(id: string, kind: TaskKind, request: unknown, owner = 'default'): TaskRow {
     const now = nowIso();
     this.db
       .prepare(
-        `INSERT INTO tasks (id, kind, status, request_json, created_at, updated_at) VALUES (?, ?, 'pending', ?, ?, ?)`,
+        `INSERT INTO tasks (id, kind, owner, status, request_json, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
       )
-      .run(id, kind, JSON.stringify(request), now, now);
+      .run(id, kind, owner, JSON.stringify(request), now, now);
     return this.byId(id)!;
   }
 

@@ -130,7 +130,10 @@ describe('HTTP API errors and limits', () => {
     const post = (json: unknown) => http(s.url, 'POST', '/files/upload/tensors', { key: s.key, json });
     const good = await post({ service: 'embedding', request_id: 'r1', video_input: t([1, 2, 3, 4, 4], 96), audio_input: t([1, 1, 8], 32, 'float32') });
     expect(good.status).toBe(200);
-    expect(good.body).toEqual({ request_id: 'r1', r2_keys: { video_input: 'tensors/r1/video_input', audio_input: 'tensors/r1/audio_input' } });
+    // Keys are namespaced by the key's owner ("test", the key's name).
+    expect(good.body).toEqual({ request_id: 'r1', r2_keys: { video_input: 'tensors/test/r1/video_input', audio_input: 'tensors/test/r1/audio_input' } });
+    // The same request_id again is a conflict, never a silent overwrite.
+    expectError(await post({ service: 'embedding', request_id: 'r1', video_input: t([1, 2, 3, 4, 4], 96) }), 409, 'conflict');
 
     const mismatch = await post({ service: 'embedding', request_id: 'r2', video_input: t([1, 2, 3, 4, 4], 95) });
     expectError(mismatch, 422);
@@ -144,11 +147,15 @@ describe('HTTP API errors and limits', () => {
     expectError(await post({ service: 'nope', request_id: 'r7', video_input: t([1, 2, 3, 4, 4], 96) }), 422);
     expectError(await post({ service: 'tagging', request_id: 'r8', video_input: { data: '!!!not base64!!!', shape: [1, 1, 3, 1, 1], dtype: 'uint8' } }), 400);
     expectError(await post({ service: 'tagging', request_id: 'r9', video_input: t([1, 64, 3, 8, 8], 64 * 3 * 64) }), 413);
-    expectError(await post({ service: 'tagging', request_id: '../../x', video_input: t([1, 2, 3, 4, 4], 96) }), 422);
+    for (const request_id of ['../../x', '..', '.', '', 'a/b', 'x'.repeat(129)]) {
+      const r = await post({ service: 'tagging', request_id, video_input: t([1, 2, 3, 4, 4], 96) });
+      expectError(r, 422);
+      expect(r.body.detail[0].loc).toEqual(['body', 'request_id']);
+    }
 
     // Async submits that name unknown keys are 404 at once; known keys are accepted.
     expectError(await http(s.url, 'POST', '/video_tagging/async', { key: s.key, json: { tensor: { video_input_key: 'tensors/none/video_input' } } }), 404);
-    const sub = await http(s.url, 'POST', '/video_embedding/encode_video/async', { key: s.key, json: { tensor: { video_input_key: 'tensors/r1/video_input', audio_input_key: 'tensors/r1/audio_input' } } });
+    const sub = await http(s.url, 'POST', '/video_embedding/encode_video/async', { key: s.key, json: { tensor: { video_input_key: good.body.r2_keys.video_input, audio_input_key: good.body.r2_keys.audio_input } } });
     expect(sub.status).toBe(202);
     expect(sub.body).toMatchObject({ status: 'pending' });
     expect((await http(s.url, 'GET', `/async_status/${sub.body.request_id}`, { key: s.key })).body.status).toBe('pending');

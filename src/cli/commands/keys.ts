@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { NotFoundError, ValidationError } from '../../api/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../api/errors.js';
+import { isValidOwner } from '../../api/principal.js';
 import { writeUserConfig } from '../../engine/config.js';
 import type { Run } from '../context.js';
 import { printJson, printTable } from '../output.js';
@@ -11,9 +12,14 @@ export function registerKeys(program: Command, run: Run): void {
     .requiredOption('--name <name>', 'who or what the key is for')
     .option('--qps <n>', 'requests per second allowed (token bucket)', Number, 5)
     .option('--quota <n>', 'requests allowed in total (default: unlimited)', Number)
+    .option('--owner <owner>', 'whose library the key works on; keys with the same owner share one (default: the key name)')
+    .option('--admin', 'an admin key: sees and manages every owner\'s collections, videos and tasks')
     .description('create a key; the key itself is printed once, now')
-    .addHelpText('after', '\nExample:\n  $ vidembed keys create --name ci --qps 10 --quota 100000 --json')
-    .action(async (opts: { name: string; qps: number; quota?: number }, cmd: Command) =>
+    .addHelpText(
+      'after',
+      '\nEach key sees only its owner\'s collections, videos, tasks and tensors; other owners\' ids answer 404.\n\nExamples:\n  $ vidembed keys create --name alice --qps 5\n  $ vidembed keys create --name alice-ci --owner alice --qps 10 --quota 100000 --json\n  $ vidembed keys create --name ops --admin',
+    )
+    .action(async (opts: { name: string; qps: number; quota?: number; owner?: string; admin?: boolean }, cmd: Command) =>
       run(
         cmd,
         async (ctx, globals) => {
@@ -21,10 +27,22 @@ export function registerKeys(program: Command, run: Run): void {
           if (opts.quota !== undefined && (!Number.isInteger(opts.quota) || opts.quota < 0)) {
             throw new ValidationError([{ loc: ['quota'], msg: 'must be a non-negative integer', type: 'value_error' }]);
           }
-          const { row, key } = ctx.local!.store.keys.create({ name: opts.name, qps: opts.qps, quota: opts.quota });
-          const out = { id: row.id, name: row.name, qps: row.qps, quota: row.quota, key };
+          const name = opts.name.trim();
+          if (!name) throw new ValidationError([{ loc: ['name'], msg: 'must not be empty', type: 'value_error' }]);
+          const owner = opts.owner ?? name;
+          if (!isValidOwner(owner)) {
+            throw new ValidationError([
+              { loc: ['owner'], msg: `"${owner}" is not a valid owner: letters, digits, _ . - (at most 64)${opts.owner ? '' : '; pass --owner'}`, type: 'value_error' },
+            ]);
+          }
+          const store = ctx.local!.store;
+          if (store.keys.byName(name).length) throw new ConflictError(`a key named "${name}" already exists: choose another name`);
+          const { row, key } = store.keys.create({ name, qps: opts.qps, quota: opts.quota, owner, role: opts.admin ? 'admin' : 'user' });
+          const out = { id: row.id, name: row.name, owner: row.owner, role: row.role, qps: row.qps, quota: row.quota, key };
           if (globals.json) return printJson(out);
-          process.stdout.write(`created key ${row.name} (${row.id}), ${row.qps} req/s${row.quota !== null ? `, quota ${row.quota} requests` : ''}\n${key}\nkeep it: it is not stored and cannot be shown again\n`);
+          process.stdout.write(
+            `created ${row.role === 'admin' ? 'admin ' : ''}key ${row.name} (${row.id}) for owner ${row.owner}, ${row.qps} req/s${row.quota !== null ? `, quota ${row.quota} requests` : ''}\n${key}\nkeep it: it is not stored and cannot be shown again\n`,
+          );
         },
         { localOnly: true },
       ),
@@ -39,6 +57,8 @@ export function registerKeys(program: Command, run: Run): void {
           const rows = ctx.local!.store.keys.list().map((k) => ({
             id: k.id,
             name: k.name,
+            owner: k.owner,
+            role: k.role,
             prefix: k.prefix,
             qps: k.qps,
             quota: k.quota,
@@ -48,7 +68,10 @@ export function registerKeys(program: Command, run: Run): void {
           }));
           if (globals.json) return printJson(rows);
           if (!rows.length) return void process.stdout.write('no keys: vidembed keys create --name NAME\n');
-          printTable(['id', 'name', 'key', 'qps', 'quota', 'used', 'revoked'], rows.map((r) => [r.id, r.name, `${r.prefix}…`, r.qps, r.quota ?? '∞', r.used, r.revoked ? 'yes' : '']));
+          printTable(
+            ['id', 'name', 'owner', 'role', 'key', 'qps', 'quota', 'used', 'revoked'],
+            rows.map((r) => [r.id, r.name, r.owner, r.role, `${r.prefix}…`, r.qps, r.quota ?? '∞', r.used, r.revoked ? 'yes' : '']),
+          );
         },
         { localOnly: true },
       ),
