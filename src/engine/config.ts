@@ -8,7 +8,11 @@ export const DEFAULTS = {
   fps: 1,
   topK: 10,
   maxUploadBytes: 2 * 1024 ** 3,
-  maxTensorBytes: 512 * 1024 ** 2,
+  /**
+   * Decoded tensor bytes per upload. The payload arrives as base64 in one JSON body (4/3 larger),
+   * which must stay under V8's longest string (~512 MiB): 320 MiB decoded is ~427 MiB of body.
+   */
+  maxTensorBytes: 320 * 1024 ** 2,
   maxJsonBytes: 64 * 1024 ** 2,
   syncTimeoutMs: 120_000,
   /** A worker renews its job lease this often; a lease not renewed for `leaseMs` is taken over. */

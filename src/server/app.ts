@@ -50,7 +50,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: Math.min(opts.maxJsonBytes ?? DEFAULTS.maxJsonBytes, MAX_JSON_BODY_BYTES),
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     schemaErrorFormatter: (errors, dataVar) => Object.assign(new Error('validation failed'), { validation: errors, validationContext: dataVar }),
     // The framework's own refusals (bad percent-encoding, an over-long path parameter) in our body.
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
