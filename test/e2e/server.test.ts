@@ -195,7 +195,8 @@ describe('server failures and limits that need real media', () => {
       const done = await until(() => call(s.url, 'GET', `/async_status/${sub.body.request_id}`, { key }), (x) => x.body.status === 'failed' || x.body.status === 'completed');
       expect(done.status).toBe(200);
       expect(done.body.status).toBe('failed');
-      expect(done.body.error_message).toMatch(/404/);
+      // Same wording as the sync 502: the upstream's status (404 here) is not echoed (SSRF probe).
+      expect(done.body.error_message).toBe('could not fetch video_url: the server did not return the video');
 
       const slow = await call(s.url, 'POST', '/video_embedding/encode_video', { key, json: { video_url: `${fileUrl}/ok.mp4`, fps: 8 } });
       expect(slow.status).toBe(504);
