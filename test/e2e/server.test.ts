@@ -46,6 +46,25 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs =
   }
 }
 
+/** Pids of ffmpeg processes whose parent is `pid`. */
+function ffmpegChildren(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid), 'ffmpeg']).toString().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** True while the process exists and is not a zombie (state Z: dead, waiting to be reaped). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 describe('the CLI behaves the same against the local engine and a real vidembed serve', () => {
   let dir: string;
   let server: Served;
@@ -125,7 +144,8 @@ describe('the CLI behaves the same against the local engine and a real vidembed 
     expect(payload.video_input.dtype).toBe('uint8');
     const up = await runCli(['upload-tensors', payloadFile, '--json'], remoteEnv);
     expect(up.code, up.stderr).toBe(0);
-    expect(up.json.r2_keys.video_input).toBe('tensors/dogtensor/video_input');
+    // Tensor keys are namespaced by the key's owner ("parity", the key's name).
+    expect(up.json.r2_keys.video_input).toBe('tensors/parity/dogtensor/video_input');
     const viaTensor = await runCli(['embed', 'video', '--tensor-keys', up.json.r2_keys.video_input, '--json'], remoteEnv);
     expect(viaTensor.code, viaTensor.stderr).toBe(0);
     expect(viaTensor.json.status).toBe('completed');
@@ -171,8 +191,13 @@ describe('server failures and limits that need real media', () => {
       ids.push(r.body.request_id);
     }
     await until(() => call(s.url, 'GET', `/async_status/${ids[0]}`, { key }), (r) => r.body.status === 'processing');
+    // Kill it while ffmpeg decodes for it: the decoder must die with its parent, not run on.
+    const decoders = await until(async () => ffmpegChildren(s.proc.pid!), (pids) => pids.length > 0, 60_000);
     s.proc.kill('SIGKILL');
     await new Promise((r) => s.proc.once('exit', r));
+    const alive = await until(async () => decoders.filter(isRunning), (left) => left.length === 0, 10_000).catch(() => decoders.filter(isRunning));
+    // Dead is what the server controls; reaping an orphan is init's job (zombies here mean it does not reap).
+    expect(alive).toEqual([]);
     s = await serve(home);
     try {
       for (const id of ids) {
