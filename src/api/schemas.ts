@@ -6,24 +6,35 @@ const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
 const vector = { type: 'array', items: num } as const;
 
+/** Every error but a validation 422: `detail` says what went wrong, `code` is machine-readable. */
 export const errorBody = {
+  type: 'object',
+  required: ['detail', 'code'],
+  properties: { detail: str, code: str },
+  additionalProperties: true,
+} as const;
+
+/**
+ * Every 422, FastAPI's shape: one `{loc, msg, type}` per problem. `code` says which kind:
+ * `validation_error` (a field breaks the schema) or `invalid_media` (the video itself is not
+ * usable: corrupt, no video stream; loc names the source field).
+ */
+export const validationErrorBody = {
   type: 'object',
   required: ['detail', 'code'],
   properties: {
     detail: {
-      oneOf: [
-        str,
-        {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: { loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: str, type: str },
-          },
-        },
-      ],
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['loc', 'msg', 'type'],
+        properties: { loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: str, type: str },
+      },
     },
-    code: str,
+    code: { type: 'string', enum: ['validation_error', 'invalid_media'] },
   },
+  additionalProperties: true,
 } as const;
 
 const tensorObject = {
@@ -48,68 +59,135 @@ const tensorRef = {
 
 const tagValue = {
   type: 'object',
+  required: ['label', 'confidence', 'scores'],
   properties: { label: str, confidence: num, scores: { type: 'object', additionalProperties: num } },
   additionalProperties: true,
 } as const;
 
+const segment = { type: 'object', required: ['start', 'end'], properties: { start: num, end: num } } as const;
+
 export const tagsSchema = {
   type: 'object',
+  required: ['segments', 'duration', 'model'],
   additionalProperties: true,
   properties: {
     shot_size: tagValue,
     shooting_angle: tagValue,
     camera_movement: tagValue,
-    segments: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    segments: { type: 'array', items: { ...segment, additionalProperties: true } },
     duration: num,
     model: str,
   },
 } as const;
 
-const segment = { type: 'object', properties: { start: num, end: num } } as const;
+const taskStatus = { type: 'string', enum: ['pending', 'processing', 'completed', 'failed'] } as const;
+const videoStatus = { type: 'string', enum: ['uploaded', 'processing', 'processed', 'failed'] } as const;
 
+/** A collection as listed (`owner`: whose library holds it; admins see every owner's). */
+const collectionSummary = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'video_count', 'created_at', 'model', 'dim'],
+  additionalProperties: true,
+  properties: {
+    id: str,
+    owner: str,
+    name: str,
+    description: str,
+    video_count: { type: 'integer', minimum: 0 },
+    created_at: str,
+    model: str,
+    dim: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+/** A 1×1×3×2×2 uint8 frame (12 bytes), the smallest valid `video_input`. */
+const tinyTensor = { data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'uint8' } as const;
+
+/**
+ * Per operation: `body`, `querystring` and `params` are what the server validates with; `response`
+ * (the success body) and `examples` (request bodies) are documentation only and never reach the
+ * framework, whose response serializer would drop fields the schema does not name.
+ */
 export const schemas = {
+  health: {
+    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } } },
+  },
+  openapi: {
+    response: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: str, info: { type: 'object' }, paths: { type: 'object' } } },
+  },
   encodeText: {
     body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1 }, model: str } },
-    response: { type: 'object', properties: { embedding: vector, model: str, dim: { type: 'integer' }, truncated: { type: 'boolean' } } },
+    response: {
+      type: 'object',
+      required: ['embedding', 'model', 'dim', 'truncated'],
+      additionalProperties: true,
+      properties: { embedding: vector, model: str, dim: { type: 'integer', minimum: 1 }, truncated: { type: 'boolean' } },
+    },
+    examples: {
+      query: { summary: 'embed a search phrase', value: { text: 'a dog running on the beach' } },
+    },
   },
   encodeVideo: {
     body: { type: 'object', properties: videoSource },
     response: {
       type: 'object',
+      required: ['embeddings', 'segments', 'model', 'dim', 'video_embedding'],
+      additionalProperties: true,
       properties: {
         embeddings: { type: 'array', items: vector },
         segments: { type: 'array', items: segment },
         model: str,
-        dim: { type: 'integer' },
+        dim: { type: 'integer', minimum: 1 },
         video_embedding: vector,
         descriptions: { type: 'array', items: str },
       },
     },
+    examples: {
+      url: { summary: 'a video by URL', value: { video_url: 'https://example.com/clips/beach.mp4', segment_seconds: 4, fps: 1 } },
+      base64: { summary: 'the video bytes inline', value: { video_base64: 'AAAAIGZ0eXBpc29tAAACAGlzb21pc28y', fps: 2 } },
+    },
   },
   asyncSubmit: {
     body: { type: 'object', properties: { ...videoSource, tensor: tensorRef } },
-    response: { type: 'object', properties: { request_id: str, status: str } },
+    response: { type: 'object', required: ['request_id', 'status'], additionalProperties: true, properties: { request_id: str, status: taskStatus } },
+    examples: {
+      url: { summary: 'a video by URL', value: { video_url: 'https://example.com/clips/beach.mp4' } },
+      tensor: { summary: 'tensors uploaded first to /files/upload/tensors', value: { tensor: { video_input_key: 'tensors/alice/clip-0001/video_input' } } },
+    },
   },
   asyncStatus: {
     params: { type: 'object', required: ['request_id'], properties: { request_id: str } },
     response: {
       type: 'object',
+      required: ['request_id', 'status'],
+      additionalProperties: true,
       properties: {
         request_id: str,
-        status: { type: 'string', enum: ['pending', 'processing', 'completed', 'failed'] },
+        status: taskStatus,
         embedding: vector,
         embeddings: { type: 'array', items: vector },
         segments: { type: 'array', items: segment },
         tags: tagsSchema,
         model: str,
-        dim: { type: 'integer' },
+        dim: { type: 'integer', minimum: 1 },
         error_message: str,
       },
+      allOf: [
+        // A failed task says why; a completed one carries its result (an embedding task's vectors, or a tagging task's tags).
+        { if: { required: ['status'], properties: { status: { const: 'failed' } } }, then: { required: ['error_message'] } },
+        {
+          if: { required: ['status'], properties: { status: { const: 'completed' } } },
+          then: { anyOf: [{ required: ['embedding', 'embeddings', 'segments', 'model', 'dim'] }, { required: ['tags'] }] },
+        },
+      ],
     },
   },
   tagVideo: {
     body: { type: 'object', properties: videoSource },
-    response: { type: 'object', properties: { tags: tagsSchema } },
+    response: { type: 'object', required: ['tags'], additionalProperties: true, properties: { tags: tagsSchema } },
+    examples: {
+      url: { summary: 'tag a video by URL', value: { video_url: 'https://example.com/clips/beach.mp4', fps: 2 } },
+    },
   },
   tensorUpload: {
     body: {
@@ -125,7 +203,18 @@ export const schemas = {
     },
     response: {
       type: 'object',
-      properties: { request_id: str, r2_keys: { type: 'object', properties: { video_input: str, audio_input: str, video_kwargs: str } } },
+      required: ['request_id', 'r2_keys'],
+      additionalProperties: true,
+      properties: {
+        request_id: str,
+        r2_keys: { type: 'object', required: ['video_input'], additionalProperties: true, properties: { video_input: str, audio_input: str, video_kwargs: str } },
+      },
+    },
+    examples: {
+      frame: {
+        summary: 'one 2×2 RGB frame, layout [B, T, C, H, W]',
+        value: { service: 'embedding', request_id: 'clip-0001', video_input: tinyTensor, video_kwargs: { fps: 1 } },
+      },
     },
   },
   createCollection: {
@@ -136,7 +225,12 @@ export const schemas = {
     },
     response: {
       type: 'object',
-      properties: { collection_id: str, name: str, description: str, created_at: str, model: str, dim: { type: 'integer' } },
+      required: ['collection_id', 'name', 'description', 'created_at', 'model', 'dim'],
+      additionalProperties: true,
+      properties: { collection_id: str, owner: str, name: str, description: str, created_at: str, model: str, dim: { type: 'integer', minimum: 1 } },
+    },
+    examples: {
+      basic: { summary: 'a collection on the default model', value: { name: 'holiday-footage', description: 'summer 2024, unedited' } },
     },
   },
   listCollections: {
@@ -144,13 +238,7 @@ export const schemas = {
       type: 'object',
       properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
     },
-    response: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { id: str, name: str, description: str, video_count: { type: 'integer' }, created_at: str, model: str, dim: { type: 'integer' } },
-      },
-    },
+    response: { type: 'array', items: collectionSummary },
   },
   search: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
@@ -168,27 +256,44 @@ export const schemas = {
     },
     response: {
       type: 'object',
+      required: ['results', 'model'],
+      additionalProperties: true,
       properties: {
         model: str,
         results: {
           type: 'array',
-          items: { type: 'object', properties: { video_id: str, similarity: num, start: num, end: num, filename: str, description: str } },
+          items: {
+            type: 'object',
+            required: ['video_id', 'similarity', 'start', 'end', 'filename'],
+            // Results may grow fields (confidence, thumbnail_url): clients ignore what they do not know.
+            additionalProperties: true,
+            properties: { video_id: str, similarity: num, start: num, end: num, filename: str, description: str },
+          },
         },
       },
+    },
+    examples: {
+      text: { summary: 'the 5 best matches', value: { text: 'sunset over the sea', top_k: 5 } },
+      filtered: { summary: 'only wide shots panning left, with what the engine saw', value: { text: 'a crowd in a square', shot_size: 'wide', camera_movement: 'pan_left', explain: true } },
     },
   },
   uploadVideo: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
-    response: { type: 'object', properties: { video_id: str, status: str } },
+    response: { type: 'object', required: ['video_id', 'status'], additionalProperties: true, properties: { video_id: str, status: videoStatus } },
+    examples: {
+      file: { summary: 'one part named "file" holding the video', value: { file: '(binary contents of beach.mp4)' } },
+    },
   },
   videoStatus: {
     params: { type: 'object', required: ['video_id'], properties: { video_id: str } },
     response: {
       type: 'object',
+      required: ['video_id', 'status'],
+      additionalProperties: true,
       properties: {
         video_id: str,
-        status: { type: 'string', enum: ['uploaded', 'processing', 'processed', 'failed'] },
-        progress: num,
+        status: videoStatus,
+        progress: { type: 'number', minimum: 0, maximum: 100 },
         error_message: str,
       },
     },

@@ -1,6 +1,7 @@
 import {
   BadRequestError,
   ConflictError,
+  MediaError,
   NotFoundError,
   PayloadTooLargeError,
   QuotaExceededError,
@@ -31,6 +32,10 @@ export function errorFromResponse(status: number, body: unknown, retryAfter?: st
     case 413:
       return new PayloadTooLargeError(detail ?? 'payload too large');
     case 422:
+      if (b.code === 'invalid_media') {
+        const msg = Array.isArray(b.detail) ? (b.detail as ValidationIssue[]).map((i) => i.msg).join('; ') : (detail ?? 'not usable media');
+        return new MediaError(msg);
+      }
       return Array.isArray(b.detail) ? new ValidationError(b.detail as ValidationIssue[]) : new ValidationError(detail ?? 'validation error');
     case 429:
       return new RateLimitedError(detail ?? 'rate limited', Number(retryAfter) || 1);

@@ -70,6 +70,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   });
   // JSON bodies: nesting is bounded before parsing (deep nesting overflowed the stack later, when
   // a task was stored), then the framework's own parser (prototype-poisoning checks) runs.
+  // Bodies are JSON (or multipart for uploads): plain text is refused like any other type (400).
+  app.removeContentTypeParser('text/plain');
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
@@ -92,7 +94,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }));
 
   const docs: RouteDoc[] = [];
-  const open = new Set(['/healthz', '/openapi.json']);
+  /** Routes served without a key: those whose doc says `open` (filled as routes register). */
+  const open = new Set<string>();
   if (opts.auth !== false) {
     const hook = makeAuthHook(engine.store.keys, new TokenBuckets());
     app.addHook('onRequest', async (request, reply) => {
@@ -122,6 +125,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
 
   const route = (doc: RouteDoc, handler: (request: FastifyRequest) => Promise<unknown>, status = 200, extra: Record<string, unknown> = {}) => {
     docs.push(doc);
+    if (doc.open) open.add(doc.url);
     const schema: Record<string, unknown> = {};
     if (doc.schema?.body) schema.body = doc.schema.body;
     if (doc.schema?.querystring) schema.querystring = doc.schema.querystring;
@@ -135,59 +139,62 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
     });
   };
 
-  route({ method: 'GET', url: '/healthz', summary: 'liveness; no key needed' }, async () => ({ status: 'ok' }));
-  route({ method: 'GET', url: '/openapi.json', summary: 'this document' }, async () => buildOpenApi(docs));
+  route({ method: 'GET', url: '/healthz', operationId: 'health', tags: ['meta'], open: true, errors: [], summary: 'liveness; no key needed', schema: schemas.health }, async () => ({ status: 'ok' }));
+  route(
+    { method: 'GET', url: '/openapi.json', operationId: 'openapi', tags: ['meta'], open: true, errors: [], summary: 'this document', schema: schemas.openapi },
+    async () => buildOpenApi(docs, { auth: opts.auth !== false }),
+  );
 
   route(
-    { method: 'POST', url: '/files/upload/tensors', summary: 'upload pre-processed tensors; returns keys for async calls', schema: schemas.tensorUpload },
+    { method: 'POST', url: '/files/upload/tensors', operationId: 'uploadTensors', tags: ['tensors'], errors: [400, 409, 413, 422], summary: 'upload pre-processed tensors; returns keys for async calls', schema: schemas.tensorUpload },
     async (request) => svc(request).uploadTensors(request.body as TensorUploadRequest),
     200,
     { bodyLimit: tensorBodyLimit },
   );
   route(
-    { method: 'POST', url: '/video_embedding/encode_video', summary: 'embed a video synchronously', schema: schemas.encodeVideo },
+    { method: 'POST', url: '/video_embedding/encode_video', operationId: 'encodeVideo', tags: ['embedding'], errors: [400, 413, 422, 502, 504], mediaErrors: true, summary: 'embed a video synchronously', schema: schemas.encodeVideo },
     async (request) => withTimeout(request, (signal) => svc(request).encodeVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
   );
   route(
-    { method: 'POST', url: '/video_embedding/encode_text', summary: 'embed a text', schema: schemas.encodeText },
+    { method: 'POST', url: '/video_embedding/encode_text', operationId: 'encodeText', tags: ['embedding'], errors: [400, 413, 422], summary: 'embed a text', schema: schemas.encodeText },
     async (request) => svc(request).encodeText(request.body as { text: string }),
   );
   route(
-    { method: 'POST', url: '/video_embedding/encode_video/async', summary: 'submit an embedding task', schema: schemas.asyncSubmit, status: 202 },
+    { method: 'POST', url: '/video_embedding/encode_video/async', operationId: 'submitEmbeddingTask', tags: ['embedding', 'tasks'], errors: [400, 404, 413, 422], summary: 'submit an embedding task', schema: schemas.asyncSubmit, status: 202 },
     async (request) => svc(request).submitTask('embedding', withoutPath(request.body as AsyncSubmitRequest)),
     202,
   );
   route(
-    { method: 'GET', url: '/async_status/:request_id', summary: "an async task's status and result", schema: schemas.asyncStatus },
+    { method: 'GET', url: '/async_status/:request_id', operationId: 'getTaskStatus', tags: ['tasks'], errors: [400, 404, 414], summary: "an async task's status and result", schema: schemas.asyncStatus },
     async (request) => svc(request).taskStatus((request.params as { request_id: string }).request_id),
   );
   route(
-    { method: 'POST', url: '/video_tagging', summary: 'tag a video synchronously', schema: schemas.tagVideo },
+    { method: 'POST', url: '/video_tagging', operationId: 'tagVideo', tags: ['tagging'], errors: [400, 413, 422, 502, 504], mediaErrors: true, summary: 'tag a video synchronously', schema: schemas.tagVideo },
     async (request) => withTimeout(request, (signal) => svc(request).tagVideo(withoutPath(request.body as EncodeVideoRequest), { signal })),
   );
   route(
-    { method: 'POST', url: '/video_tagging/async', summary: 'submit a tagging task', schema: schemas.asyncSubmit, status: 202 },
+    { method: 'POST', url: '/video_tagging/async', operationId: 'submitTaggingTask', tags: ['tagging', 'tasks'], errors: [400, 404, 413, 422], summary: 'submit a tagging task', schema: schemas.asyncSubmit, status: 202 },
     async (request) => svc(request).submitTask('tagging', withoutPath(request.body as AsyncSubmitRequest)),
     202,
   );
   route(
-    { method: 'POST', url: '/collections', summary: 'create a collection', schema: schemas.createCollection, status: 201 },
+    { method: 'POST', url: '/collections', operationId: 'createCollection', tags: ['collections'], errors: [400, 409, 413, 422], summary: 'create a collection', schema: schemas.createCollection, status: 201 },
     async (request) => svc(request).createCollection(request.body as CreateCollectionRequest),
     201,
   );
   route(
-    { method: 'GET', url: '/collections', summary: 'list collections, newest first', schema: schemas.listCollections },
+    { method: 'GET', url: '/collections', operationId: 'listCollections', tags: ['collections'], errors: [422], summary: 'list collections, newest first', schema: schemas.listCollections },
     async (request) => svc(request).listCollections(request.query as { limit?: number; offset?: number }),
   );
   route(
-    { method: 'POST', url: '/collections/:collection_id/search', summary: 'search a collection by text', schema: schemas.search },
+    { method: 'POST', url: '/collections/:collection_id/search', operationId: 'searchCollection', tags: ['collections'], errors: [400, 404, 409, 413, 414, 422], summary: 'search a collection by text', schema: schemas.search },
     async (request) => {
       const body = request.body as SearchRequest & { explain?: boolean };
       return svc(request).search(collectionParam(request), body, { explain: body.explain === true });
     },
   );
   route(
-    { method: 'POST', url: '/collections/:collection_id/videos/upload', summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
+    { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414], summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
     async (request) => {
       const service = svc(request);
       const collectionId = (await service.getCollection(collectionParam(request))).id; // 404 before reading any bytes
@@ -223,7 +230,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
     202,
   );
   route(
-    { method: 'GET', url: '/videos/:video_id/status', summary: "a video's processing status", schema: schemas.videoStatus },
+    { method: 'GET', url: '/videos/:video_id/status', operationId: 'getVideoStatus', tags: ['videos'], errors: [400, 404, 414], summary: "a video's processing status", schema: schemas.videoStatus },
     async (request) => svc(request).videoStatus((request.params as { video_id: string }).video_id),
   );
 

@@ -70,6 +70,10 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
   if (err instanceof RateLimitedError) {
     return reply.code(429).header('Retry-After', String(err.retryAfterSeconds)).send({ detail: err.message, code: err.code });
   }
+  // Every 422 is FastAPI's list, whatever raised it (unusable media names the request body).
+  if (err instanceof VidembedError && err.status === 422) {
+    return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: `value_error.${err.code}` }], code: err.code });
+  }
   // Typed errors carry their own status; a plain 500 falls through to be logged below.
   if (err instanceof VidembedError && err.status !== 500) return reply.code(err.status).send({ detail: err.message, code: err.code });
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };

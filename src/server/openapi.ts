@@ -1,60 +1,117 @@
-import { errorBody } from '../api/schemas.js';
+import { errorBody, validationErrorBody } from '../api/schemas.js';
+
+/**
+ * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
+ * route 401, 429 and 402 (the auth hook's, in that order): those are added here, not listed.
+ */
+export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 422 | 502 | 504;
+
+/** Named request examples, as OpenAPI's Media Type `examples`. */
+export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;
 
 export interface RouteDoc {
   method: 'GET' | 'POST';
   url: string;
+  /** Stable camelCase name of the operation (client generators name methods after it). */
+  operationId: string;
+  tags: readonly string[];
   summary: string;
   status?: number;
   multipart?: boolean;
-  schema?: { body?: object; querystring?: object; params?: object; response?: object };
+  /** Served without an API key (no 401/429/402, `security: []`). */
+  open?: boolean;
+  /** The error statuses this operation can answer, besides 500 and the auth hook's 401/429/402. */
+  errors: readonly ErrorStatus[];
+  /** Analyses a video synchronously: a 422 may also be `invalid_media`, whose detail is a sentence, not a list. */
+  mediaErrors?: boolean;
+  schema?: { body?: object; querystring?: object; params?: object; response?: object; examples?: Examples };
 }
 
-const ERRORS: Record<string, string> = {
-  '400': 'malformed JSON, bad base64 or bad multipart',
-  '401': 'missing, invalid or revoked API key',
-  '402': 'quota used up',
-  '404': 'unknown resource',
-  '409': 'conflict (duplicate collection name)',
-  '413': 'payload too large',
-  '422': 'validation error; detail lists {loc, msg, type}',
-  '429': 'rate limit exceeded; see Retry-After',
-  '502': 'fetching video_url failed',
-  '504': 'synchronous call over its time budget',
+const ERRORS: Record<number, string> = {
+  400: 'malformed request: bad JSON, JSON nested too deep, bad base64, bad multipart, bad percent-encoding or an unsupported content type',
+  401: 'missing, invalid or revoked API key',
+  402: 'quota used up',
+  404: "unknown id (another owner's ids answer 404 too)",
+  409: 'conflict: a duplicate collection name, a tensor request_id uploaded twice, or (admins) a collection name several owners share',
+  413: 'payload too large',
+  414: 'a path parameter over 256 characters',
+  422: 'validation error; detail lists {loc, msg, type}',
+  429: 'rate limit exceeded; retry after Retry-After seconds',
+  500: 'internal error (detail says what failed, never where on the server)',
+  502: 'fetching video_url failed',
+  504: 'synchronous call over its time budget; the work was cancelled',
 };
 
-/** OpenAPI 3.1 from the same route table and schemas the server validates with. */
-export function buildOpenApi(routes: RouteDoc[]): object {
+const SUCCESS: Record<number, string> = { 200: 'OK', 201: 'created', 202: 'accepted' };
+
+const TAGS: Record<string, string> = {
+  meta: 'liveness and this document (no key needed)',
+  collections: 'collections of videos and search over them',
+  videos: 'video uploads and their processing status',
+  embedding: 'text and video embeddings',
+  tagging: 'shot size, camera angle and movement tags',
+  tasks: 'asynchronous tasks',
+  tensors: 'pre-processed tensor uploads for async tasks',
+};
+
+const json = (schema: object) => ({ 'application/json': { schema } });
+
+/** The longest path parameter the router accepts (longer: 414). */
+const MAX_PARAM_LENGTH = 256;
+
+/**
+ * OpenAPI 3.1 from the same route table and schemas the server validates with. `auth: false`
+ * (`serve --no-auth`) documents every route as open.
+ */
+export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}): object {
+  const auth = opts.auth !== false;
+  const security = [{ apiKey: [] }, { bearer: [] }];
   const paths: Record<string, Record<string, unknown>> = {};
+  const usedTags = new Set<string>();
   for (const r of routes) {
     const p = r.url.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const op: Record<string, unknown> = { summary: r.summary, responses: {} };
+    const authenticated = auth && !r.open;
+    const op: Record<string, unknown> = { operationId: r.operationId, summary: r.summary, tags: [...r.tags] };
+    r.tags.forEach((t) => usedTags.add(t));
     const params = (r.schema?.params as { properties?: Record<string, object> } | undefined)?.properties ?? {};
     const query = (r.schema?.querystring as { properties?: Record<string, object> } | undefined)?.properties ?? {};
     const parameters = [
-      ...Object.entries(params).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
+      ...Object.entries(params).map(([name, schema]) => ({ name, in: 'path', required: true, schema: { ...schema, maxLength: MAX_PARAM_LENGTH } })),
       ...Object.entries(query).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
     ];
     if (parameters.length) op.parameters = parameters;
-    if (r.schema?.body) op.requestBody = { required: true, content: { 'application/json': { schema: r.schema.body } } };
+    const examples = r.schema?.examples ? { examples: r.schema.examples } : {};
     if (r.multipart) {
-      op.requestBody = {
-        required: true,
-        content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } } },
-      };
+      const file = { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } };
+      op.requestBody = { required: true, content: { 'multipart/form-data': { schema: file, ...examples } } };
+    } else if (r.schema?.body) {
+      op.requestBody = { required: true, content: { 'application/json': { schema: r.schema.body, ...examples } } };
     }
+
+    const status = r.status ?? 200;
+    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : [])]);
     const responses: Record<string, unknown> = {
-      [String(r.status ?? 200)]: { description: 'success', content: { 'application/json': { schema: r.schema?.response ?? { type: 'object' } } } },
+      [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };
-    if (r.url !== '/healthz' && r.url !== '/openapi.json') {
-      for (const [code, description] of Object.entries(ERRORS)) responses[code] = { description, content: { 'application/json': { schema: errorBody } } };
-      op.security = [{ apiKey: [] }, { bearer: [] }];
+    for (const code of [...codes].sort((a, b) => a - b)) {
+      const schema = code === 422 ? validationErrorBody : errorBody;
+      const description = code === 422 && r.mediaErrors ? `${ERRORS[422]}; code invalid_media when the input is not usable video` : ERRORS[code];
+      const response: Record<string, unknown> = { description, content: json(schema) };
+      if (code === 429) {
+        response.headers = { 'Retry-After': { description: 'seconds until a request may succeed', required: true, schema: { type: 'integer', minimum: 1 } } };
+      }
+      responses[String(code)] = response;
     }
     op.responses = responses;
+    op.security = authenticated ? security : [];
     (paths[p] ??= {})[r.method.toLowerCase()] = op;
   }
   return {
     openapi: '3.1.0',
     info: { title: 'vidembed API', version: '1', description: 'Video embedding, tagging, collections and search (see docs/api.md).' },
+    servers: [{ url: '/', description: 'this server' }],
+    security: auth ? security : [],
+    tags: [...usedTags].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' }, bearer: { type: 'http', scheme: 'bearer' } },
     },

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { request, type FormData } from 'undici';
 import type { FastifyInstance } from 'fastify';
 import { LocalEngine, type EngineOptions } from '../../src/engine/engine.js';
@@ -61,10 +63,108 @@ export async function http(
   const res = await request(`${base}${p}`, { method, headers, body: body as any });
   const text = await res.body.text();
   let parsed: unknown = text;
+  let isJson = false;
   try {
     parsed = JSON.parse(text);
+    isJson = true;
   } catch {
     /* not JSON */
   }
-  return { status: res.statusCode, headers: res.headers, body: parsed };
+  const reply: Reply = { status: res.statusCode, headers: res.headers, body: parsed };
+  await checkAgainstDocument(base, method, p, reply, isJson);
+  return reply;
+}
+
+// ---- every response against /openapi.json ------------------------------------------------------
+
+export interface Operation {
+  responses?: Record<string, { content?: Record<string, { schema?: object }>; headers?: Record<string, { required?: boolean; schema?: object }> }>;
+}
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+}
+
+const documents = new Map<string, Promise<OpenApiDocument>>();
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, logger: false });
+const validators = new WeakMap<object, ValidateFunction>();
+
+async function fetchDocument(base: string): Promise<OpenApiDocument> {
+  const res = await request(`${base}/openapi.json`);
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`GET ${base}/openapi.json answered ${res.statusCode}: not a vidembed server?`);
+  return JSON.parse(text) as OpenApiDocument;
+}
+
+/** The document of the server at `base`, fetched once (`fresh`: again, e.g. a new server on a reused port). */
+export function openApiDocument(base: string, fresh = false): Promise<OpenApiDocument> {
+  let doc = documents.get(base);
+  if (!doc || fresh) {
+    doc = fetchDocument(base);
+    documents.set(base, doc);
+    doc.catch(() => documents.delete(base));
+  }
+  return doc;
+}
+
+function compiled(schema: object): ValidateFunction {
+  let v = validators.get(schema);
+  if (!v) {
+    v = ajv.compile(schema);
+    validators.set(schema, v);
+  }
+  return v;
+}
+
+/** The operation a request path falls under: exact path first, then path templates (`{x}` = one segment). */
+export function findOperation(doc: OpenApiDocument, method: string, rawPath: string): { template: string; op: Operation } | undefined {
+  const p = rawPath.split('?')[0].split('#')[0];
+  const m = method.toLowerCase();
+  if (doc.paths[p]?.[m]) return { template: p, op: doc.paths[p][m] };
+  for (const [template, item] of Object.entries(doc.paths)) {
+    if (!template.includes('{') || !item[m]) continue;
+    const re = new RegExp(`^${template.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`);
+    if (re.test(p)) return { template, op: item[m] };
+  }
+  return undefined;
+}
+
+/** Problems of one response against the document ([] when it conforms or is exempt). */
+export function responseProblems(doc: OpenApiDocument, method: string, p: string, reply: Pick<Reply, 'status' | 'headers' | 'body'>, isJson = typeof reply.body !== 'string'): string[] {
+  if (method === 'HEAD' || method === 'OPTIONS') return [];
+  const found = findOperation(doc, method, p);
+  if (!found) return []; // no such route: the not-found handler's 404
+  const documented = found.op.responses?.[String(reply.status)];
+  if (!documented) return [`status ${reply.status} is not documented for ${method} ${found.template} (documented: ${Object.keys(found.op.responses ?? {}).join(', ')})`];
+  const problems: string[] = [];
+  for (const [name, h] of Object.entries(documented.headers ?? {})) {
+    const raw = reply.headers[name.toLowerCase()];
+    if (raw === undefined) {
+      if (h.required) problems.push(`header ${name} is missing`);
+      continue;
+    }
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    const type = (h.schema as { type?: string } | undefined)?.type;
+    const typed = type === 'integer' || type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
+    if (h.schema && !compiled(h.schema)(typed)) problems.push(`header ${name}: ${JSON.stringify(value)} ${ajv.errorsText(compiled(h.schema).errors)}`);
+  }
+  const schema = documented.content?.['application/json']?.schema;
+  if (schema) {
+    if (!isJson) problems.push(`body is not JSON: ${String(reply.body).slice(0, 200)}`);
+    else {
+      const validate = compiled(schema);
+      if (!validate(reply.body)) problems.push(...(validate.errors ?? []).map((e: ErrorObject) => `body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+    }
+  }
+  return problems;
+}
+
+async function checkAgainstDocument(base: string, method: string, p: string, reply: Reply, isJson: boolean): Promise<void> {
+  let problems = responseProblems(await openApiDocument(base), method, p, reply, isJson);
+  // A cached document can belong to an earlier server on the same port: check against a fresh one before failing.
+  if (problems.length) problems = responseProblems(await openApiDocument(base, true), method, p, reply, isJson);
+  if (problems.length) {
+    throw new Error(
+      `${method} ${p.split('?')[0]} answered ${reply.status}, which /openapi.json does not allow:\n  ${problems.join('\n  ')}\nbody: ${JSON.stringify(reply.body)?.slice(0, 500)}`,
+    );
+  }
 }

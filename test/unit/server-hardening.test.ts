@@ -168,7 +168,7 @@ describe('error messages name the user\'s file, never the server\'s layout', () 
 
     const sync = await http(s.url, 'POST', '/video_embedding/encode_video', { key: s.key, json: { video_base64: Buffer.from('not a video').toString('base64') } });
     expect(sync.status).toBe(422);
-    expect(sync.body.detail).toContain('video_base64');
-    expect(sync.body.detail).not.toMatch(/\/tmp\/|vidembed-src-/);
+    expect(sync.body.detail[0].msg).toContain('video_base64');
+    expect(sync.body.detail[0].msg).not.toMatch(/\/tmp\/|vidembed-src-/);
   });
 });
