@@ -4,7 +4,8 @@
  * judgements onto the tag vocabularies; "ambiguous" judgements are excluded from accuracy.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS, type ShootingAngleLabel, type ShotSizeLabel } from '../src/tagging/framing.js';
 
 export interface CatalogRow {
@@ -25,18 +26,31 @@ export interface CatalogRow {
   angle: ShootingAngleLabel | null;
 }
 
-/** `../shared/eval` relative to the working directory (the repository root). */
-export function evalDir(cwd = process.cwd()): string {
-  return resolve(cwd, '../shared/eval');
+/** The repository root: the nearest ancestor of this file (eval/ or dist/eval/) holding package.json. */
+export function repoRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return process.cwd();
+  }
+}
+
+/** `../shared/eval` relative to the repository root, from whatever directory the caller runs in. */
+export function evalDir(root = repoRoot()): string {
+  return resolve(root, '../shared/eval');
+}
+
+/** `../shared/models` relative to the repository root (weights no npm package ships). */
+export function sharedModelsDir(root = repoRoot()): string {
+  return resolve(root, '../shared/models');
 }
 
 export class MissingEvalDataError extends Error {}
 
-export function requireEvalDir(cwd = process.cwd()): string {
-  const dir = evalDir(cwd);
+export function requireEvalDir(root = repoRoot()): string {
+  const dir = evalDir(root);
   if (!existsSync(join(dir, 'catalog.tsv'))) {
     throw new MissingEvalDataError(
-      `evaluation data not found: expected ${join(dir, 'catalog.tsv')} (the shared eval set lives in ../shared/eval relative to the repository root; run from the repository root)`,
+      `evaluation data not found: expected ${join(dir, 'catalog.tsv')} (the shared eval set lives in ../shared/eval beside the repository)`,
     );
   }
   return dir;

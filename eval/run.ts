@@ -22,14 +22,21 @@ import { loadCatalog, MissingEvalDataError, requireEvalDir, type CatalogRow } fr
 import { EVAL_FRAME_SIDE, evaluateFraming, type FramingEvalResult } from './framing-eval.js';
 import { formatConfusion, formatReliability, type ConfusionReport } from './metrics.js';
 import { evaluateRetrieval, type RetrievalResult } from './retrieval.js';
+import { LocalEngine } from '../src/engine/engine.js';
+import { sharedModelsDir } from './catalog.js';
+import { tempDir } from './clips.js';
+import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from './search-quality.js';
+import { HALVES, inHalf, type Half } from './split.js';
 
-const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval'] as const;
+const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search'] as const;
 type Section = (typeof SECTIONS)[number];
-const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], shot: ['shot_size'], camera_movement: ['camera'] };
+const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], quality: ['search'], shot: ['shot_size'], camera_movement: ['camera'] };
 
-function parseSections(argv: string[]): { sections: Set<Section>; verbose: boolean } {
+function parseSections(argv: string[]): { sections: Set<Section>; verbose: boolean; home?: string } {
   const verbose = argv.includes('-v') || argv.includes('--verbose');
-  const names = argv.filter((a) => !a.startsWith('-'));
+  const homeAt = argv.indexOf('--home');
+  const home = homeAt >= 0 ? argv[homeAt + 1] : undefined;
+  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1));
   const out = new Set<Section>();
   for (const n of names.length ? names : ['all']) {
     const key = n.toLowerCase();
@@ -37,7 +44,7 @@ function parseSections(argv: string[]): { sections: Set<Section>; verbose: boole
     else if (ALIASES[key]) for (const s of ALIASES[key]) out.add(s);
     else throw new UsageError(`unknown eval section "${n}"; choose from ${[...SECTIONS, ...Object.keys(ALIASES)].join(', ')}`);
   }
-  return { sections: out, verbose };
+  return { sections: out, verbose, home };
 }
 
 class UsageError extends Error {}
@@ -73,7 +80,7 @@ const ANGLE_ABBR: Record<string, string> = { eye_level: 'eye', high_angle: 'high
 const MOVE_ABBR = (l: string): string => l.replace('pan_', 'p_').replace('tilt_', 't_').replace('zoom_', 'z_').slice(0, 8);
 
 async function main(): Promise<void> {
-  const { sections, verbose } = parseSections(process.argv.slice(2));
+  const { sections, verbose, home } = parseSections(process.argv.slice(2));
   const dir = requireEvalDir();
   const catalog = loadCatalog(dir);
   const photos = catalog.filter((r) => r.kind === 'photo');
@@ -108,6 +115,29 @@ async function main(): Promise<void> {
   if (sections.has('retrieval')) {
     err(`retrieval: embedding ${photos.length} photos with the perception embedder…`);
     retrieval = await evaluateRetrieval(photos, frameOf, log);
+  }
+  let search: Record<string, Record<Half, SearchQuality>> | undefined;
+  if (sections.has('search')) {
+    search = {};
+    // Without the ImageNet analyzer first (the offline default), then with it (pulled from ../shared/models).
+    for (const variant of ['base', 'imagenet'] as const) {
+      const variantHome = home ? join(home, variant) : tempDir(`vidembed-eval-${variant}-`).dir;
+      err(`search (${variant === 'base' ? 'perception tier without ImageNet' : 'perception tier with the ImageNet analyzer'}): library in ${variantHome}`);
+      process.env.VIDEMBED_MODELS_DIR = join(variantHome, 'models');
+      if (variant === 'imagenet') {
+        delete process.env.VIDEMBED_NO_IMAGENET;
+        const { ModelManager } = await import('../src/models/manager.js');
+        await new ModelManager().pull('imagenet-mobilenet-v2', { from: join(sharedModelsDir(), 'imagenet-mobilenet-v2') });
+      } else process.env.VIDEMBED_NO_IMAGENET = '1';
+      const engine = new LocalEngine({ home: variantHome });
+      search[variant] = {} as Record<Half, SearchQuality>;
+      for (const half of HALVES) {
+        const rows = inHalf(catalog, half);
+        const id = await ensureLibrary(engine, rows, half, { home: variantHome, log: err });
+        search[variant][half] = await evaluateSearchQuality(engine, id, rows, half, log);
+      }
+      await engine.close();
+    }
   }
 
   const out: Record<string, unknown> = {
@@ -157,6 +187,19 @@ async function main(): Promise<void> {
     err(
       `RETRIEVAL (caption → photo, ${retrieval.n} photos): recall@1 ${pct(retrieval.recallAt1)}, recall@5 ${pct(retrieval.recallAt5)}, MRR ${retrieval.mrr} (chance@1 ${pct(retrieval.chanceAt1)})`,
     );
+    err('');
+  }
+  if (search) {
+    out.search = search;
+    err('SEARCH (caption → the item it describes, through the real engine; each half its own collection)');
+    for (const [variant, halves] of Object.entries(search)) {
+      for (const q of Object.values(halves)) {
+        err(
+          `  ${variant.padEnd(8)} ${q.half.padEnd(6)} n=${q.n}: R@1 ${pct(q.recallAt1)}, R@5 ${pct(q.recallAt5)}, MRR ${q.mrr} (chance ${pct(q.chanceAt1)} / ${pct(q.chanceAt5)})` +
+            (q.confidence ? `; mean confidence of right/wrong first answers ${q.confidence.rightFirst}/${q.confidence.wrongFirst}` : ''),
+        );
+      }
+    }
     err('');
   }
   out.labels = { shot_size: SHOT_SIZE_LABELS, shooting_angle: SHOOTING_ANGLE_LABELS, camera_movement: CAMERA_MOVEMENT_LABELS };

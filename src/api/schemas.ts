@@ -2,6 +2,9 @@
  * JSON Schemas of the API's requests and responses: the server validates with them and
  * /openapi.json is generated from them, so the document cannot drift from what is enforced.
  */
+import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
+import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
+
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
 const vector = { type: 'array', items: num } as const;
@@ -248,9 +251,10 @@ export const schemas = {
       properties: {
         text: { type: 'string', minLength: 1 },
         top_k: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-        shot_size: str,
-        camera_movement: str,
-        shooting_angle: str,
+        shot_size: { type: 'string', enum: [...SHOT_SIZE_LABELS] },
+        camera_movement: { type: 'string', enum: [...CAMERA_MOVEMENT_LABELS] },
+        shooting_angle: { type: 'string', enum: [...SHOOTING_ANGLE_LABELS] },
+        min_confidence: { type: 'number', minimum: 0, maximum: 1, description: 'leave out results whose confidence is below this' },
         explain: { type: 'boolean' },
       },
     },
@@ -260,14 +264,27 @@ export const schemas = {
       additionalProperties: true,
       properties: {
         model: str,
+        truncated: { type: 'boolean', description: 'the query was cut to what the model reads' },
+        warnings: { type: 'array', items: str, description: 'weak matches, a script the model does not read, videos still processing' },
         results: {
           type: 'array',
           items: {
             type: 'object',
-            required: ['video_id', 'similarity', 'start', 'end', 'filename'],
-            // Results may grow fields (confidence, thumbnail_url): clients ignore what they do not know.
+            required: ['video_id', 'similarity', 'relevance', 'confidence', 'confidence_label', 'start', 'end', 'filename'],
+            // Results may grow fields (thumbnail_url): clients ignore what they do not know.
             additionalProperties: true,
-            properties: { video_id: str, similarity: num, start: num, end: num, filename: str, description: str },
+            properties: {
+              video_id: str,
+              similarity: { type: 'number', description: 'cosine similarity of the best segment' },
+              relevance: { type: 'number', description: 'what results are ordered by: similarity + keyword bonus' },
+              confidence: { type: 'number', minimum: 0, maximum: 1 },
+              confidence_label: { type: 'string', enum: ['high', 'medium', 'low'] },
+              start: num,
+              end: num,
+              filename: str,
+              description: str,
+              matched_words: { type: 'array', items: str },
+            },
           },
         },
       },

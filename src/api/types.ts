@@ -59,21 +59,37 @@ export interface SearchRequest {
   shot_size?: string;
   camera_movement?: string;
   shooting_angle?: string;
+  /** Leave out results whose confidence is below this, in [0, 1]. */
+  min_confidence?: number;
 }
+
+export type ConfidenceLabel = 'high' | 'medium' | 'low';
 
 export interface SearchResult {
   video_id: string;
+  /** Cosine similarity of the best segment to the query. */
   similarity: number;
+  /** What results are ordered by: similarity plus the keyword bonus (docs/engine.md). */
+  relevance?: number;
+  /** How likely this is what the query asked for, in [0, 1], calibrated (docs/engine.md). */
+  confidence?: number;
+  confidence_label?: ConfidenceLabel;
   start: number;
   end: number;
   filename: string;
   /** Present when asked for (`explain`): what the engine saw in the matching segment. */
   description?: string;
+  /** With `explain`: the query words found among the words analysis found in the segment. */
+  matched_words?: string[];
 }
 
 export interface SearchResponse {
   results: SearchResult[];
   model: string;
+  /** True when the query was cut to the text limit before encoding. */
+  truncated?: boolean;
+  /** Things the user should know: every match is weak, the query's script is not read, videos still processing. */
+  warnings?: string[];
 }
 
 export interface EncodeTextRequest {

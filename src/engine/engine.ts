@@ -35,6 +35,8 @@ import type {
 } from '../api/types.js';
 import { canSee, LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import type { Embedder } from '../models/embedder.js';
+import type { Analyzer } from '../analysis/types.js';
+import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
 import { DEFAULT_EMBEDDER_ID as DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
 import { Store } from '../store/index.js';
 import type { CollectionRow } from '../store/collections.js';
@@ -50,11 +52,16 @@ import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
 import { redactError } from './redact.js';
+import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
+import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
+import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
 
 export interface EngineOptions {
   home?: string;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
+  /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
+  analyzersFor?: (embedder: Embedder) => Promise<Analyzer[]>;
   fetchPolicy?: Partial<FetchPolicy>;
   maxUploadBytes?: number;
   /** Keep an exact in-memory SIMD copy of searched collections' vectors (long-running processes). */
@@ -77,6 +84,7 @@ export class LocalEngine implements VideoService {
   readonly paths: Paths;
   readonly store: Store;
   private readonly embedderFor: (id: string) => Embedder;
+  private readonly analyzers: (embedder: Embedder) => Promise<Analyzer[]>;
   private readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;
   readonly maxTensorBytes: number;
@@ -90,6 +98,7 @@ export class LocalEngine implements VideoService {
     ensureDirs(this.paths);
     this.store = Store.open(this.paths.dbFile, { memoryIndex: opts.memoryIndex });
     this.embedderFor = opts.embedderFor ?? getEmbedder;
+    this.analyzers = opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e));
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
@@ -235,23 +244,39 @@ export class LocalEngine implements VideoService {
     const text = requireText(req?.text, ['body', 'text']);
     const topK = intInRange(req.top_k, ['body', 'top_k'], 1, 100, DEFAULTS.topK);
     const filter = {
-      shot_size: optionalString(req.shot_size, ['body', 'shot_size']),
-      camera_movement: optionalString(req.camera_movement, ['body', 'camera_movement']),
-      shooting_angle: optionalString(req.shooting_angle, ['body', 'shooting_angle']),
+      shot_size: tagFilter(req.shot_size, ['body', 'shot_size'], SHOT_SIZE_LABELS),
+      camera_movement: tagFilter(req.camera_movement, ['body', 'camera_movement'], CAMERA_MOVEMENT_LABELS),
+      shooting_angle: tagFilter(req.shooting_angle, ['body', 'shooting_angle'], SHOOTING_ANGLE_LABELS),
     };
+    const minConfidence = numberInRange(req.min_confidence, ['body', 'min_confidence'], (n) => n >= 0 && n <= 1, 'in [0, 1]', 0);
     const embedder = this.embedder(collection.model);
     await embedder.load();
-    const { vector } = await embedder.embedText(boundText(text).text);
+    const bounded = boundText(text);
+    const { vector, truncated } = await embedder.embedText(bounded.text);
     const results = hybridSearch(this.store.segments, this.store.videos, {
       collectionId: collection.id,
       dim: collection.dim,
       queryVector: vector,
-      text,
+      text: bounded.text,
       topK,
       filter,
       explain: opts.explain ?? false,
+      minConfidence: minConfidence > 0 ? minConfidence : undefined,
     });
-    return { results, model: collection.model };
+    const warnings: string[] = [];
+    const script = uncoveredScript(text);
+    if (script) warnings.push(`the ${collection.model} text model reads English: a query in ${script} script matches poorly; try English words`);
+    if (bounded.cut || truncated) warnings.push(`the query was cut to what the model reads (${bounded.cut ? `${MAX_TEXT_CHARS} characters` : 'its context'})`);
+    const counts = this.store.videos.countsByStatus(collection.id);
+    const waiting = counts.uploaded + counts.processing;
+    if (waiting > 0) warnings.push(`${waiting} video${waiting === 1 ? ' is' : 's are'} still processing: results cover the ${counts.processed} processed`);
+    if (results.length > 0 && results.every((r) => (r.confidence ?? 0) < SEARCH_WEIGHTS.mediumConfidence)) {
+      warnings.push('no strong match: every result has low confidence');
+    }
+    const out: SearchResponse = { results, model: collection.model };
+    if (bounded.cut || truncated) out.truncated = true;
+    if (warnings.length) out.warnings = warnings;
+    return out;
   }
 
   async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {
@@ -267,7 +292,7 @@ export class LocalEngine implements VideoService {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: this.fetchPolicy, maxBytes: this.maxUploadBytes });
     try {
-      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal });
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal, analyzers: await this.analyzers(embedder) });
       return toEncodeVideoResponse(analyzed, embedder);
     } catch (err) {
       throw this.redact(err, [[source.file, source.displayName]]);
@@ -279,14 +304,14 @@ export class LocalEngine implements VideoService {
   private async encodeTensor(req: AsyncSubmitRequest, signal: AbortSignal): Promise<EncodeVideoResponse> {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const frames = await loadTensorFrames(this.blobs, req.tensor!.video_input_key!, req.tensor!.video_kwargs_key);
-    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal });
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await this.analyzers(embedder) });
     return toEncodeVideoResponse(analyzed, embedder);
   }
 
   private async tagTensor(req: AsyncSubmitRequest, signal: AbortSignal): Promise<TagVideoResponse> {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const frames = await loadTensorFrames(this.blobs, req.tensor!.video_input_key!, req.tensor!.video_kwargs_key);
-    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal });
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await this.analyzers(embedder) });
     return { tags: buildTags(analyzed, embedder.id) };
   }
 
@@ -302,7 +327,7 @@ export class LocalEngine implements VideoService {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: this.fetchPolicy, maxBytes: this.maxUploadBytes });
     try {
-      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal });
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal, analyzers: await this.analyzers(embedder) });
       return { tags: buildTags(analyzed, embedder.id) };
     } catch (err) {
       throw this.redact(err, [[source.file, source.displayName]]);
@@ -403,7 +428,9 @@ export class LocalEngine implements VideoService {
     try {
       const embedder = this.embedder(collection.model);
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
+      const analyzers = await this.analyzers(embedder);
       const analyzed = await analyzeVideo(video.path, embedder, {
+        analyzers,
         segmentSeconds: DEFAULTS.segmentSeconds,
         fps: DEFAULTS.fps,
         signal: ctx.signal,
@@ -426,6 +453,8 @@ export class LocalEngine implements VideoService {
             end: s.end,
             description: s.description,
             details: s.details,
+            keywords: keywordsOf(s.analysis),
+            facts: storedFacts(s.analysis, analyzers),
             tags: s.tags,
             shot_size: s.tags.shot_size?.label,
             camera_movement: s.tags.camera_movement?.label,
@@ -434,6 +463,7 @@ export class LocalEngine implements VideoService {
           })),
         );
         this.store.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
+        this.store.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
       })();
       return 'done';
     } catch (err) {
@@ -544,6 +574,37 @@ export function boundText(text: string): { text: string; cut: boolean } {
   // Never split a surrogate pair.
   const end = /[\uD800-\uDBFF]/.test(text[MAX_TEXT_CHARS - 1]) ? MAX_TEXT_CHARS - 1 : MAX_TEXT_CHARS;
   return { text: text.slice(0, end), cut: true };
+}
+
+/** A tag filter value: one of the tag's labels, else a 422 that lists them. */
+function tagFilter(value: unknown, loc: (string | number)[], allowed: readonly string[]): string | undefined {
+  const v = optionalString(value, loc);
+  if (v !== undefined && !allowed.includes(v)) {
+    throw new ValidationError([{ loc, msg: `must be one of ${allowed.join(', ')}`, type: 'value_error.enum' }]);
+  }
+  return v;
+}
+
+/**
+ * The name of the script most of a query's letters are in, when it is not one the text models
+ * read (they read English: Latin script); undefined when the query is mostly Latin letters.
+ */
+export function uncoveredScript(text: string): string | undefined {
+  const letters = text.match(/\p{L}/gu) ?? [];
+  if (letters.length === 0) return undefined;
+  const latin = letters.filter((c) => /\p{Script=Latin}/u.test(c)).length;
+  if (latin / letters.length >= 0.5) return undefined;
+  const scripts = ['Han', 'Hiragana', 'Katakana', 'Hangul', 'Cyrillic', 'Greek', 'Arabic', 'Hebrew', 'Devanagari', 'Thai'];
+  let best = 'a non-Latin';
+  let most = 0;
+  for (const name of scripts) {
+    const n = letters.filter((c) => new RegExp(`\\p{Script=${name}}`, 'u').test(c)).length;
+    if (n > most) {
+      most = n;
+      best = name === 'Hiragana' || name === 'Katakana' ? 'Japanese' : name === 'Han' ? 'Chinese/Japanese (Han)' : name;
+    }
+  }
+  return best;
 }
 
 function optionalString(value: unknown, loc: (string | number)[]): string | undefined {

@@ -3,6 +3,8 @@ import type { TagValue } from '../api/types.js';
 import { probe, sampleFrames } from '../media/index.js';
 import { resizeFrame } from '../media/resize.js';
 import type { Frame, ProbeResult } from '../media/types.js';
+import { analysisDescription } from '../analysis/describe.js';
+import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
 import { meanVector } from '../models/vectors.js';
 import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
@@ -15,6 +17,8 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Called with a fraction in [0, 1] as segments complete. */
   onProgress?: (fraction: number) => void;
+  /** Analyzers run on every segment before the embedder (their tags go to every collection). */
+  analyzers?: Analyzer[];
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -22,6 +26,8 @@ export interface AnalyzedSegment extends SegmentEmbedding {
   start: number;
   end: number;
   tags: Record<string, TagValue>;
+  /** What each analyzer found (facts by analyzer name). */
+  analysis: SegmentAnalysis;
 }
 
 export interface AnalyzedVideo {
@@ -50,9 +56,10 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   if (!media.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
   await embedder.load();
   const sampleFps = Math.max(opts.fps, PIXEL_TAGGING_SAMPLING.fps);
+  const maxSide = Math.max(embedder.frameMaxSide, ...(opts.analyzers ?? []).map((a) => a.frameMaxSide));
   // fastDecode skips non-reference frames: 35-40% less decode CPU on B-frame streams, for frames up
   // to ~100 ms early, which neither the segment moments nor the motion tagger notice.
-  const frames = sampleFrames(file, { fps: sampleFps, maxSide: embedder.frameMaxSide, signal: opts.signal, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' });
+  const frames = sampleFrames(file, { fps: sampleFps, maxSide, signal: opts.signal, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' });
   return analyzeFrameStream(frames, media.durationSec > 0 ? media.durationSec : undefined, media, embedder, opts, basename(file));
 }
 
@@ -60,7 +67,8 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
 export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
   if (frames.length === 0) throw new MediaError('the video tensor holds no frames');
   await embedder.load();
-  const resized = frames.map((f) => resizeFrame(f, embedder.frameMaxSide));
+  const maxSide = Math.max(embedder.frameMaxSide, ...(opts.analyzers ?? []).map((a) => a.frameMaxSide));
+  const resized = frames.map((f) => resizeFrame(f, maxSide));
   const last = frames[frames.length - 1].t;
   const step = frames.length > 1 ? (last - frames[0].t) / (frames.length - 1) : 1 / opts.fps;
   const duration = last + (step > 0 ? step : 1 / opts.fps);
@@ -124,9 +132,16 @@ async function analyzeFrameStream(
     buffer = buffer.filter((f) => f.t >= end);
     if (own.length === 0) return; // a stretch with no frame (a gap in the stream) has nothing to say
     const pixTags = pixelTagValues(pixel.tagRange(start, end));
-    const emb = await embedder.embedSegment(embedderFrames(own, opts.fps, start, end), { start, end, tags: pixTags });
-    const tags = { ...pixTags, ...(emb.tags ?? {}) };
-    segments.push({ idx: segments.length, start: round3(start), end: round3(end), vector: emb.vector, description: emb.description, details: emb.details, tags });
+    const picked = embedderFrames(own, opts.fps, start, end);
+    const analysis: SegmentAnalysis = {};
+    for (const a of opts.analyzers ?? []) analysis[a.name] = await a.analyzeSegment(picked, { start, end, tags: pixTags });
+    const emb = await embedder.embedSegment(picked, { start, end, tags: pixTags, analysis });
+    const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;
+    const tags = { ...pixTags, ...analyzerTags, ...(emb.tags ?? {}) };
+    // What a person reads comes from analysis whatever the embedder (CLIP has no words of its own).
+    const description = analysis.perception ? analysisDescription(analysis) : emb.description;
+    const details = emb.details ?? analysis.perception?.details;
+    segments.push({ idx: segments.length, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
     if (knownDuration) opts.onProgress?.(Math.min(1, end / knownDuration));
   };
 

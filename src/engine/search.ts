@@ -1,9 +1,7 @@
-import type { SearchResult } from '../api/types.js';
+import type { ConfidenceLabel, SearchResult } from '../api/types.js';
+import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { SegmentsRepo, TagFilter } from '../store/segments.js';
 import type { VideosRepo } from '../store/videos.js';
-
-/** Reciprocal-rank-fusion constant (Cormack et al. 2009); 60 is the customary value. */
-const RRF_K = 60;
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
 const STOPWORDS = new Set(
@@ -35,57 +33,99 @@ export interface HybridSearchInput {
   topK: number;
   filter: TagFilter;
   explain: boolean;
+  /** Results below this confidence are left out. */
+  minConfidence?: number;
+}
+
+export function confidenceLabel(c: number): ConfidenceLabel {
+  return c >= SEARCH_WEIGHTS.highConfidence ? 'high' : c >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low';
 }
 
 /**
- * Hybrid search: vector KNN over the collection's segments fused with FTS5 keyword ranks by
- * reciprocal rank fusion, then the best segment per video. `similarity` is the cosine similarity
- * of that segment (a number with a meaning of its own); the order follows the fused score.
+ * How sure a result is, in [0, 1]: a logistic curve (fitted on the tuning half, weights.ts) of its
+ * relevance and of how far it stands out from this collection's answers to the same query
+ * (the median relevance of the candidate videos) — so a collection where everything scores
+ * 0.4 does not make every 0.4 look like a match.
+ */
+export function confidenceOf(relevance: number, background: number): number {
+  const { a, b, c } = SEARCH_WEIGHTS.confidence;
+  return 1 / (1 + Math.exp(-(a * relevance + b * (relevance - background) + c)));
+}
+
+function median(xs: number[]): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((p, q) => p - q);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * Hybrid search. A segment's `relevance` = its cosine similarity to the query + a keyword bonus:
+ * the IDF-weighted share of the query's content words found among the words analysis found in it
+ * (object and class names, text on screen; stemmed). Results are ordered by relevance — the number
+ * shown — one per video (its best segment); `similarity` is the cosine alone.
  */
 export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: HybridSearchInput): SearchResult[] {
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20));
   const vectorHits = segments.nearest(input.collectionId, input.dim, input.queryVector, k, input.filter);
-  const match = termsToFts(segments.selectiveTerms(queryTerms(input.text)));
-  const keywordHits = match ? segments.keyword(input.collectionId, match, 200, input.filter) : [];
+  const similarity = new Map(vectorHits.map((h) => [h.segmentId, h.similarity]));
 
-  const fused = new Map<number, { score: number; similarity?: number }>();
-  vectorHits.forEach((h, i) => fused.set(h.segmentId, { score: 1 / (RRF_K + i + 1), similarity: h.similarity }));
-  for (const h of keywordHits) {
-    const entry = fused.get(h.segmentId) ?? { score: 0 };
-    entry.score += 1 / (RRF_K + h.rank);
-    fused.set(h.segmentId, entry);
-  }
+  // Keyword side: which of the query's (selective) words each segment's analysis words hold.
+  const terms = segments.selectiveTerms(queryTerms(input.text));
+  const matches = segments.termMatches(input.collectionId, terms, 2000, input.filter);
+  const total = Math.max(1, segments.countForCollection(input.collectionId));
+  const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (matches.get(t)?.length ?? 0)))]));
+  const idfSum = [...idf.values()].reduce((a, b) => a + b, 0);
+  const keyword = new Map<number, number>();
+  for (const [t, ids] of matches) for (const id of ids) keyword.set(id, (keyword.get(id) ?? 0) + (idf.get(t) ?? 0) / (idfSum || 1));
+  const keywordOnly = [...keyword.keys()].filter((id) => !similarity.has(id));
+  for (const [id, sim] of segments.similarities(input.dim, keywordOnly, input.queryVector)) similarity.set(id, sim);
 
-  const rows = segments.byIds([...fused.keys()]);
-  const bestPerVideo = new Map<string, { segmentId: number; score: number }>();
-  for (const [segmentId, { score }] of fused) {
+  const relevance = new Map<number, number>();
+  for (const [id, sim] of similarity) relevance.set(id, sim + SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0));
+
+  const rows = segments.byIds([...relevance.keys()]);
+  const bestPerVideo = new Map<string, { segmentId: number; relevance: number }>();
+  for (const [segmentId, r] of relevance) {
     const row = rows.get(segmentId);
     if (!row) continue;
     const best = bestPerVideo.get(row.video_id);
-    if (!best || score > best.score) bestPerVideo.set(row.video_id, { segmentId, score });
+    if (!best || r > best.relevance || (r === best.relevance && segmentId < best.segmentId)) bestPerVideo.set(row.video_id, { segmentId, relevance: r });
   }
+  const background = median([...bestPerVideo.values()].map((b) => b.relevance));
 
-  const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].score - a[1].score).slice(0, input.topK);
-  const missing = ranked.map(([, b]) => b.segmentId).filter((id) => fused.get(id)?.similarity === undefined);
-  const exact = segments.similarities(input.dim, missing, input.queryVector);
-
-  return ranked.map(([videoId, best]) => {
+  const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
+  const out: SearchResult[] = [];
+  for (const [videoId, best] of ranked) {
+    if (out.length >= input.topK) break;
+    const confidence = confidenceOf(best.relevance, background);
+    if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId)!;
     const video = videos.byId(videoId);
-    const similarity = fused.get(best.segmentId)?.similarity ?? exact?.get(best.segmentId) ?? 0;
+    // A moment never runs past the end of its video.
+    const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
     const result: SearchResult = {
       video_id: videoId,
-      similarity: round(similarity),
+      similarity: round(similarity.get(best.segmentId) ?? 0),
+      relevance: round(best.relevance),
+      confidence: round(confidence, 3),
+      confidence_label: confidenceLabel(confidence),
       start: round(row.start),
-      end: round(row.end),
+      end: round(Math.max(row.start, end)),
       filename: video?.filename ?? '',
     };
-    if (input.explain) result.description = row.description;
-    return result;
-  });
+    if (input.explain) {
+      result.description = row.description;
+      const matched = terms.filter((t) => matches.get(t)?.includes(best.segmentId));
+      if (matched.length) result.matched_words = matched;
+    }
+    out.push(result);
+  }
+  return out;
 }
 
-function round(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
+function round(n: number, digits = 6): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
 }

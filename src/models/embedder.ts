@@ -1,3 +1,4 @@
+import type { SegmentAnalysis } from '../analysis/types.js';
 import type { Frame } from '../media/types.js';
 
 /** What an embedder needs to know about a segment besides its pixels. */
@@ -6,6 +7,8 @@ export interface SegmentContext {
   end: number;
   /** Tags measured for this segment by the tagger, when one ran (shot size, movement, angle...). */
   tags?: Record<string, { label: string; confidence: number }>;
+  /** What the analyzers found in this segment, by analyzer name (the pipeline runs them first). */
+  analysis?: SegmentAnalysis;
 }
 
 export interface SegmentEmbedding {
@@ -34,6 +37,13 @@ export interface Embedder {
   readonly dim: number;
   /** Longest side of the frames this embedder wants from the decoder. */
   readonly frameMaxSide: number;
+  /**
+   * The analyzers whose facts make this embedder's vectors (perception reads facts; CLIP reads
+   * pixels and declares none). Their versions are the vectors' recipe.
+   */
+  readonly consumes?: readonly string[];
+  /** What a query may be: `text` now; `image` where the embedder can embed a picture. */
+  readonly queryKinds?: readonly string[];
   /** Loads weights; idempotent, so callers may call it before every use. */
   load(): Promise<void>;
   embedText(text: string): Promise<TextEmbedding>;

@@ -14,6 +14,9 @@ export class LazyEmbedder implements Embedder {
     readonly dim: number,
     readonly frameMaxSide: number,
     private readonly create: () => Promise<Embedder>,
+    /** Declared at registration, so the pipeline knows them before the code loads. */
+    readonly consumes: readonly string[] = [],
+    readonly queryKinds: readonly string[] = ['text'],
   ) {}
 
   private async real(): Promise<Embedder> {

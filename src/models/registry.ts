@@ -11,6 +11,8 @@ import { registerClipModels } from './clip/index.js';
 /** The offline default (SPEC §2 tier 1). Its code loads on first use: see LazyEmbedder. */
 export const DEFAULT_EMBEDDER_ID = PERCEPTION_EMBEDDER_ID;
 const PERCEPTION_FRAME_MAX_SIDE = 512;
+/** The analyzers whose facts the perception tier pools (see src/analysis). */
+const PERCEPTION_CONSUMES = ['perception', 'imagenet', 'ocr'] as const;
 
 export interface EmbedderInfo {
   id: string;
@@ -36,10 +38,16 @@ registerEmbedder(
     description: 'Offline default: object/face/pose/colour perception described in English, embedded with Universal Sentence Encoder lite',
   },
   () =>
-    new LazyEmbedder(PERCEPTION_EMBEDDER_ID, 512, PERCEPTION_FRAME_MAX_SIDE, async () => {
-      const { PerceptionEmbedder } = await import('./perception/embedder.js');
-      return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE });
-    }),
+    new LazyEmbedder(
+      PERCEPTION_EMBEDDER_ID,
+      512,
+      PERCEPTION_FRAME_MAX_SIDE,
+      async () => {
+        const [{ PerceptionEmbedder }, { sharedPerceptionAnalyzer }] = await Promise.all([import('./perception/embedder.js'), import('../analysis/index.js')]);
+        return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE }, undefined, sharedPerceptionAnalyzer());
+      },
+      PERCEPTION_CONSUMES,
+    ),
 );
 
 // The CLIP tier (SPEC §2 tier 2): usable once `vidembed models pull clip-vit-b32` has installed it.

@@ -29,6 +29,8 @@ function message(e: AjvError): string {
       return e.params?.limit === 1 ? 'must not be empty' : (e.message ?? 'too short');
     case 'maxLength':
       return `must be at most ${e.params?.limit} characters`;
+    case 'enum':
+      return `must be one of ${((e.params?.allowedValues as unknown[]) ?? []).join(', ')}`;
     default:
       return e.message ?? 'invalid';
   }

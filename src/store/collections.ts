@@ -11,9 +11,11 @@ export interface CollectionRow {
   dim: number;
   created_at: string;
   video_count: number;
+  /** Analyzer versions behind its vectors, as of its last processed video (null before any). */
+  recipe_json: string | null;
 }
 
-const SELECT = `SELECT c.id, c.owner, c.name, c.description, c.model, c.dim, c.created_at,
+const SELECT = `SELECT c.id, c.owner, c.name, c.description, c.model, c.dim, c.created_at, c.recipe_json,
   (SELECT COUNT(*) FROM videos v WHERE v.collection_id = c.id) AS video_count FROM collections c`;
 
 /** Collections; names are unique per owner. `owner = null` in a query means every owner's. */
@@ -30,7 +32,11 @@ export class CollectionsRepo {
          VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM collections))`,
       )
       .run(id, owner, input.name, input.description, input.model, input.dim, created_at);
-    return { id, owner, name: input.name, description: input.description, model: input.model, dim: input.dim, created_at, video_count: 0 };
+    return { id, owner, name: input.name, description: input.description, model: input.model, dim: input.dim, created_at, video_count: 0, recipe_json: null };
+  }
+
+  setRecipe(id: string, recipe: Record<string, string>): void {
+    this.db.prepare('UPDATE collections SET recipe_json = ? WHERE id = ?').run(JSON.stringify(recipe), id);
   }
 
   byId(id: string): CollectionRow | undefined {

@@ -135,6 +135,14 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'user' CHECK (role IN ('user', 'admin'));
     `,
   },
+  {
+    version: 5,
+    name: 'analysis facts per segment; the recipe (analyzer versions) of a collection\'s vectors',
+    sql: `
+      ALTER TABLE segments ADD COLUMN facts_json TEXT;
+      ALTER TABLE collections ADD COLUMN recipe_json TEXT;
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

@@ -6,6 +6,10 @@ export interface NewSegment {
   start: number;
   end: number;
   description: string;
+  /** What the keyword index holds for it (analysis words); default: the description. */
+  keywords?: string;
+  /** What each analyzer found, by analyzer name. */
+  facts?: Record<string, unknown>;
   details?: Record<string, unknown>;
   tags?: Record<string, unknown>;
   shot_size?: string;
@@ -23,6 +27,7 @@ export interface SegmentRow {
   end: number;
   description: string;
   details_json: string | null;
+  facts_json: string | null;
   tags_json: string | null;
   shot_size: string | null;
   camera_movement: string | null;
@@ -99,8 +104,8 @@ export class SegmentsRepo {
     const table = vecTable(dim);
     const insertSeg = this.db.prepare(
       `INSERT INTO segments (video_id, collection_id, idx, start, end, description, details_json, tags_json,
-         shot_size, camera_movement, shooting_angle)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         shot_size, camera_movement, shooting_angle, facts_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertVec = this.db.prepare(
       `INSERT INTO ${table} (segment_id, collection_id, shot_size, camera_movement, shooting_angle, embedding)
@@ -124,6 +129,7 @@ export class SegmentsRepo {
           s.shot_size ?? null,
           s.camera_movement ?? null,
           s.shooting_angle ?? null,
+          s.facts ? JSON.stringify(s.facts) : null,
         );
         const id = BigInt(info.lastInsertRowid);
         // vec0 metadata columns take no NULL: '' stands for "not tagged".
@@ -135,7 +141,7 @@ export class SegmentsRepo {
           s.shooting_angle ?? '',
           Buffer.from(s.vector.buffer, s.vector.byteOffset, s.vector.byteLength),
         );
-        insertFts.run(id, s.description);
+        insertFts.run(id, s.keywords ?? s.description);
       }
     })();
   }
@@ -222,6 +228,21 @@ export class SegmentsRepo {
     if (total <= limit) return terms;
     const count = this.db.prepare('SELECT COUNT(*) FROM (SELECT rowid FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)').pluck();
     return terms.filter((t) => (count.get(`"${t.replace(/"/g, '""')}"`, Math.ceil(limit) + 1) as number) <= limit);
+  }
+
+  /**
+   * For each term, the collection's segments whose keywords hold it (FTS5, stemmed like the index),
+   * at most `limit` per term: what the keyword side of search scores with.
+   */
+  termMatches(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Map<string, number[]> {
+    const out = new Map<string, number[]>();
+    for (const t of terms) {
+      out.set(
+        t,
+        this.keyword(collectionId, `"${t.replace(/"/g, '""')}"`, limit, filter).map((h) => h.segmentId),
+      );
+    }
+    return out;
   }
 
   /** Keyword matches (FTS5 bm25) inside one collection, best first; `matchQuery` is an FTS5 expression. */

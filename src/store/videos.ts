@@ -75,4 +75,12 @@ export class VideosRepo {
       .prepare(`UPDATE videos SET status = 'failed', progress = NULL, error_message = ?, updated_at = ? WHERE id = ?`)
       .run(message, nowIso(), id);
   }
+
+  /** How many of a collection's videos are in each status. */
+  countsByStatus(collectionId: string): Record<VideoStatus, number> {
+    const out: Record<VideoStatus, number> = { uploaded: 0, processing: 0, processed: 0, failed: 0 };
+    const rows = this.db.prepare('SELECT status, COUNT(*) AS n FROM videos WHERE collection_id = ? GROUP BY status').all(collectionId) as { status: VideoStatus; n: number }[];
+    for (const r of rows) out[r.status] = r.n;
+    return out;
+  }
 }

@@ -11,6 +11,7 @@ import type { ColourName, ColourStats, RegionStats } from './colour.js';
 import type { Keypoint, KeypointName } from './pose.js';
 import type { FramingPixelCues, FramingTags } from '../../tagging/framing.js';
 import type { HorizonEstimate } from '../../tagging/pixels.js';
+import { PERCEPTION_WEIGHTS } from './weights.js';
 
 /** One detected object instance, as seen on a keyframe. */
 export interface ObjectSighting {
@@ -63,7 +64,7 @@ export interface SegmentObservation {
   framing?: FramingTags;
 }
 
-export type PartKind = 'subject' | 'people' | 'setting' | 'colour' | 'camera';
+export type PartKind = 'subject' | 'maybe' | 'people' | 'setting' | 'colour' | 'camera';
 
 export interface DescriptionPart {
   kind: PartKind;
@@ -93,23 +94,29 @@ export interface SceneFacts {
   colourfulness: number;
 }
 
+/** A detection below its class's mention threshold: soft evidence, said with "probably". */
+export interface UncertainObject {
+  label: string;
+  noun: string;
+  score: number;
+  area: number;
+  alternatives: string[];
+}
+
 export interface Description {
   text: string;
   parts: DescriptionPart[];
   facts: SceneFacts;
+  uncertain: UncertainObject[];
 }
 
-/** Part weights for the segment vector (tuned on the eval photos, see models-perception test). */
-export const PART_WEIGHTS: Record<PartKind, number> = {
-  subject: 1.0,
-  people: 0.6,
-  setting: 0.8,
-  colour: 0.2,
-  camera: 0.3,
-};
+/** Part weights for the segment vector: tuned on the tuning half only, see weights.ts. */
+const PART_WEIGHTS: Record<PartKind, number> = PERCEPTION_WEIGHTS;
 
 const byLabel = new Map<string, CocoClass>(COCO.map((c) => [c.label, c]));
 const DEFAULT_MIN_SCORE = 0.4;
+/** Below a class's mention threshold but at least this: kept as soft evidence ("probably a dog"). */
+export const SOFT_MIN_SCORE = 0.15;
 
 function minScore(label: string): number {
   return byLabel.get(label)?.minScore ?? DEFAULT_MIN_SCORE;
@@ -252,6 +259,24 @@ function resolveAmbiguity(objects: ObjectSighting[]): Array<{ o: ObjectSighting;
     kept.push({ o, alternatives: [] });
   }
   return kept;
+}
+
+/** Detections too weak to state but strong enough to count: the best score per class, largest box. */
+function uncertainObjects(keyframes: KeyframeObservation[], stated: Set<string>): UncertainObject[] {
+  const map = new Map<string, UncertainObject>();
+  for (const kf of keyframes) {
+    for (const { o, alternatives } of resolveAmbiguity(kf.objects)) {
+      if (stated.has(o.label) || o.score >= minScore(o.label) || o.score < SOFT_MIN_SCORE) continue;
+      const cls = byLabel.get(o.label);
+      if (!cls || cls.label === 'person') continue; // people have their own, stronger evidence (faces, pose)
+      const u = map.get(o.label) ?? { label: o.label, noun: cls.noun, score: 0, area: 0, alternatives: [] };
+      u.score = Math.max(u.score, o.score);
+      u.area = Math.max(u.area, area(o.box));
+      for (const a of alternatives) if (!u.alternatives.includes(a) && a !== o.label) u.alternatives.push(a);
+      map.set(o.label, u);
+    }
+  }
+  return [...map.values()].sort((a, b) => b.score * Math.sqrt(b.area) - a.score * Math.sqrt(a.area));
 }
 
 function summariseObjects(keyframes: KeyframeObservation[]): ObjectSummary[] {
@@ -445,6 +470,14 @@ export function describeSegment(obs: SegmentObservation): Description {
   else if (bodyVisible === 'head_and_shoulders') peopleBits.push('head and shoulders portrait');
   if (peopleBits.length) add('people', peopleBits.join(', '));
 
+  // Soft evidence: each weak detection is its own part, weighted by how sure the detector was.
+  const uncertain = uncertainObjects(obs.keyframes, labels).slice(0, 4);
+  for (const u of uncertain) {
+    const names = [u.noun, ...u.alternatives.map((a) => byLabel.get(a)?.noun ?? a)].slice(0, 3);
+    const article = (w: string) => `${/^[aeiou]/.test(w) ? 'an' : 'a'} ${w}`;
+    parts.push({ kind: 'maybe', text: `Probably ${joinOr(names.map(article))}.`, weight: PART_WEIGHTS.maybe * u.score });
+  }
+
   // Setting: indoor/outdoor, light, layout cues.
   const settingBits: string[] = [];
   const where = setting.outdoor ? 'outdoor' : setting.indoor ? 'indoor' : '';
@@ -502,5 +535,5 @@ export function describeSegment(obs: SegmentObservation): Description {
     saturation: round(obs.colour.saturation),
     colourfulness: round(obs.colour.colourfulness),
   };
-  return { text: parts.map((p) => p.text).join(' '), parts, facts };
+  return { text: parts.map((p) => p.text).join(' '), parts, facts, uncertain };
 }

@@ -1,0 +1,50 @@
+/**
+ * Which analyzers run on a collection's segments. Perception runs for every collection (shot size
+ * and angle are tags every collection gets, whatever its embedder); the ImageNet classifier and
+ * the text reader run where installed and where the embedder uses their facts — or always for the
+ * text reader, whose words go into the keyword index of every collection.
+ */
+import type { Embedder } from '../models/embedder.js';
+import type { ImagenetAnalyzer } from './imagenet.js';
+import { PerceptionAnalyzer } from './perception.js';
+import { consumedAnalyzers } from './keywords.js';
+import type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis } from './types.js';
+
+export type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis };
+export { keywordsOf, recipeOf, storedFacts } from './keywords.js';
+
+let perception: PerceptionAnalyzer | undefined;
+let imagenet: Promise<ImagenetAnalyzer | null> | undefined;
+
+/** The process's one perception analyzer (its models load once). */
+export function sharedPerceptionAnalyzer(): PerceptionAnalyzer {
+  perception ??= new PerceptionAnalyzer({ frameMaxSide: 512 });
+  return perception;
+}
+
+/** The installed ImageNet classifier as an analyzer; null (checked again next time) when not installed. */
+export async function sharedImagenetAnalyzer(): Promise<ImagenetAnalyzer | null> {
+  if (process.env.VIDEMBED_NO_IMAGENET === '1') return null;
+  imagenet ??= (async () => {
+    const { isImagenetInstalled } = await import('../models/imagenet/classifier.js');
+    if (!isImagenetInstalled()) return null;
+    const { openImagenetAnalyzer } = await import('./imagenet.js');
+    return openImagenetAnalyzer();
+  })();
+  const got = await imagenet;
+  if (!got) imagenet = undefined;
+  return got;
+}
+
+/** The analyzers for segments that `embedder` will embed, loaded. */
+export async function analyzersFor(embedder: Embedder): Promise<Analyzer[]> {
+  const wants = consumedAnalyzers(embedder);
+  const out: Analyzer[] = [sharedPerceptionAnalyzer()];
+  if (wants.has('imagenet')) {
+    const inet = await sharedImagenetAnalyzer();
+    if (inet) out.push(inet);
+  }
+  await Promise.all(out.map((a) => a.load()));
+  return out;
+}
+

@@ -1,0 +1,258 @@
+/**
+ * The perception analyzer: what the frame models see in a segment — COCO objects (detector),
+ * faces (BlazeFace), the main person's pose (MoveNet), colour and light statistics — plus shot
+ * size and shooting angle from that geometry (`tagFraming`), and a structured English account of
+ * it all (`describeSegment`). It runs for every collection, whatever its embedder, so every
+ * collection gets every tag.
+ *
+ * Cost control (2-core target): colour statistics on every frame (a few ms); the detector
+ * (~270 ms on wasm) on the middle frame, plus a second frame only when the picture changes a lot
+ * inside the segment, and skipped when the keyframe is nearly identical to the previous segment's
+ * (static shots); faces on every analysed keyframe; pose only on the main person.
+ */
+import type { Frame } from '../media/types.js';
+import { boxColour, colourStats, meanStats, thumbDiff, type ColourStats } from '../models/perception/colour.js';
+import { describeSegment, type Description, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
+import { ObjectDetector } from '../models/perception/detector.js';
+import { FaceDetector } from '../models/perception/faces.js';
+import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
+import { SerialQueue } from '../models/tfjs.js';
+import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../tagging/framing.js';
+import { estimateHorizon } from '../tagging/pixels.js';
+import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
+
+export interface PerceptionOptions {
+  /** Thumbnail difference above which a second keyframe is analysed. */
+  secondKeyframeDiff?: number;
+  /** Thumbnail difference below which the previous segment's keyframe analysis is reused. */
+  reuseDiff?: number;
+  /** Longest side of the frames wanted from the decoder. */
+  frameMaxSide?: number;
+  /** Square input side of the object detector (multiple of 32; 416 default, 512 = native). */
+  detectorInput?: number;
+}
+
+export interface ModelTiming {
+  calls: number;
+  ms: number;
+}
+
+/** `framing`: the keyframe's horizon estimate and framing pixel cues (shot size / angle evidence). */
+export type TimingKey = 'colour' | 'detector' | 'faces' | 'pose' | 'framing' | 'text' | 'segment';
+
+/** BlazeFace threshold: weak faces are kept as evidence; describe and tagFraming filter them. */
+const FACE_MIN_SCORE = 0.5;
+/** Smallest person box (share of the frame) that gets a pose. */
+const POSE_MIN_AREA = 0.01;
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** Framing evidence of an analysed keyframe (what `tagFraming` reads). */
+export function keyframeFramingEvidence(kf: KeyframeObservation): FramingEvidence {
+  const ev = framingEvidenceFromKeyframe(kf, { horizon: kf.horizon });
+  if (ev.poses?.[0] && kf.poseScore !== undefined) ev.poses[0].score = kf.poseScore;
+  return ev;
+}
+
+export interface PerceptionResult {
+  observation: SegmentObservation;
+  description: Description;
+}
+
+/** `details.description` of a perception output: the weighted English parts the embedder pools. */
+export interface PerceptionDetails extends Record<string, unknown> {
+  description: { text: string; parts: Description['parts'] };
+}
+
+export const PERCEPTION_ANALYZER_VERSION = 'perception-2';
+
+export class PerceptionAnalyzer implements Analyzer {
+  readonly name = 'perception';
+  readonly version = PERCEPTION_ANALYZER_VERSION;
+  readonly frameMaxSide: number;
+  private readonly detector: ObjectDetector;
+  private readonly faces = new FaceDetector();
+  private readonly pose = new PoseEstimator();
+  private loading: Promise<void> | null = null;
+  private readonly secondKeyframeDiff: number;
+  private readonly reuseDiff: number;
+  private last: { stats: ColourStats; kf: KeyframeObservation; width: number; height: number } | null = null;
+  readonly timings: Record<TimingKey, ModelTiming> = PerceptionAnalyzer.emptyTimings();
+  reused = 0;
+  /** One segment at a time (single wasm thread; keeps `last` consistent). */
+  private readonly queue = new SerialQueue();
+
+  constructor(opts: PerceptionOptions = {}) {
+    this.frameMaxSide = opts.frameMaxSide ?? 512;
+    this.secondKeyframeDiff = opts.secondKeyframeDiff ?? 0.15;
+    this.reuseDiff = opts.reuseDiff ?? 0.02;
+    this.detector = new ObjectDetector(opts.detectorInput);
+  }
+
+  static emptyTimings(): Record<TimingKey, ModelTiming> {
+    return {
+      colour: { calls: 0, ms: 0 },
+      detector: { calls: 0, ms: 0 },
+      faces: { calls: 0, ms: 0 },
+      pose: { calls: 0, ms: 0 },
+      framing: { calls: 0, ms: 0 },
+      text: { calls: 0, ms: 0 },
+      segment: { calls: 0, ms: 0 },
+    };
+  }
+
+  resetTimings(): void {
+    Object.assign(this.timings, PerceptionAnalyzer.emptyTimings());
+    this.reused = 0;
+  }
+
+  load(): Promise<void> {
+    if (!this.loading) {
+      this.loading = Promise.all([this.detector.load(), this.faces.load(), this.pose.load()]).then(() => undefined);
+      this.loading.catch(() => {
+        this.loading = null;
+      });
+    }
+    return this.loading;
+  }
+
+  async timed<T>(key: TimingKey, f: () => Promise<T> | T): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      this.timings[key].calls++;
+      this.timings[key].ms += performance.now() - t0;
+    }
+  }
+
+  async analyzeSegment(frames: Frame[], ctx: AnalyzerContext): Promise<AnalyzerOutput> {
+    const { observation, description } = await this.observe(frames, ctx);
+    const framing = observation.framing ?? tagFraming(observation.keyframes.map(keyframeFramingEvidence));
+    const details: PerceptionDetails = {
+      description: { text: description.text, parts: description.parts },
+      ...description.facts,
+      uncertain: description.uncertain,
+      // Shaped like KeyframeObservation (framingEvidenceFromKeyframe reads it back).
+      keyframes: observation.keyframes.map((k) => ({
+        t: k.t,
+        width: k.width,
+        height: k.height,
+        objects: k.objects.filter((o) => o.score >= 0.3),
+        faces: k.faces,
+        poseParts: k.poseParts,
+        poseBox: k.poseBox,
+        poseScore: k.poseScore,
+        poseKeypoints: k.poseKeypoints,
+        horizon: k.horizon,
+        cues: k.cues,
+      })),
+      frames: observation.frameCount,
+      change: r3(observation.change),
+    };
+    return { facts: perceptionFacts(description), tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle }, details };
+  }
+
+  /** Runs the frame models on a segment and describes what they saw. */
+  async observe(frames: Frame[], ctx: AnalyzerContext): Promise<PerceptionResult> {
+    if (frames.length === 0) throw new Error('analyzeSegment: no frames');
+    await this.load();
+    return this.queue.run(() => this.observeLocked(frames, ctx));
+  }
+
+  private async observeLocked(frames: Frame[], ctx: AnalyzerContext): Promise<PerceptionResult> {
+    const stats = await this.timed('colour', () => frames.map((f) => colourStats(f)));
+    let change = 0;
+    for (let i = 1; i < stats.length; i++) change += thumbDiff(stats[i - 1], stats[i]) / (stats.length - 1);
+
+    const mainIdx = frames.length >> 1;
+    const keyframes: KeyframeObservation[] = [];
+    const main = frames[mainIdx];
+    const last = this.last;
+    if (last && last.width === main.width && last.height === main.height && thumbDiff(last.stats, stats[mainIdx]) < this.reuseDiff) {
+      keyframes.push({ ...last.kf, t: main.t });
+      this.reused++;
+    } else {
+      keyframes.push(await this.analyseKeyframe(main));
+    }
+    this.last = { stats: stats[mainIdx], kf: keyframes[0], width: main.width, height: main.height };
+
+    // A second keyframe where the picture differs most from the main one (cut, big movement).
+    let farIdx = -1;
+    let farDiff = 0;
+    stats.forEach((s, i) => {
+      const d = i === mainIdx ? 0 : thumbDiff(s, stats[mainIdx]);
+      if (d > farDiff) {
+        farDiff = d;
+        farIdx = i;
+      }
+    });
+    if (farIdx >= 0 && farDiff >= this.secondKeyframeDiff) keyframes.push(await this.analyseKeyframe(frames[farIdx]));
+
+    const observation: SegmentObservation = {
+      start: ctx.start,
+      end: ctx.end,
+      frameCount: frames.length,
+      colour: meanStats(stats),
+      keyframes,
+      change,
+      tags: ctx.tags,
+      framing: tagFraming(keyframes.map(keyframeFramingEvidence)),
+    };
+    return { observation, description: describeSegment(observation) };
+  }
+
+  private async analyseKeyframe(frame: Frame): Promise<KeyframeObservation> {
+    const dets = await this.timed('detector', () => this.detector.detect(frame));
+    const objects = dets.map((d) => ({
+      ...d,
+      // A person's colour is their clothing: the torso part of the box.
+      colour: boxColour(frame, d.label === 'person' ? { x: d.box.x + d.box.w * 0.1, y: d.box.y + d.box.h * 0.3, w: d.box.w * 0.8, h: d.box.h * 0.5 } : d.box),
+    }));
+    const kf: KeyframeObservation = { t: frame.t, width: frame.width, height: frame.height, objects, faces: [] };
+    // Faces on every keyframe: a face filling the frame often has no person box, and shot size
+    // follows the face.
+    const faces = await this.timed('faces', () => this.faces.detect(frame, FACE_MIN_SCORE));
+    kf.faces = faces.map((f) => ({ score: f.score, box: f.box, keypoints: f.keypoints }));
+    const mainPerson = objects
+      .filter((p) => p.label === 'person' && p.score >= 0.4 && p.box.w * p.box.h >= POSE_MIN_AREA)
+      .sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)[0];
+    if (mainPerson) {
+      const pose = await this.timed('pose', () => this.pose.estimate(frame, mainPerson.box));
+      kf.poseParts = [...visibleParts(pose, 0.4)];
+      kf.poseBox = mainPerson.box;
+      kf.poseKeypoints = pose.keypoints;
+      kf.poseScore = pose.score;
+    }
+    await this.timed('framing', () => {
+      kf.horizon = estimateHorizon(frame);
+      kf.cues = framingPixelCues(frame);
+    });
+    return kf;
+  }
+
+  async dispose(): Promise<void> {
+    this.last = null;
+    this.loading = null;
+    await Promise.all([this.detector.dispose(), this.faces.dispose(), this.pose.dispose()]);
+  }
+}
+
+/** The description's evidence as generic facts (objects, soft objects, people, setting, colours). */
+function perceptionFacts(d: Description): Fact[] {
+  const facts: Fact[] = [];
+  for (const o of d.facts.objects) facts.push({ kind: 'object', label: o.label, confidence: o.score, area: o.area, count: o.count });
+  for (const u of d.uncertain) {
+    facts.push({ kind: 'object', label: u.label, confidence: u.score, area: u.area, alternatives: u.alternatives.map((label) => ({ label, confidence: u.score })) });
+  }
+  if (d.facts.people > 0) facts.push({ kind: 'people', label: d.facts.people === 1 ? 'person' : 'people', confidence: 1, count: d.facts.people });
+  for (const f of d.facts.faces) facts.push({ kind: 'face', label: 'face', confidence: f.score, area: f.box.w * f.box.h });
+  const s = d.facts.setting;
+  if (s.outdoor) facts.push({ kind: 'setting', label: 'outdoor', confidence: 1 });
+  if (s.indoor) facts.push({ kind: 'setting', label: 'indoor', confidence: 1 });
+  if (s.lighting !== 'normal') facts.push({ kind: 'setting', label: s.lighting, confidence: 1 });
+  if (s.grayscale) facts.push({ kind: 'setting', label: 'black and white', confidence: 1 });
+  for (const cue of s.cues) facts.push({ kind: 'scene', label: cue, confidence: 1 });
+  for (const c of d.facts.colours) facts.push({ kind: 'colour', label: c, confidence: 1 });
+  return facts;
+}

@@ -1,0 +1,61 @@
+import type { TagValue } from '../api/types.js';
+import type { Frame } from '../media/types.js';
+
+/**
+ * What analysis found in a segment, one thing at a time, with how sure it is. Analyzers produce
+ * facts; embedders turn facts (perception) or frames (CLIP) into vectors; the keyword index holds
+ * fact words; nothing downstream needs to know which analyzer said what to use a fact.
+ */
+export interface Fact {
+  /**
+   * What kind of evidence: `object` (COCO detector), `thing` (ImageNet class), `text` (words on
+   * screen), `people`, `face`, `setting`, `colour`, `scene`.
+   */
+  kind: string;
+  /** The words for it: "dog", "fox squirrel", "EXIT", "outdoor daylight scene". */
+  label: string;
+  /** In [0, 1]: the model's own score (calibrated where the analyzer says so). */
+  confidence: number;
+  /** Share of the frame it covers, where it has a place. */
+  area?: number;
+  count?: number;
+  /** Close calls: other names the same thing may have (a dog that may be a cat). */
+  alternatives?: Array<{ label: string; confidence: number }>;
+}
+
+export interface AnalyzerOutput {
+  facts: Fact[];
+  /** Tags this analyzer measures (shot size, angle...): stored with the segment, filterable. */
+  tags?: Record<string, TagValue>;
+  /** Analyzer-specific evidence, stored as JSON (`video show`, `--explain`, re-description). */
+  details?: Record<string, unknown>;
+}
+
+/** Facts of one segment, keyed by analyzer name. */
+export type SegmentAnalysis = Record<string, AnalyzerOutput>;
+
+export interface AnalyzerContext {
+  start: number;
+  end: number;
+  /** Pixel tags of the segment (camera movement, lighting, horizon). */
+  tags?: Record<string, { label: string; confidence: number }>;
+}
+
+/**
+ * One capability that looks at a segment's frames. `version` changes whenever its output for the
+ * same frames can change: it is part of the recipe of every vector made from its facts.
+ */
+export interface Analyzer {
+  readonly name: string;
+  readonly version: string;
+  /** Longest side of the frames it wants (the decoder serves the largest any analyzer or embedder wants). */
+  readonly frameMaxSide: number;
+  load(): Promise<void>;
+  analyzeSegment(frames: Frame[], ctx: AnalyzerContext): Promise<AnalyzerOutput>;
+  dispose(): Promise<void>;
+}
+
+/** Every fact of a segment, whichever analyzer found it. */
+export function allFacts(analysis: SegmentAnalysis | undefined): Fact[] {
+  return analysis ? Object.values(analysis).flatMap((a) => a.facts) : [];
+}

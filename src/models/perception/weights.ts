@@ -1,0 +1,50 @@
+/**
+ * Every tuned number of the perception tier's vectors, in one place, with the figures they were
+ * tuned for. Tuned only on the tuning half of `../shared/eval` (`npm run eval -- tune`, see
+ * eval/split.ts); the check half is never used to choose them.
+ *
+ * A segment's vector is the weighted mean of the USE embeddings of its parts: the perception
+ * description's parts (subject, people, setting, colour, camera, weak detections), one part per
+ * ImageNet class, one per line of on-screen text. Weights of soft evidence are multiplied by the
+ * evidence's confidence (raised to `confidencePower`).
+ */
+/*
+ * Tuned 2026-11-22 by `node dist/eval/tune.js HOME` (coordinate search, 3 rounds, objective
+ * MRR + R@1/4 + R@5/10 averaged over the libraries with and without the ImageNet analyzer) on the
+ * tuning half (34 items: 30 photos as 6 s clips, 4 videos). Tuning half, search through the engine:
+ *   without ImageNet: R@1 0.265 → 0.471, R@5 0.647 → 0.735, MRR 0.451 → 0.571
+ *   with ImageNet:    R@1 0.471 → 0.618, R@5 0.735 → 0.794, MRR 0.604 → 0.703
+ * Check-half figures (never used here): docs/engine.md, `npm run eval -- search`.
+ * `text` was not tuned (the tuning half has no on-screen text to read).
+ */
+export const PERCEPTION_WEIGHTS = {
+  /** Perception description parts. */
+  subject: 1.5,
+  /** A weak detection ("Probably a dog."), times its score^confidencePower. */
+  maybe: 3,
+  people: 1,
+  setting: 0,
+  colour: 0.4,
+  camera: 0.3,
+  /** One ImageNet class ("A photo of a tabby cat."), times its probability^confidencePower. */
+  thing: 2,
+  /** On-screen text ("The words EXIT on screen."), times the reader's confidence. */
+  text: 0.8,
+  confidencePower: 1.0,
+} as const;
+
+export type PerceptionWeights = { -readonly [K in keyof typeof PERCEPTION_WEIGHTS]: number };
+
+/**
+ * Search scoring (src/engine/search.ts), tuned on the tuning half with the weights above.
+ * `keyword`: relevance = cosine + keyword × (IDF-weighted share of query words found in the
+ * segment's analysis words). `confidence`: logistic of a·relevance + b·(relevance − the median
+ * relevance of the query's candidate videos) + c, fitted to "is this the right item".
+ */
+export const SEARCH_WEIGHTS = {
+  keyword: 0.6,
+  // Fitted by eval/tune.ts (logistic regression on the tuning half's top-5 answers of both libraries).
+  confidence: { a: -0.59, b: 15.15, c: -4.19 },
+  highConfidence: 0.7,
+  mediumConfidence: 0.4,
+};

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalEngine, MAX_TEXT_CHARS } from '../../src/engine/engine.js';
+import { FakeEmbedder } from '../helpers/fake-embedder.js';
+
+/**
+ * Search semantics on a hand-made library (fake embedder: a text's vector is a hash of its words):
+ * the order follows the number shown, the keyword side holds only analysis words, confidence is a
+ * calibrated number with a label, and the response says what the user should know.
+ */
+describe('search: relevance, keywords, confidence, warnings', () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-search-'));
+  const fake = new FakeEmbedder();
+  let engine: LocalEngine;
+  let collectionId: string;
+
+  const addVideo = async (filename: string, segs: { text: string; keywords: string; description: string }[], status: 'processed' | 'uploaded' = 'processed') => {
+    const id = `vid_${filename.replace(/\W/g, '')}`;
+    engine.store.videos.insert({ id, collection_id: collectionId, filename, path: path.join(home, filename), size_bytes: 1 });
+    if (status === 'uploaded') return id;
+    engine.store.videos.setMediaInfo(id, { duration: 3.5, width: 64, height: 36, fps: 25 });
+    const vectors = await Promise.all(segs.map(async (s) => (await fake.embedText(s.text)).vector));
+    engine.store.segments.replaceForVideo(
+      id,
+      collectionId,
+      fake.dim,
+      segs.map((s, i) => ({ idx: i, start: i * 4, end: i * 4 + 4, description: s.description, keywords: s.keywords, vector: vectors[i] })),
+    );
+    engine.store.videos.markProcessed(id, '{}');
+    return id;
+  };
+
+  beforeAll(async () => {
+    engine = new LocalEngine({ home, embedderFor: () => fake, analyzersFor: async () => [] });
+    collectionId = (await engine.createCollection({ name: 'lib', model: fake.id })).collection_id;
+    await addVideo('dog.mp4', [{ text: 'dog grass park', keywords: 'dog \n grass', description: 'A dog. Low-angle shot looking up.' }]);
+    await addVideo('cat.mp4', [{ text: 'cat sofa', keywords: 'cat \n couch', description: 'A cat. Low-angle shot looking up.' }]);
+    await addVideo('sign.mp4', [{ text: 'street night', keywords: 'street \n EXIT', description: 'A street. Text on screen: "EXIT".' }]);
+    await addVideo('sea.mp4', [
+      { text: 'sea waves', keywords: 'sea', description: 'The sea.' },
+      { text: 'boat sea harbour', keywords: 'boat \n sea', description: 'A boat on the sea.' },
+    ]);
+  });
+  afterAll(async () => {
+    await engine.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('orders results by the relevance it shows, one per video, with a calibrated confidence and a label', async () => {
+    const res = await engine.search(collectionId, { text: 'a dog on the grass', top_k: 10 });
+    expect(res.results[0].filename).toBe('dog.mp4');
+    const rel = res.results.map((r) => r.relevance!);
+    expect(rel).toEqual([...rel].sort((a, b) => b - a));
+    expect(new Set(res.results.map((r) => r.video_id)).size).toBe(res.results.length);
+    for (const r of res.results) {
+      expect(r.confidence).toBeGreaterThanOrEqual(0);
+      expect(r.confidence).toBeLessThanOrEqual(1);
+      expect(r.confidence_label).toBe(r.confidence! >= 0.7 ? 'high' : r.confidence! >= 0.4 ? 'medium' : 'low');
+      // Keyword matches raise relevance above the cosine; nothing lowers it.
+      expect(r.relevance!).toBeGreaterThanOrEqual(r.similarity - 1e-6);
+    }
+    expect(res.results[0].relevance!).toBeGreaterThan(res.results[0].similarity);
+    expect(res.results[0].confidence!).toBeGreaterThan(res.results[1].confidence!);
+  });
+
+  it("matches words analysis found (text on screen), never the engine's own template wording", async () => {
+    const exit = await engine.search(collectionId, { text: 'EXIT', top_k: 1 }, { explain: true });
+    expect(exit.results[0].filename).toBe('sign.mp4');
+    expect(exit.results[0].matched_words).toEqual(['exit']);
+    // "looking" is only in the descriptions' camera wording: it gives no keyword bonus to anything.
+    const looking = await engine.search(collectionId, { text: 'looking', top_k: 10 }, { explain: true });
+    for (const r of looking.results) {
+      expect(r.relevance).toBeCloseTo(r.similarity, 6);
+      expect(r.matched_words).toBeUndefined();
+    }
+  });
+
+  it('finds the best moment of a video, inside the video', async () => {
+    const res = await engine.search(collectionId, { text: 'a boat in the harbour', top_k: 1 });
+    expect(res.results[0]).toMatchObject({ filename: 'sea.mp4', start: 4 });
+    // The segment runs 4–8 s but the video is 3.5 s long: the moment is clamped to the video.
+    expect(res.results[0].end).toBeLessThanOrEqual(4);
+  });
+
+  it('leaves out results under min_confidence and says when every match is weak', async () => {
+    const all = await engine.search(collectionId, { text: 'a dog on the grass', top_k: 10 });
+    const cut = (all.results[0].confidence! + all.results[1].confidence!) / 2;
+    const strong = await engine.search(collectionId, { text: 'a dog on the grass', top_k: 10, min_confidence: cut });
+    expect(strong.results.map((r) => r.filename)).toEqual(all.results.filter((r) => r.confidence! >= cut).map((r) => r.filename));
+    expect(strong.results.length).toBeLessThan(all.results.length);
+    const nothing = await engine.search(collectionId, { text: 'quantum chromodynamics lecture', top_k: 10 });
+    expect(nothing.results.map((r) => r.confidence_label)).not.toContain('high');
+    expect(nothing.results.every((r) => r.confidence! < 0.4)).toBe(true);
+    expect(nothing.warnings).toContain('no strong match: every result has low confidence');
+    expect(all.warnings ?? []).not.toContain('no strong match: every result has low confidence');
+    await expect(engine.search(collectionId, { text: 'x', min_confidence: 2 })).rejects.toMatchObject({ status: 422 });
+  });
+
+  it('warns about a script the text model does not read, a cut query, and videos still processing', async () => {
+    const ja = await engine.search(collectionId, { text: '海辺の犬の写真', top_k: 3 });
+    expect(ja.warnings?.join(' ')).toMatch(/reads English.*Chinese\/Japanese|Japanese/);
+    const en = await engine.search(collectionId, { text: 'a dog', top_k: 3 });
+    expect((en.warnings ?? []).join(' ')).not.toMatch(/reads English/);
+    const long = await engine.search(collectionId, { text: 'dog '.repeat(MAX_TEXT_CHARS), top_k: 1 });
+    expect(long.truncated).toBe(true);
+    expect(long.warnings?.join(' ')).toMatch(/cut/);
+    await addVideo('pending.mp4', [], 'uploaded');
+    const pending = await engine.search(collectionId, { text: 'a dog', top_k: 3 });
+    expect(pending.warnings).toContain('1 video is still processing: results cover the 4 processed');
+  });
+
+  it('refuses an unknown tag value with the allowed ones', async () => {
+    for (const [field, value] of [['shot_size', 'closeup'], ['camera_movement', 'zoom'], ['shooting_angle', 'low']] as const) {
+      const err = await engine.search(collectionId, { text: 'x', [field]: value }).catch((e) => e);
+      expect(err).toMatchObject({ status: 422 });
+      expect(err.issues[0].loc).toEqual(['body', field]);
+      expect(err.issues[0].msg).toMatch(/^must be one of /);
+    }
+    expect((await engine.search(collectionId, { text: 'dog', shot_size: 'close_up' })).results).toEqual([]);
+  });
+});
