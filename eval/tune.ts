@@ -60,7 +60,9 @@ async function loadLibrary(home: string, variant: string) {
     if (analysis.perception && r.details_json) analysis.perception.details = JSON.parse(r.details_json);
     return { id: r.id, video: r.filename, analysis };
   });
-  await embedAll(segs.flatMap((s) => analysisParts(s.analysis, { ...PERCEPTION_WEIGHTS }).map((p) => p.text)));
+  // Every part any candidate weighting can use (all weights 1: nothing filtered out).
+  const ones = Object.fromEntries(Object.keys(PERCEPTION_WEIGHTS).map((k) => [k, 1])) as PerceptionWeights;
+  await embedAll(segs.flatMap((s) => analysisParts(s.analysis, ones).map((p) => p.text)));
   const fileOf = (r: (typeof rows)[number]) => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
   await embedAll(rows.map((r) => r.caption));
   // Keyword shares per query (they do not depend on the weights): the engine's own term matching.
@@ -154,38 +156,55 @@ async function main(): Promise<void> {
     if (!improved) break;
   }
 
-  // Confidence: logistic regression of "right item" on (relevance, relevance - median of the query's videos).
-  const samples: { x: [number, number]; y: number }[] = [];
+  // Confidence: logistic regression of "right item" on (relevance, relevance - median of the query's
+  // videos, relevance - best other video), the features src/engine/search.ts computes.
+  const samples: { x: [number, number, number]; y: number }[] = [];
   libs.forEach((lib, li) => lib.rows.forEach((r, qi) => {
     const fileOf = lib.fileOf;
     const { ranked } = best[li].perQuery[qi];
     const rels = ranked.map(([, s]) => s).sort((a, b) => a - b);
     const med = rels.length % 2 ? rels[rels.length >> 1] : (rels[(rels.length >> 1) - 1] + rels[rels.length >> 1]) / 2;
-    ranked.slice(0, 5).forEach(([video, rel]) => samples.push({ x: [rel, rel - med], y: video === fileOf(r) ? 1 : 0 }));
+    ranked.slice(0, 5).forEach(([video, rel], i) => {
+      const other = i === 0 ? (ranked[1]?.[1] ?? med) : ranked[0][1];
+      samples.push({ x: [rel, rel - med, rel - other], y: video === fileOf(r) ? 1 : 0 });
+    });
   }));
-  let [a, b, c] = [1, 1, 0];
-  for (let it = 0; it < 20000; it++) {
+  let [a, b, d, c] = [1, 1, 1, 0];
+  for (let it = 0; it < 40000; it++) {
     let ga = 0;
     let gb = 0;
+    let gd = 0;
     let gc = 0;
     for (const s of samples) {
-      const p = 1 / (1 + Math.exp(-(a * s.x[0] + b * s.x[1] + c)));
+      const p = 1 / (1 + Math.exp(-(a * s.x[0] + b * s.x[1] + d * s.x[2] + c)));
       ga += (p - s.y) * s.x[0];
       gb += (p - s.y) * s.x[1];
+      gd += (p - s.y) * s.x[2];
       gc += p - s.y;
     }
-    const lr = 0.5 / samples.length;
-    a -= lr * ga * 10 + 1e-4 * a;
-    b -= lr * gb * 10 + 1e-4 * b;
-    c -= lr * gc * 10;
+    const lr = 5 / samples.length;
+    a -= lr * ga + 1e-4 * a;
+    b -= lr * gb + 1e-4 * b;
+    d -= lr * gd + 1e-4 * d;
+    c -= lr * gc;
   }
+  // Reliability on the tuning half: mean confidence vs share right, by bins.
+  const bins = [0, 0.2, 0.4, 0.7, 1.01].slice(1).map((hi, i, arr) => ({ lo: i === 0 ? 0 : arr[i - 1], hi, n: 0, conf: 0, right: 0 }));
+  for (const s of samples) {
+    const p = 1 / (1 + Math.exp(-(a * s.x[0] + b * s.x[1] + d * s.x[2] + c)));
+    const bin = bins.find((x) => p >= x.lo && p < x.hi)!;
+    bin.n++;
+    bin.conf += p;
+    bin.right += s.y;
+  }
+  for (const x of bins) if (x.n) process.stderr.write(`confidence ${x.lo.toFixed(1)}-${Math.min(1, x.hi).toFixed(1)}: n=${x.n}, mean ${(x.conf / x.n).toFixed(2)}, right ${(x.right / x.n).toFixed(2)}\n`);
   const round2 = (x: number) => Math.round(x * 100) / 100;
   process.stdout.write(
     JSON.stringify(
       {
         tuningHalf: Object.fromEntries(libs.map((l, i) => [l.variant, { n: l.rows.length, recallAt1: best[i].r1, recallAt5: best[i].r5, mrr: Math.round(best[i].mrr * 1000) / 1000 }])),
         PERCEPTION_WEIGHTS: Object.fromEntries(Object.entries(w).map(([k, v]) => [k, round2(v)])),
-        SEARCH_WEIGHTS: { keyword, confidence: { a: round2(a), b: round2(b), c: round2(c) } },
+        SEARCH_WEIGHTS: { keyword, confidence: { a: round2(a), b: round2(b), d: round2(d), c: round2(c) } },
       },
       null,
       2,

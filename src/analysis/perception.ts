@@ -20,6 +20,7 @@ import { SerialQueue } from '../models/tfjs.js';
 import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../tagging/framing.js';
 import { estimateHorizon } from '../tagging/pixels.js';
 import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
+import { PERCEPTION_ANALYZER_VERSION } from './versions.js';
 
 export interface PerceptionOptions {
   /** Thumbnail difference above which a second keyframe is analysed. */
@@ -64,7 +65,7 @@ export interface PerceptionDetails extends Record<string, unknown> {
   description: { text: string; parts: Description['parts'] };
 }
 
-export const PERCEPTION_ANALYZER_VERSION = 'perception-2';
+export { PERCEPTION_ANALYZER_VERSION };
 
 export class PerceptionAnalyzer implements Analyzer {
   readonly name = 'perception';

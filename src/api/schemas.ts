@@ -100,6 +100,8 @@ const collectionSummary = {
     created_at: str,
     model: str,
     dim: { type: 'integer', minimum: 1 },
+    recipe: { type: 'object', additionalProperties: str, description: 'analyzer versions behind its vectors' },
+    needs_reindex: { type: 'boolean', description: 'the engine would make its vectors differently now: POST /collections/{id}/reindex' },
   },
 } as const;
 
@@ -242,6 +244,15 @@ export const schemas = {
       properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
     },
     response: { type: 'array', items: collectionSummary },
+  },
+  reindexCollection: {
+    params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
+    response: {
+      type: 'object',
+      required: ['collection_id', 'queued'],
+      additionalProperties: true,
+      properties: { collection_id: str, queued: { type: 'integer', minimum: 0 } },
+    },
   },
   search: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },

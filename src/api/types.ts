@@ -33,6 +33,16 @@ export interface CollectionSummary {
   created_at: string;
   model: string;
   dim: number;
+  /** Analyzer versions its vectors were made with (as of its last processed video). */
+  recipe?: Record<string, string>;
+  /** The engine would make its vectors differently now (a new analyzer, a newer version): `collection reindex`. */
+  needs_reindex?: boolean;
+}
+
+export interface ReindexResponse {
+  collection_id: string;
+  /** Videos queued to be processed again; search answers from their old vectors until each is redone. */
+  queued: number;
 }
 
 export interface ListCollectionsRequest {
@@ -212,6 +222,8 @@ export interface VideoService {
   listCollections(req?: ListCollectionsRequest): Promise<CollectionSummary[]>;
   /** Resolves a collection by id or by name. */
   getCollection(idOrName: string): Promise<CollectionSummary>;
+  /** Processes a collection's videos again in the background (`collection reindex`). */
+  reindexCollection(idOrName: string): Promise<ReindexResponse>;
   uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse>;
   videoStatus(videoId: string): Promise<VideoStatusResponse>;
   search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;

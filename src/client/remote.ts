@@ -16,6 +16,7 @@ import type {
   EncodeVideoResponse,
   IngestFile,
   ListCollectionsRequest,
+  ReindexResponse,
   SearchRequest,
   SearchResponse,
   TagVideoResponse,
@@ -112,6 +113,11 @@ export class RemoteService implements VideoService {
       if (hit) return hit;
       if (page.length < 1000) throw new NotFoundError(`collection not found: ${idOrName}`);
     }
+  }
+
+  async reindexCollection(idOrName: string): Promise<ReindexResponse> {
+    const id = (await this.getCollection(idOrName)).id;
+    return this.call('POST', `/collections/${encodeURIComponent(id)}/reindex`);
   }
 
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {

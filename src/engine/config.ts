@@ -28,6 +28,8 @@ export interface UserConfig {
   default_model?: string;
   base_url?: string;
   api_key?: string;
+  /** `collection create` said once what a CLIP model brings. */
+  clip_hint_shown?: boolean;
 }
 
 export interface Paths {

@@ -23,6 +23,7 @@ import type {
   EncodeVideoResponse,
   IngestFile,
   ListCollectionsRequest,
+  ReindexResponse,
   SearchRequest,
   SearchResponse,
   TagVideoResponse,
@@ -142,11 +143,42 @@ export class LocalEngine implements VideoService {
   async listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
     const limit = intInRange(req.limit, ['query', 'limit'], 1, 1000, 100);
     const offset = intInRange(req.offset, ['query', 'offset'], 0, Number.MAX_SAFE_INTEGER, 0);
-    return this.store.collections.list(limit, offset, this.principal.admin ? null : this.principal.owner).map(toSummary);
+    const rows = this.store.collections.list(limit, offset, this.principal.admin ? null : this.principal.owner);
+    return Promise.all(rows.map((r) => this.withRecipe(toSummary(r))));
   }
 
   async getCollection(idOrName: string): Promise<CollectionSummary> {
-    return toSummary(this.collection(idOrName));
+    return this.withRecipe(toSummary(this.collection(idOrName)));
+  }
+
+  /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
+  private async withRecipe(summary: CollectionSummary): Promise<CollectionSummary> {
+    if (!summary.recipe) return summary;
+    let expected: Record<string, string>;
+    try {
+      const { expectedRecipe } = await import('../analysis/versions.js');
+      expected = await expectedRecipe(this.embedderFor(summary.model));
+    } catch {
+      return summary; // an embedder this engine does not know: nothing to compare with
+    }
+    const keys = new Set([...Object.keys(expected), ...Object.keys(summary.recipe)]);
+    summary.needs_reindex = [...keys].some((k) => expected[k] !== summary.recipe![k]);
+    return summary;
+  }
+
+  /**
+   * Processes every video of a collection again in the background (after an analyzer changed or
+   * was installed). Each video keeps its old segments and vectors, and search answers from them,
+   * until its new ones replace them in one transaction.
+   */
+  async reindexCollection(idOrName: string): Promise<ReindexResponse> {
+    const collection = this.collection(idOrName);
+    const ids = this.store.videos.idsForCollection(collection.id, ['processed', 'failed']);
+    this.store.db.transaction(() => {
+      for (const id of ids) this.store.jobs.enqueue('video.process', id);
+    })();
+    if (ids.length) this.onWorkQueued();
+    return { collection_id: collection.id, queued: ids.length };
   }
 
   /** A collection by id or name, if this principal may see it; names are looked up in its own library first. */
@@ -543,6 +575,7 @@ function toSummary(row: CollectionRow): CollectionSummary {
     created_at: row.created_at,
     model: row.model,
     dim: row.dim,
+    ...(row.recipe_json ? { recipe: JSON.parse(row.recipe_json) as Record<string, string> } : {}),
   };
 }
 

@@ -43,13 +43,14 @@ export function confidenceLabel(c: number): ConfidenceLabel {
 
 /**
  * How sure a result is, in [0, 1]: a logistic curve (fitted on the tuning half, weights.ts) of its
- * relevance and of how far it stands out from this collection's answers to the same query
- * (the median relevance of the candidate videos) — so a collection where everything scores
- * 0.4 does not make every 0.4 look like a match.
+ * relevance, of how far it stands out from this collection's answers to the same query (the median
+ * relevance of the candidate videos), and of its gap to the best other video (positive for the
+ * first result: its lead; negative for the others: how far behind they are) — so a collection
+ * where everything scores 0.4 does not make every 0.4 look like a match.
  */
-export function confidenceOf(relevance: number, background: number): number {
-  const { a, b, c } = SEARCH_WEIGHTS.confidence;
-  return 1 / (1 + Math.exp(-(a * relevance + b * (relevance - background) + c)));
+export function confidenceOf(relevance: number, background: number, bestOther: number): number {
+  const { a, b, d, c } = SEARCH_WEIGHTS.confidence;
+  return 1 / (1 + Math.exp(-(a * relevance + b * (relevance - background) + d * (relevance - bestOther) + c)));
 }
 
 function median(xs: number[]): number {
@@ -97,9 +98,11 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
 
   const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
   const out: SearchResult[] = [];
-  for (const [videoId, best] of ranked) {
+  for (const [i, [videoId, best]] of ranked.entries()) {
     if (out.length >= input.topK) break;
-    const confidence = confidenceOf(best.relevance, background);
+    // The best other video: the second for the first result, the first for every other.
+    const other = i === 0 ? (ranked[1]?.[1].relevance ?? background) : ranked[0][1].relevance;
+    const confidence = confidenceOf(best.relevance, background, other);
     if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId)!;
     const video = videos.byId(videoId);

@@ -76,6 +76,13 @@ export class VideosRepo {
       .run(message, nowIso(), id);
   }
 
+  idsForCollection(collectionId: string, statuses: VideoStatus[]): string[] {
+    return this.db
+      .prepare(`SELECT id FROM videos WHERE collection_id = ? AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at`)
+      .pluck()
+      .all(collectionId, JSON.stringify(statuses)) as string[];
+  }
+
   /** How many of a collection's videos are in each status. */
   countsByStatus(collectionId: string): Record<VideoStatus, number> {
     const out: Record<VideoStatus, number> = { uploaded: 0, processing: 0, processed: 0, failed: 0 };

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
-import { readUserConfig, writeUserConfig } from '../../engine/config.js';
+import { readUserConfig, writeUserConfig, type Paths } from '../../engine/config.js';
 import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
 
@@ -22,6 +22,7 @@ export function registerCollection(program: Command, run: Run): void {
           collectionName = await input({ message: 'Collection name:', required: true });
         }
         if (!collectionName) throw new ValidationError([{ loc: ['body', 'name'], msg: 'is required', type: 'value_error.missing' }]);
+        if (ctx.local && isInteractive() && !globals.json) await offerModels(ctx.paths, opts.model);
         const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model });
         // The first collection becomes the default, so upload and search work without --collection.
         if (!readUserConfig(ctx.paths).default_collection) writeUserConfig(ctx.paths, { default_collection: res.collection_id });
@@ -44,7 +45,39 @@ export function registerCollection(program: Command, run: Run): void {
         const def = readUserConfig(ctx.paths).default_collection;
         printTable(
           ['', 'name', 'id', 'videos', 'model', 'created', 'description'],
-          list.map((c) => [c.id === def || c.name === def ? '*' : '', c.name, c.id, c.video_count, c.model, c.created_at.slice(0, 19).replace('T', ' '), c.description]),
+          list.map((c) => [
+            c.id === def || c.name === def ? '*' : '',
+            c.name,
+            c.id,
+            c.video_count,
+            c.needs_reindex ? `${c.model} (reindex)` : c.model,
+            c.created_at.slice(0, 19).replace('T', ' '),
+            c.description,
+          ]),
+        );
+        const stale = list.filter((c) => c.needs_reindex);
+        if (stale.length) {
+          process.stderr.write(`note: the engine would make ${stale.map((c) => c.name).join(', ')}'s vectors differently now (new or updated analyzers): vidembed collection reindex NAME\n`);
+        }
+      }),
+    );
+
+  collection
+    .command('reindex')
+    .argument('<name>', 'collection name or id')
+    .description('process every video of a collection again in the background (after installing or updating an analyzer)')
+    .addHelpText(
+      'after',
+      '\nSearch keeps answering from each video\'s old vectors until its new ones are complete.\n\nExamples:\n  $ vidembed models pull imagenet-mobilenet-v2\n  $ vidembed collection reindex demo',
+    )
+    .action(async (name: string, _opts: unknown, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        const res = await ctx.service.reindexCollection(name);
+        if (globals.json) return printJson(res);
+        process.stdout.write(
+          res.queued
+            ? `queued ${res.queued} video${res.queued === 1 ? '' : 's'} of ${name} to be processed again; search answers from the old vectors until each is done (vidembed video status ID)\n`
+            : `${name} has no processed videos to reindex\n`,
         );
       }),
     );
@@ -62,4 +95,44 @@ export function registerCollection(program: Command, run: Run): void {
         else process.stdout.write(`default collection: ${c.name} (${c.id})\n`);
       }),
     );
+}
+
+/**
+ * On a terminal, before a local collection is created: offers the ImageNet classifier when it is
+ * missing (3.5 MB; searches can then name a thousand kinds of things), and says once what a CLIP
+ * model would bring and how to get it.
+ */
+async function offerModels(paths: Paths, model: string | undefined): Promise<void> {
+  const { ModelManager } = await import('../../models/manager.js');
+  const manager = new ModelManager();
+  const installed = (id: string): boolean => {
+    try {
+      return manager.isInstalled(id);
+    } catch {
+      return false;
+    }
+  };
+  const perception = !model || model.startsWith('perception');
+  if (perception && !installed('imagenet-mobilenet-v2') && process.env.VIDEMBED_NO_IMAGENET !== '1') {
+    const { confirm } = await import('@inquirer/prompts');
+    const yes = await confirm({
+      message: 'Pull the ImageNet classifier (3.5 MB) so searches can name a thousand kinds of things (a tabby cat, a pier, a fig)?',
+      default: true,
+    });
+    if (yes) {
+      try {
+        await manager.pull('imagenet-mobilenet-v2');
+        process.stderr.write('installed imagenet-mobilenet-v2: new videos get its labels\n');
+      } catch (err) {
+        process.stderr.write(`could not pull it (${(err as Error).message}); the collection works without it: vidembed models pull imagenet-mobilenet-v2 later, then vidembed collection reindex NAME\n`);
+      }
+    }
+  }
+  const config = readUserConfig(paths);
+  if (perception && !installed('clip-vit-b32') && !config.clip_hint_shown) {
+    process.stderr.write(
+      'tip: with the internet, a CLIP model matches what is in the pictures far better than the offline tier: vidembed models pull clip-vit-b32, then vidembed collection create NAME --model clip-vit-b32 (docs/models.md compares them)\n',
+    );
+    writeUserConfig(paths, { clip_hint_shown: true });
+  }
 }

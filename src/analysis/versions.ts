@@ -1,0 +1,22 @@
+/**
+ * Versions of the analyzers, known without loading any model: what a collection's vectors are
+ * made with today (compared with the recipe stored with the collection: `needs_reindex`).
+ */
+import type { Embedder } from '../models/embedder.js';
+
+/** Bump when the perception analyzer's facts or description for the same frames can change. */
+export const PERCEPTION_ANALYZER_VERSION = 'perception-2';
+
+/** The recipe `embedder` would make vectors with now (analyzer versions), without loading a model. */
+export async function expectedRecipe(embedder: Embedder): Promise<Record<string, string>> {
+  const wants = new Set(embedder.consumes ?? []);
+  const out: Record<string, string> = {};
+  if (wants.has('perception')) out.perception = PERCEPTION_ANALYZER_VERSION;
+  if (wants.has('imagenet') && process.env.VIDEMBED_NO_IMAGENET !== '1') {
+    const { findImagenetModel } = await import('../models/imagenet/classifier.js');
+    const files = findImagenetModel();
+    const sha = files?.manifest.files.find((f) => f.role === 'model')?.sha256;
+    if (sha) out.imagenet = `imagenet-mnv2-${sha.slice(0, 8)}`;
+  }
+  return out;
+}
