@@ -5,6 +5,7 @@ import { runCli } from '../helpers/cli.js';
 import { evalPhoto, ffmpeg, makeStillClip, removeDir, tempDir } from '../helpers/clips.js';
 import { FileServer } from '../helpers/http-fixture.js';
 import { writeTinyClip } from '../helpers/tiny-clip.js';
+import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../../src/tagging/framing.js';
 
 /**
  * The CLIP tier end to end through the real CLI, with the generated CLIP-shaped model standing in
@@ -61,6 +62,18 @@ describe('CLIP tier through the engine', () => {
       expect(res.json.model).toBe('clip-tiny-test');
       expect(res.json.results[0].video_id, colour).toBe(ids[colour]);
     }
+    // Tags do not depend on the embedder: the CLIP collection's segments have shot size and angle
+    // (from the perception analyzer), and the tag filters find them.
+    const shown = await runCli(['video', 'show', ids.red, '--json'], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    const segTags = shown.json.segments[0].tags;
+    expect(SHOT_SIZE_LABELS).toContain(segTags.shot_size.label);
+    expect(SHOOTING_ANGLE_LABELS).toContain(segTags.shooting_angle.label);
+    expect(shown.json.tags.shot_size.label).toBeTruthy();
+    const filtered = await runCli(['search', 'something red', '--collection', 'colours', '--shot', segTags.shot_size.label, '--json'], env);
+    expect(filtered.code, filtered.stderr).toBe(0);
+    expect(filtered.json.results.map((r: { video_id: string }) => r.video_id)).toContain(ids.red);
+
     // The perception collection keeps its own embedder and its own vectors.
     const clip = await makeStillClip(evalPhoto('opencv-doc__messi5.jpg'), path.join(dir, 'ball.mp4'), { seconds: 2 });
     expect((await runCli(['upload', clip, '--collection', 'photos', '--wait', '--json'], env)).json.status).toBe('processed');

@@ -1,0 +1,72 @@
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LocalEngine } from '../../src/engine/engine.js';
+import { ModelManager } from '../../src/models/manager.js';
+import { loadCatalog, sharedModelsDir } from '../../eval/catalog.js';
+import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from '../../eval/search-quality.js';
+import { inHalf } from '../../eval/split.js';
+import { evalDir, removeDir, tempDir } from '../helpers/clips.js';
+
+/**
+ * The retrieval gate, on the CHECK half of ../shared/eval only (nothing was ever tuned on it; the
+ * weights in src/models/perception/weights.ts come from the tuning half): each item a video in a
+ * collection (photos as 6 s still clips), ingested by the real engine, each item's caption a query.
+ * Thresholds sit a little under the figures measured when they were set (docs/engine.md), far above
+ * chance (R@1 1/27 = 3.7 %, R@5 18.5 %).
+ */
+describe('search finds what is in the footage (check half)', () => {
+  const dir = tempDir('vidembed-e2e-quality-');
+  const saved = { models: process.env.VIDEMBED_MODELS_DIR, noImagenet: process.env.VIDEMBED_NO_IMAGENET };
+  const rows = inHalf(loadCatalog(evalDir), 'check');
+  afterAll(() => {
+    process.env.VIDEMBED_MODELS_DIR = saved.models;
+    if (saved.noImagenet === undefined) delete process.env.VIDEMBED_NO_IMAGENET;
+    else process.env.VIDEMBED_NO_IMAGENET = saved.noImagenet;
+    removeDir(dir);
+  });
+
+  const measure = async (variant: 'base' | 'imagenet'): Promise<SearchQuality> => {
+    const home = path.join(dir, variant);
+    process.env.VIDEMBED_MODELS_DIR = path.join(home, 'models');
+    if (variant === 'imagenet') {
+      delete process.env.VIDEMBED_NO_IMAGENET;
+      await new ModelManager().pull('imagenet-mobilenet-v2', { from: path.join(sharedModelsDir(), 'imagenet-mobilenet-v2') });
+    } else process.env.VIDEMBED_NO_IMAGENET = '1';
+    const engine = new LocalEngine({ home });
+    try {
+      const id = await ensureLibrary(engine, rows, 'check', { home });
+      const q = await evaluateSearchQuality(engine, id, rows, 'check');
+      console.log(`${variant} check half: R@1 ${q.recallAt1}, R@5 ${q.recallAt5}, MRR ${q.mrr}\n${q.queries.map((x) => `  ${x.rank}  ${x.query.slice(0, 70)}`).join('\n')}`);
+      return q;
+    } finally {
+      await engine.close();
+    }
+  };
+
+  it('has the check half it is meant to measure', () => {
+    expect(rows.length).toBeGreaterThanOrEqual(25);
+    expect(rows.filter((r) => r.kind === 'video').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('offline tier without the ImageNet analyzer', async () => {
+    const q = await measure('base');
+    expect(q.recallAt1).toBeGreaterThanOrEqual(BASE_R1);
+    expect(q.recallAt5).toBeGreaterThanOrEqual(BASE_R5);
+  });
+
+  it('offline tier with the ImageNet analyzer', async () => {
+    const q = await measure('imagenet');
+    expect(q.recallAt1).toBeGreaterThanOrEqual(IMAGENET_R1);
+    expect(q.recallAt5).toBeGreaterThanOrEqual(IMAGENET_R5);
+    // Confidence means something: right first answers are more confident than wrong ones.
+    expect(q.confidence!.rightFirst).toBeGreaterThan(q.confidence!.wrongFirst);
+  });
+});
+
+// Measured on the check half when set (2026-11-22, `npm run eval -- search`): without ImageNet
+// R@1 11/27 = 0.407, R@5 14/27 = 0.519; with it R@1 15/27 = 0.556, R@5 21/27 = 0.778. Each gate
+// allows one query of drift (floating point across machines); the R@1 gates are the issue's targets.
+const BASE_R1 = 0.35;
+const BASE_R5 = 0.48;
+const IMAGENET_R1 = 0.5;
+const IMAGENET_R5 = 0.74;
