@@ -187,7 +187,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
     async (request) => svc(request).listCollections(request.query as { limit?: number; offset?: number }),
   );
   route(
-    { method: 'POST', url: '/collections/:collection_id/reindex', operationId: 'reindexCollection', tags: ['collections'], errors: [404, 409, 414], summary: "process a collection's videos again (search answers from the old vectors until each is redone)", schema: schemas.reindexCollection, status: 202 },
+    { method: 'POST', url: '/collections/:collection_id/reindex', operationId: 'reindexCollection', tags: ['collections'], errors: [400, 404, 409, 414], summary: "process a collection's videos again (search answers from the old vectors until each is redone)", schema: schemas.reindexCollection, status: 202 },
     async (request) => svc(request).reindexCollection(collectionParam(request)),
     202,
   );

@@ -79,6 +79,7 @@ describe('GET /openapi.json', () => {
         'uploadTensors',
         'health',
         'openapi',
+        'reindexCollection',
       ].sort(),
     );
   });
@@ -215,7 +216,9 @@ describe('GET /openapi.json', () => {
     const { dim: _dim, ...noDim } = ok;
     expect(responseProblems(d, 'POST', '/collections', { status: 201, headers: {}, body: noDim }).join()).toMatch(/dim/);
     expect(responseProblems(d, 'POST', '/collections', { status: 201, headers: {}, body: { ...ok, dim: 'big' } })).not.toEqual([]);
-    expect(responseProblems(d, 'POST', '/collections/col_1/search', { status: 200, headers: {}, body: { model: 'm', results: [{ video_id: 'v', similarity: 0.5 }] } }).join()).toMatch(/start|end|filename/);
+    const searchProblems = responseProblems(d, 'POST', '/collections/col_1/search', { status: 200, headers: {}, body: { model: 'm', results: [{ video_id: 'v', similarity: 0.5 }] } }).join('\n');
+    // Every missing required field of the result is reported, not just one of them.
+    for (const field of ['start', 'end', 'filename']) expect(searchProblems).toContain(`required property '${field}'`);
     expect(responseProblems(d, 'GET', '/async_status/req_1', { status: 409, headers: {}, body: { detail: 'x', code: 'conflict' } }).join()).toMatch(/not documented/);
     expect(responseProblems(d, 'GET', '/async_status/req_1', { status: 200, headers: {}, body: { request_id: 'req_1', status: 'failed' } }).join()).toMatch(/error_message/);
     expect(responseProblems(d, 'GET', '/collections', { status: 502, headers: {}, body: { detail: 'x', code: 'upstream_error' } })).not.toEqual([]);

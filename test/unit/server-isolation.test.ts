@@ -57,6 +57,7 @@ describe('each key sees only its own library', () => {
       },
       expect: [202, 404, 202],
     },
+    { name: 'POST /collections/{id}/reindex', call: (k) => http(s.url, 'POST', `/collections/${ids.collection}/reindex`, { key: k }), expect: [202, 404, 202] },
     { name: 'GET /videos/{id}/status', call: (k) => http(s.url, 'GET', `/videos/${ids.video}/status`, { key: k }), expect: [200, 404, 200] },
     { name: 'GET /async_status/{id}', call: (k) => http(s.url, 'GET', `/async_status/${ids.task}`, { key: k }), expect: [200, 404, 200] },
     {
