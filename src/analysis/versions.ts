@@ -18,5 +18,9 @@ export async function expectedRecipe(embedder: Embedder): Promise<Record<string,
     const sha = files?.manifest.files.find((f) => f.role === 'model')?.sha256;
     if (sha) out.imagenet = `imagenet-mnv2-${sha.slice(0, 8)}`;
   }
+  if (wants.has('ocr') && process.env.VIDEMBED_NO_OCR !== '1') {
+    const { TextReader } = await import('../models/ocr/reader.js');
+    out.ocr = TextReader.shared().version;
+  }
   return out;
 }
