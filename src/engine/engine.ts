@@ -252,6 +252,7 @@ export class LocalEngine implements VideoService {
       end: s.end,
       description: s.description,
       tags: s.tags_json ? JSON.parse(s.tags_json) : undefined,
+      facts: s.facts_json ? JSON.parse(s.facts_json) : undefined,
     }));
     return {
       video_id: v.id,
