@@ -4,8 +4,9 @@
  * and a human summary on stderr.
  *
  * Sections (default: all):
- *   shot_size   shot size confusion matrix, exact and within-one-step accuracy (catalog photos)
- *   angle       shooting angle confusion matrix and accuracy (catalog photos)
+ *   shot_size   shot size confusion matrix, exact and within-one-step accuracy (catalog photos;
+ *               per half of the held-out split in `shot_size_by_half`)
+ *   angle       shooting angle confusion matrix and accuracy (catalog photos; `shooting_angle_by_half`)
  *   reliability confidence bins vs accuracy for shot size, angle and camera movement
  *   camera      camera movement on clips generated with ffmpeg from the photos (≥ 40)
  *   retrieval   caption → photo retrieval with the perception embedder (recall@1/@5, MRR)
@@ -154,11 +155,16 @@ async function main(): Promise<void> {
   if (framing && sections.has('shot_size')) {
     out.shot_size = { ...strip(framing.shot_size), ms: framing.ms };
     err(confusionSummary('SHOT SIZE (catalog photos, rows = person, columns = tagger)', framing.shot_size, (l) => SHOT_ABBR[l] ?? l));
+    // Per half of the held-out split: weights are tuned on `tuning`, targets are measured on `check`.
+    out.shot_size_by_half = Object.fromEntries(HALVES.map((h) => [h, strip(framing.byHalf[h].shot_size)]));
+    for (const h of HALVES) err(confusionSummary(`  ${h} half`, framing.byHalf[h].shot_size, (l) => SHOT_ABBR[l] ?? l));
     err('');
   }
   if (framing && sections.has('angle')) {
     out.shooting_angle = strip(framing.shooting_angle);
     err(confusionSummary('SHOOTING ANGLE (catalog photos)', framing.shooting_angle, (l) => ANGLE_ABBR[l] ?? l));
+    out.shooting_angle_by_half = Object.fromEntries(HALVES.map((h) => [h, strip(framing.byHalf[h].shooting_angle)]));
+    for (const h of HALVES) err(confusionSummary(`  ${h} half`, framing.byHalf[h].shooting_angle, (l) => ANGLE_ABBR[l] ?? l));
     err('');
   }
   if (framing && (sections.has('shot_size') || sections.has('angle'))) {

@@ -11,17 +11,18 @@
  * Shot size conventions (cinematography; e.g. Mascelli, "The Five C's of Cinematography", 1965;
  * Bowen & Thompson, "Grammar of the Shot", 3rd ed. 2013, ch. 1; StudioBinder's shot-size guide):
  * the frame is named after where its lower edge cuts the main subject's body —
- *   extreme_close_up  part of the face (eyes, mouth): face taller than ~80 % of the frame
- *   close_up          the face/head fills the frame: face ≈ 40–80 % of frame height
- *   medium_close_up   head and shoulders, cut at mid-chest: face ≈ 25–40 %
- *   medium            waist (hips) up: face ≈ 17–25 %
- *   medium_wide       knees up ("cowboy"/American shot): face ≈ 11–17 %
- *   wide              whole figure, feet in frame ("full shot"): face ≈ 2–11 %, figure ≥ ~15 %
+ *   extreme_close_up  part of the face (eyes, mouth): face box taller than ~80 % of the frame
+ *   close_up          the face/head fills the frame: face box ≈ 36–80 % of frame height
+ *   medium_close_up   head and shoulders, cut at mid-chest: face box ≈ 25–36 %
+ *   medium            waist (hips) up: face box ≈ 13–25 %
+ *   medium_wide       knees up ("cowboy"/American shot): face box ≈ 9–13 %
+ *   wide              whole figure, feet in frame ("full shot"): face box ≈ 2–9 %, figure ≥ ~15 %
  *                     of the frame height
  *   extreme_wide      figure tiny (< ~15 % of frame height, face < 2 %) or absent; the setting is
  *                     the subject
- * The face fractions follow from the canon of ~8 heads per body height (Loomis) with the usual
- * headroom: e.g. a frame cut at the waist holds ~4–6 head heights, so the face is 1/6–1/4 of it.
+ * The fractions follow from the canon of ~8 heads per body height (Loomis) with the usual headroom
+ * and BlazeFace's box at ≈ 0.65 of a head: e.g. a frame cut at the hips holds ~4–5 heads, ~6–7
+ * face boxes. The numbers live in {@link FRAMING_WEIGHTS} (framing-weights.ts).
  * Without people: the main subject's share of the frame, whether it is cut by the frame edges,
  * its physical scale (a cup filling the frame is a close-up, a car filling it is a medium shot),
  * shallow depth of field (bokeh ⇒ close), and landscape cues (sky band + horizon ⇒ wide).
@@ -33,7 +34,10 @@
 import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import { checkFrame } from './gray.js';
+import { FRAMING_WEIGHTS, type FramingWeights } from './framing-weights.js';
 import { DUTCH_MIN_DEG, estimateHorizon, type HorizonEstimate, type HorizonTag } from './pixels.js';
+
+export { FRAMING_WEIGHTS, type FramingWeights } from './framing-weights.js';
 
 export const SHOT_SIZE_LABELS = [
   'extreme_close_up',
@@ -158,7 +162,6 @@ export interface FramingEvidence {
 // ---------------------------------------------------------------------------------------------
 // Pixel cues
 
-const CUE_SIDE = 256;
 const clamp01 = (x: number): number => (x < 0 ? 0 : x > 1 ? 1 : x);
 const r4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 
@@ -231,10 +234,11 @@ function boxBlur(src: Float32Array, w: number, h: number, rad: number): Float32A
  * the top edge. Converging verticals from the vertical line family of {@link estimateHorizon} run
  * on the left and right 40 % of the frame separately.
  */
-export function framingPixelCues(frame: Frame): FramingPixelCues {
+export function framingPixelCues(frame: Frame, weights: FramingWeights = FRAMING_WEIGHTS): FramingPixelCues {
   checkFrame(frame);
-  const { w, h, r, g, b, l } = smallRgb(frame, CUE_SIDE);
-  const blur = boxBlur(l, w, h, 3);
+  const P = weights.pixels;
+  const { w, h, r, g, b, l } = smallRgb(frame, P.side);
+  const blur = boxBlur(l, w, h, P.blurRadius);
   const lap = new Float32Array(w * h);
   for (let y = 1; y < h - 1; y++) {
     for (let x = 1; x < w - 1; x++) {
@@ -242,8 +246,8 @@ export function framingPixelCues(frame: Frame): FramingPixelCues {
       lap[i] = Math.abs(4 * l[i] - l[i - 1] - l[i + 1] - l[i - w] - l[i + w]);
     }
   }
-  const cols = 16;
-  const rows = Math.max(6, Math.round((cols * h) / w));
+  const cols = P.cols;
+  const rows = Math.max(P.minRows, Math.round((cols * h) / w));
   const nc = cols * rows;
   const hf = new Float32Array(nc);
   const lf = new Float32Array(nc);
@@ -286,7 +290,7 @@ export function framingPixelCues(frame: Frame): FramingPixelCues {
       blu[c] = sblue / n / 255;
     }
   }
-  const hfRef = Math.max(2, percentile(hf, 0.85));
+  const hfRef = Math.max(P.hfRefMin, percentile(hf, P.hfRefPercentile));
   const hfMed = percentile(hf, 0.5);
   let sharp = 0;
   let defocus = 0;
@@ -294,15 +298,15 @@ export function framingPixelCues(frame: Frame): FramingPixelCues {
   const isSkyCell = new Uint8Array(nc);
   for (let c = 0; c < nc; c++) {
     const fine = hf[c] / hfRef;
-    if (fine >= 0.45 && hf[c] >= 2.5) sharp++;
-    else if (lf[c] < 3 && hf[c] < Math.max(1.2, 0.2 * hfRef)) flat++;
-    else if (fine < 0.2 && hf[c] < 0.25 * lf[c] + 0.5) defocus++;
+    if (fine >= P.sharpRel && hf[c] >= P.sharpAbs) sharp++;
+    else if (lf[c] < P.flatLf && hf[c] < Math.max(P.flatHfAbs, P.flatHfRel * hfRef)) flat++;
+    else if (fine < P.defocusRel && hf[c] < P.defocusLfSlope * lf[c] + P.defocusLfOffset) defocus++;
     // Sky: smooth, fairly bright, blue or neutral (clouds, haze, dusk glow).
-    const smooth = hf[c] < Math.max(1.5, 0.25 * hfRef) && lf[c] < 12;
+    const smooth = hf[c] < Math.max(P.skyHfAbs, P.skyHfRel * hfRef) && lf[c] < P.skyLf;
     // Blue (even a deep polarised blue), or neutral and bright (clouds, haze), or pale.
-    const blue = blu[c] > 0.02 && lum[c] > 0.15;
-    const neutral = sat[c] < 0.18 && lum[c] > 0.5;
-    const pale = lum[c] > 0.6 && sat[c] < 0.35;
+    const blue = blu[c] > P.skyBlue && lum[c] > P.skyBlueMinLum;
+    const neutral = sat[c] < P.skyNeutralSat && lum[c] > P.skyNeutralLum;
+    const pale = lum[c] > P.skyPaleLum && sat[c] < P.skyPaleSat;
     if (smooth && (blue || neutral || pale)) isSkyCell[c] = 1;
   }
   // Sky connected to the top edge (4-neighbour flood fill).
@@ -354,7 +358,7 @@ export function framingPixelCues(frame: Frame): FramingPixelCues {
   };
   const top = region(0);
   const bot = region(rows - third);
-  const topBottomDiff = Math.abs(top.l - bot.l) + 0.5 * Math.abs(top.hf - bot.hf) + Math.abs(top.s - bot.s) + 2 * Math.abs(top.bl - bot.bl);
+  const topBottomDiff = Math.abs(top.l - bot.l) + P.tbdDetail * Math.abs(top.hf - bot.hf) + Math.abs(top.s - bot.s) + P.tbdBlue * Math.abs(top.bl - bot.bl);
   let satAll = 0;
   for (let c = 0; c < nc; c++) satAll += sat[c] / nc;
 
@@ -385,7 +389,7 @@ export function framingPixelCues(frame: Frame): FramingPixelCues {
     defocus: r4(defocus / nc),
     sharp: r4(sharp / nc),
     flat: r4(flat / nc),
-    focusSpread: r4(Math.log((percentile(hf, 0.9) + 0.5) / (hfMed + 0.5))),
+    focusSpread: r4(Math.log((percentile(hf, P.focusPercentile) + 0.5) / (hfMed + 0.5))),
     skyTop: r4(skyTopN / cols),
     skyShare: r4(skyN / nc),
     skyLine: r4(depth / cols),
@@ -496,32 +500,15 @@ function toTag<L extends string>(labels: readonly L[], p: Vec, confidence: numbe
 // Shot size
 
 /**
- * Frame height in "face heights" (1 / face box height fraction) at the boundaries between the
- * classes: ECU | CU at 1.25 (face 80 % of the frame), CU | MCU at 2.5 (40 %), MCU | M at 4
- * (25 %), M | MW at 6 (≈ 17 %), MW | W at 9 (≈ 11 %), W | EW at 45 (≈ 2 %: a standing figure
- * ≈ 8 faces tall then fills < ~18 % of the frame). BlazeFace's box spans roughly brows to chin,
- * a little less than a head.
+ * Frame height in BlazeFace face-box heights at the boundaries between the classes (ECU | CU,
+ * CU | MCU, MCU | M, M | MW, MW | W, W | EW): `FRAMING_WEIGHTS.shot.faceBounds`. BlazeFace's box
+ * spans roughly brows to chin, ≈ 0.65 of a head; see framing-weights.ts for how the bounds follow
+ * from where the frame cuts the body.
  */
-export const FACE_SCALE_BOUNDS = [1.25, 2.5, 4, 6, 9, 45];
-const FACE_SIGMA = 0.28;
+export const FACE_SCALE_BOUNDS: readonly number[] = FRAMING_WEIGHTS.shot.faceBounds;
 
 /** Whole-figure height fraction below which a fully visible person makes an extreme wide shot. */
-export const EXTREME_WIDE_FIGURE = 0.15;
-
-const SHOT_PRIOR: Vec = [0.05, 0.22, 0.1, 0.18, 0.1, 0.27, 0.08];
-
-/** A whole figure under {@link EXTREME_WIDE_FIGURE} of the frame height. */
-const TINY_FIGURE: Vec = [0, 0, 0, 0, 0.01, 0.2, 0.79];
-
-/** Likelihoods by where the frame cuts the body (lowest visible part, head in frame). */
-const CUT_LEVEL: Record<'feet' | 'knee' | 'hip' | 'elbow' | 'shoulder' | 'head', Vec> = {
-  feet: [0, 0, 0, 0.02, 0.1, 0.78, 0.1],
-  knee: [0, 0, 0.02, 0.12, 0.62, 0.22, 0.02],
-  hip: [0, 0.02, 0.1, 0.55, 0.25, 0.07, 0.01],
-  elbow: [0, 0.05, 0.35, 0.45, 0.12, 0.03, 0],
-  shoulder: [0.03, 0.35, 0.45, 0.14, 0.03, 0, 0],
-  head: [0.3, 0.55, 0.12, 0.03, 0, 0, 0],
-};
+export const EXTREME_WIDE_FIGURE: number = FRAMING_WEIGHTS.shot.extremeWideFigure;
 
 const ANIMALS = new Set(['bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe']);
 /** Hand-held sized things: filling the frame they make a close-up (an "insert"). */
@@ -539,27 +526,29 @@ const LARGE_OBJECTS = new Set([
 
 const area = (b: FramingBox): number => b.w * b.h;
 
-/** Number of frame edges the box touches (within 1.5 % of the frame). */
-function edgesCut(b: FramingBox): number {
-  const m = 0.015;
+/** Number of frame edges the box touches (within `margin` of the frame). */
+function edgesCut(b: FramingBox, m: number): number {
   return (b.x <= m ? 1 : 0) + (b.y <= m ? 1 : 0) + (b.x + b.w >= 1 - m ? 1 : 0) + (b.y + b.h >= 1 - m ? 1 : 0);
 }
 
 const inside = (k: FramingKeypoint): boolean => k.x >= -0.01 && k.x <= 1.01 && k.y >= -0.01 && k.y <= 1.01;
 
 /** Faces a frame's framing should follow: confident, or plausible and inside a detected person. */
-function usableFaces(e: FramingEvidence): Array<FramingFace & { human: boolean }> {
-  const persons = e.objects.filter((o) => o.label === 'person' && o.score >= 0.3).map((o) => o.box);
+function usableFaces(e: FramingEvidence, W: FramingWeights): Array<FramingFace & { human: boolean }> {
+  const F = W.shot.faces;
+  const persons = e.objects.filter((o) => o.label === 'person' && o.score >= F.personMin).map((o) => o.box);
   const inPerson = (b: FramingBox): boolean =>
     persons.some((p) => b.x + b.w / 2 >= p.x && b.x + b.w / 2 <= p.x + p.w && b.y + b.h / 2 >= p.y && b.y + b.h / 2 <= p.y + p.h);
   return e.faces
-    .filter((f) => f.score >= 0.5 && f.box.h > 0)
-    .map((f) => ({ ...f, human: f.score >= 0.75 || (f.score >= 0.6 && inPerson(f.box)) }))
+    .filter((f) => f.score >= F.min && f.box.h > 0)
+    .map((f) => ({ ...f, human: f.score >= F.human || (f.score >= F.humanInPerson && inPerson(f.box)) }))
     .sort((a, b) => Number(b.human) - Number(a.human) || b.box.h - a.box.h);
 }
 
+type CutLevel = keyof FramingWeights['shot']['cutLevel'];
+
 interface PoseSummary {
-  level: keyof typeof CUT_LEVEL | null;
+  level: CutLevel | null;
   /** Mean score of the keypoints that decided the level. */
   quality: number;
   /** Figure height fraction (head top to ankles) when the feet are in frame. */
@@ -568,7 +557,8 @@ interface PoseSummary {
   kp: Map<string, FramingKeypoint>;
 }
 
-function summarisePose(p: FramingPose, minScore = 0.3): PoseSummary {
+function summarisePose(p: FramingPose, W: FramingWeights): PoseSummary {
+  const minScore = W.shot.poseMinScore;
   const visible = new Set<string>();
   const kp = new Map<string, FramingKeypoint>();
   let qs: number[] = [];
@@ -612,7 +602,7 @@ function summarisePose(p: FramingPose, minScore = 0.3): PoseSummary {
       const top = Math.min(...ys.map((k) => k.y));
       const bottom = Math.max(...feet.map((k) => k.y));
       // Eyes sit ~1/16 of the figure below the crown; ankles ~1/20 above the soles.
-      figure = Math.max(0, (bottom - top) * 1.12);
+      figure = Math.max(0, (bottom - top) * W.shot.figureFromEyes);
     }
   }
   return { level, quality: clamp01(quality), figure, visible, kp };
@@ -625,80 +615,83 @@ export interface ShotSizeDetails {
   person: boolean;
 }
 
-/** Shot size of one keyframe's evidence. */
-export function classifyShotSize(e: FramingEvidence): ShotSizeTag & { details: ShotSizeDetails } {
+/** Shot size of one keyframe's evidence. `weights`: the tuned numbers (default {@link FRAMING_WEIGHTS}). */
+export function classifyShotSize(e: FramingEvidence, weights: FramingWeights = FRAMING_WEIGHTS): ShotSizeTag & { details: ShotSizeDetails } {
+  const S = weights.shot;
   const votes: Vote[] = [];
-  const faces = usableFaces(e);
+  const faces = usableFaces(e, weights);
   const human = faces.filter((f) => f.human);
   // Main person: largest confident face; else largest person box.
-  const persons = e.objects.filter((o) => o.label === 'person' && o.score >= 0.4).sort((a, b) => area(b.box) - area(a.box));
+  const persons = e.objects.filter((o) => o.label === 'person' && o.score >= S.personScore).sort((a, b) => area(b.box) - area(a.box));
   const mainPerson = persons[0];
-  const personSubject = human.length > 0 ? human[0].box.h >= 0.025 : !!mainPerson && area(mainPerson.box) >= 0.02;
+  const personSubject = human.length > 0 ? human[0].box.h >= S.subjectFaceH : !!mainPerson && area(mainPerson.box) >= S.subjectPersonArea;
+  const tiny = (figure: number): number => sigmoid((S.extremeWideFigure - figure) / S.tinyFigureWidth);
 
   // 1. Face scale.
   if (faces.length) {
     const f = faces[0];
     // A face cut by the frame is larger than its box: push towards closer.
-    const cut = edgesCut(f.box) >= 2 ? 0.8 : 1;
-    const w = f.human ? 2 : 0.45;
-    votes.push({ cue: f.human ? 'face' : 'face_like', q: binned((1 / f.box.h) * cut, FACE_SIGMA, FACE_SCALE_BOUNDS), w: w * Math.min(1, f.score / 0.8) });
+    const cut = edgesCut(f.box, S.edgeMargin) >= 2 ? S.faceCutFactor : 1;
+    const w = f.human ? S.faceWeight : S.faceLikeWeight;
+    votes.push({ cue: f.human ? 'face' : 'face_like', q: binned((1 / f.box.h) * cut, S.faceSigma, S.faceBounds), w: w * Math.min(1, f.score / S.faceFullScore) });
   }
 
   // 2. Pose: where the frame cuts the body.
   const pose = e.poses?.[0];
   let ps: PoseSummary | null = null;
   if (pose) {
-    ps = summarisePose(pose);
+    ps = summarisePose(pose, weights);
     // A pose counts when its person is the subject, or when the pose itself is convincing.
-    if (ps.level && (personSubject || (pose.score ?? ps.quality) >= 0.3)) {
-      let q = CUT_LEVEL[ps.level];
+    if (ps.level && (personSubject || (pose.score ?? ps.quality) >= S.poseMinQuality)) {
+      let q = S.cutLevel[ps.level];
       if (ps.level === 'feet' && ps.figure !== undefined) {
-        const small = sigmoid((EXTREME_WIDE_FIGURE - ps.figure) / 0.03);
-        q = q.map((x, k) => (1 - small) * x + small * TINY_FIGURE[k]);
+        const small = tiny(ps.figure);
+        q = q.map((x, k) => (1 - small) * x + small * S.tinyFigure[k]);
       }
-      votes.push({ cue: `pose_${ps.level}`, q, w: 1.5 * ps.quality });
+      votes.push({ cue: `pose_${ps.level}`, q, w: S.poseWeight * ps.quality });
     }
   }
 
   // 3. Person box: a figure whose box is inside the frame top and bottom is seen whole.
-  if (mainPerson && area(mainPerson.box) >= 0.01) {
+  if (mainPerson && area(mainPerson.box) >= S.personBox.minArea) {
     const b = mainPerson.box;
-    if (b.y > 0.02 && b.y + b.h < 0.98) {
-      const small = sigmoid((EXTREME_WIDE_FIGURE - b.h) / 0.03);
-      const q = [0, 0.01, 0.03, 0.12, 0.22, 0.55, 0.07].map((x, k) => (1 - small) * x + small * TINY_FIGURE[k]);
-      votes.push({ cue: 'person_box_whole', q, w: 0.5 * Math.min(1, mainPerson.score / 0.6) });
+    if (b.y > S.personBox.margin && b.y + b.h < 1 - S.personBox.margin) {
+      const small = tiny(b.h);
+      const q = S.personBox.q.map((x, k) => (1 - small) * x + small * S.tinyFigure[k]);
+      votes.push({ cue: 'person_box_whole', q, w: S.personBox.weight * Math.min(1, mainPerson.score / S.personBox.fullScore) });
     }
   }
 
   // 4. Non-person subject: the most salient animal / object.
+  const O = S.subject;
   const things = e.objects
-    .filter((o) => o.label !== 'person' && o.score >= 0.35)
+    .filter((o) => o.label !== 'person' && o.score >= O.minScore)
     .map((o) => ({ o, sal: o.score * Math.sqrt(area(o.box)) }))
     .sort((a, b) => b.sal - a.sal);
-  const subjectWeight = personSubject ? 0.3 : 1;
+  const subjectWeight = personSubject ? O.withPerson : 1;
   const main = things[0]?.o;
   if (main) {
     const a = area(main.box);
-    const cut = edgesCut(main.box);
+    const cut = edgesCut(main.box, S.edgeMargin);
     const side = Math.max(main.box.w, main.box.h);
-    const conf = Math.min(1, main.score / 0.5);
+    const conf = Math.min(1, main.score / O.fullScore);
     let q: Vec | null = null;
     let w = 0;
     if (ANIMALS.has(main.label)) {
-      if (a >= 0.75 || cut >= 3) q = [0.1, 0.55, 0.2, 0.1, 0.05, 0, 0];
-      else if (cut === 2) q = [0.02, 0.2, 0.3, 0.35, 0.1, 0.03, 0];
-      else if (a >= 0.02) q = [0, 0.05, 0.07, 0.15, 0.23, 0.45, 0.05];
-      else q = [0, 0, 0, 0.05, 0.15, 0.6, 0.2];
-      w = 0.9;
+      if (a >= O.animal.fillArea || cut >= 3) q = O.animal.fill;
+      else if (cut === 2) q = O.animal.cut2;
+      else if (a >= O.animal.wholeMinArea) q = O.animal.whole;
+      else q = O.animal.small;
+      w = O.animal.weight;
     } else if (SMALL_OBJECTS.has(main.label)) {
-      if (side >= 0.45) q = [0.15, 0.6, 0.15, 0.08, 0.02, 0, 0];
-      else if (side >= 0.25) q = [0.05, 0.4, 0.25, 0.2, 0.08, 0.02, 0];
-      w = 0.8;
+      if (side >= O.small.bigSide) q = O.small.big;
+      else if (side >= O.small.midSide) q = O.small.mid;
+      w = O.small.weight;
     } else if (LARGE_OBJECTS.has(main.label)) {
-      if (a >= 0.5) q = [0, 0.05, 0.2, 0.4, 0.25, 0.1, 0];
-      else if (a >= 0.1) q = [0, 0, 0.02, 0.1, 0.3, 0.5, 0.08];
-      else q = [0, 0, 0, 0.03, 0.1, 0.67, 0.2];
-      w = 0.7;
+      if (a >= O.large.bigArea) q = O.large.big;
+      else if (a >= O.large.midArea) q = O.large.mid;
+      else q = O.large.small;
+      w = O.large.weight;
     }
     if (q) votes.push({ cue: `object_${main.label}`, q, w: w * conf * subjectWeight });
   }
@@ -706,29 +699,29 @@ export function classifyShotSize(e: FramingEvidence): ShotSizeTag & { details: S
   // 5. Scene cues from the pixels: sky over a different-looking ground ⇒ landscape; the detail
   //    spectrum (fine detail everywhere ⇒ far; coarse structure ⇒ near).
   const c = e.cues;
-  const sceneWeight = personSubject ? 0.3 : main ? 0.7 : 1;
+  const sceneWeight = personSubject ? S.sceneWeight.person : main ? S.sceneWeight.subject : S.sceneWeight.none;
   if (c) {
-    const land = c.skyTop * sigmoid((c.topBottomDiff - 0.8) / 0.2);
+    const land = c.skyTop * sigmoid((c.topBottomDiff - S.sky.tbdCentre) / S.sky.tbdWidth);
     const emptyScene = !main && !personSubject && faces.length === 0;
-    if (land > 0.05) {
-      const q = emptyScene ? [0, 0.02, 0.03, 0.05, 0.1, 0.45, 0.35] : [0, 0.02, 0.03, 0.07, 0.13, 0.55, 0.2];
-      votes.push({ cue: 'sky_over_ground', q, w: 1.2 * land * sceneWeight });
+    if (land > S.sky.minLand) {
+      votes.push({ cue: 'sky_over_ground', q: emptyScene ? S.sky.empty : S.sky.withSubject, w: S.sky.weight * land * sceneWeight });
     }
     if (c.detailSlope !== undefined) {
-      const far = sigmoid((c.detailSlope + 0.3) / 0.08);
-      const q = [0, 1, 2, 3, 4, 5, 6].map((k) => far * [0, 0.01, 0.03, 0.08, 0.15, 0.55, 0.18][k] + (1 - far) * [0.1, 0.45, 0.2, 0.15, 0.06, 0.03, 0.01][k]);
-      votes.push({ cue: 'detail_spectrum', q, w: 0.8 * sceneWeight, value: far });
+      const far = sigmoid((c.detailSlope - S.detail.split) / S.detail.width);
+      const q = S.detail.far.map((x, k) => far * x + (1 - far) * S.detail.near[k]);
+      votes.push({ cue: 'detail_spectrum', q, w: S.detail.weight * sceneWeight, value: far });
     }
   }
 
-  const p = pool(SHOT_PRIOR, votes);
+  const p = pool(S.prior, votes);
   // Confidence: the posterior's top score, discounted when only weak (scene) cues spoke.
+  const C = S.confidence;
   const strong = votes.filter((v) => v.cue === 'face' || v.cue.startsWith('pose_')).reduce((s, v) => s + v.w, 0);
   const subj = votes.filter((v) => v.cue.startsWith('object_') || v.cue === 'face_like').reduce((s, v) => s + v.w, 0);
-  const support = clamp01(0.45 + 0.3 * Math.min(1, strong / 1.5) + 0.15 * Math.min(1, subj));
+  const support = clamp01(C.base + C.strong * Math.min(1, strong / C.strongFull) + C.subject * Math.min(1, subj));
   const top = Math.max(...p);
-  // 1.3: the pooled posterior is flatter than the measured accuracy (eval: docs/tagging.md).
-  const tag = toTag(SHOT_SIZE_LABELS, p, Math.min(0.95, 1.3 * top * support), {});
+  // `scale`: the pooled posterior is flatter than the measured accuracy.
+  const tag = toTag(SHOT_SIZE_LABELS, p, Math.min(C.max, C.scale * top * support), {});
   return {
     ...tag,
     details: {
@@ -740,8 +733,6 @@ export function classifyShotSize(e: FramingEvidence): ShotSizeTag & { details: S
 
 // ---------------------------------------------------------------------------------------------
 // Shooting angle
-
-const ANGLE_PRIOR: Vec = [0.62, 0.17, 0.12, 0.05, 0.04];
 
 export interface ShootingAngleDetails {
   cues: Array<{ cue: string; weight: number; top: ShootingAngleLabel; value?: number }>;
@@ -776,8 +767,10 @@ export function facePitchOffset(f: FramingFace, width: number, height: number): 
   return { offset: (earY - eyeY) / iod, yaw: (n[0] - (a[0] + b[0]) / 2) / iod };
 }
 
-/** Shooting angle of one keyframe's evidence. */
-export function classifyShootingAngle(e: FramingEvidence): ShootingAngleTag & { details: ShootingAngleDetails } {
+/** Shooting angle of one keyframe's evidence. `weights`: the tuned numbers (default {@link FRAMING_WEIGHTS}). */
+export function classifyShootingAngle(e: FramingEvidence, weights: FramingWeights = FRAMING_WEIGHTS): ShootingAngleTag & { details: ShootingAngleDetails } {
+  const A = weights.angle;
+  const D = A.dutch;
   const votes: Vote[] = [];
   const c = e.cues;
   const hz = e.horizon;
@@ -788,40 +781,42 @@ export function classifyShootingAngle(e: FramingEvidence): ShootingAngleTag & { 
   if (hz && hz.confidence > 0) {
     tilt = hz.angle;
     const fam = 'families' in hz ? hz.families : undefined;
-    let agreement = 0.6;
+    let agreement = D.noFamilies;
     if (fam) {
       // The family that set the angle, and the other one: agreeing (a rolled camera turns both),
       // absent (a sea horizon has no verticals: no objection), or disagreeing (perspective).
       const [main, other] = fam.horizontal.score >= fam.vertical.score ? [fam.horizontal, fam.vertical] : [fam.vertical, fam.horizontal];
-      const agrees = Math.abs(main.angle - other.angle) <= 5;
-      if (other.score >= 0.15) agreement = agrees ? 1 : 0.25;
-      else if (other.score >= 0.05) agreement = agrees ? 0.9 : 0.5;
-      else agreement = 0.8;
+      const agrees = Math.abs(main.angle - other.angle) <= D.agreeDeg;
+      if (other.score >= D.strongOther) agreement = agrees ? D.strongAgree : D.strongDisagree;
+      else if (other.score >= D.weakOther) agreement = agrees ? D.weakAgree : D.weakDisagree;
+      else agreement = D.absent;
     }
     const t = Math.abs(hz.angle);
-    const pd = sigmoid((t - DUTCH_MIN_DEG) / 1.2) * clamp01(hz.confidence / 0.5) * agreement * (t <= 40 ? 1 : 0.3);
-    if (pd > 0.02) votes.push({ cue: 'horizon_tilt', q: [1, 1, 1, 1, 1 + 40 * pd], w: 1, value: pd });
-    else if (t < 3 && hz.confidence >= 0.4) votes.push({ cue: 'horizon_level', q: [1, 1, 1, 0.5, 0.15], w: 1 });
+    const pd = sigmoid((t - DUTCH_MIN_DEG) / D.width) * clamp01(hz.confidence / D.fullConfidence) * agreement * (t <= D.maxDeg ? 1 : D.beyondMax);
+    if (pd > D.minP) votes.push({ cue: 'horizon_tilt', q: [1, 1, 1, 1, 1 + D.gain * pd], w: 1, value: pd });
+    else if (t < D.levelDeg && hz.confidence >= D.levelConfidence) votes.push({ cue: 'horizon_level', q: D.level, w: 1 });
   }
+  const levelHorizon = (minConfidence: number, maxDeg: number): boolean => !!hz && hz.confidence >= minConfidence && Math.abs(hz.angle) < maxDeg;
 
   // 2. Faces: pitch from the keypoints (frontal-ish human faces only).
-  const faces = usableFaces(e).filter((f) => f.human);
-  const pitches = faces.map((f) => facePitchOffset(f, e.width, e.height)).filter((x): x is { offset: number; yaw: number } => !!x && Math.abs(x.yaw) < 0.5);
+  const FP = A.facePitch;
+  const faces = usableFaces(e, weights).filter((f) => f.human);
+  const pitches = faces.map((f) => facePitchOffset(f, e.width, e.height)).filter((x): x is { offset: number; yaw: number } => !!x && Math.abs(x.yaw) < FP.maxYaw);
   if (pitches.length) {
     const off = pitches.map((p) => p.offset).sort((a, b) => a - b)[pitches.length >> 1];
-    const ph = sigmoid((-0.05 - off) / 0.05);
-    const pl = sigmoid((off - 0.45) / 0.05);
-    votes.push({ cue: 'face_pitch', q: [1.2 - ph - pl, 0.3 + 2 * ph, 0.3 + 2 * pl, 0.3, 0.6], w: 0.8, value: off });
+    const ph = sigmoid((FP.high - off) / FP.width);
+    const pl = sigmoid((off - FP.low) / FP.width);
+    votes.push({ cue: 'face_pitch', q: [FP.q.level - ph - pl, FP.q.floor + FP.q.gain * ph, FP.q.floor + FP.q.gain * pl, FP.q.overhead, FP.q.dutch], w: FP.weight, value: off });
   }
-  if (faces.length) votes.push({ cue: 'upright_face', q: [1, 1, 1, 0.3, 1], w: 1 });
+  if (faces.length) votes.push({ cue: 'upright_face', q: A.uprightFace, w: 1 });
 
   // 3. Full figure: legs vs torso. A camera above foreshortens the far-away legs.
   const pose = e.poses?.[0];
   if (pose?.keypoints?.length) {
-    const ps = summarisePose(pose);
+    const ps = summarisePose(pose, weights);
     const g = (n: string): [number, number] | null => {
       const k = ps.kp.get(n);
-      return k && k.score >= 0.3 && inside(k) ? [k.x * e.width, k.y * e.height] : null;
+      return k && k.score >= weights.shot.poseMinScore && inside(k) ? [k.x * e.width, k.y * e.height] : null;
     };
     const mid = (a: [number, number] | null, b: [number, number] | null): [number, number] | null =>
       a && b ? [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2] : a ?? b;
@@ -831,39 +826,47 @@ export function classifyShootingAngle(e: FramingEvidence): ShootingAngleTag & { 
     if (sh && hip && ank && ps.level === 'feet') {
       const torso = Math.hypot(hip[0] - sh[0], hip[1] - sh[1]);
       const legs = Math.hypot(ank[0] - hip[0], ank[1] - hip[1]);
-      if (torso > 4) {
+      const LT = A.legTorso;
+      if (torso > LT.minTorsoPx) {
         const ratio = legs / torso;
-        const ph = sigmoid((1.3 - ratio) / 0.1);
-        const pl = sigmoid((ratio - 2.2) / 0.1);
-        votes.push({ cue: 'leg_torso_ratio', q: [1.2 - ph - pl, 0.3 + 2 * ph, 0.3 + 2 * pl, 0.5, 1], w: 0.6 * ps.quality });
+        const ph = sigmoid((LT.high - ratio) / LT.width);
+        const pl = sigmoid((ratio - LT.low) / LT.width);
+        votes.push({ cue: 'leg_torso_ratio', q: [LT.q.level - ph - pl, LT.q.floor + LT.q.gain * ph, LT.q.floor + LT.q.gain * pl, LT.q.overhead, LT.q.dutch], w: LT.weight * ps.quality });
       }
       // A standing figure (shoulders above hips above ankles) is not seen from straight above.
-      if (sh[1] < hip[1] && hip[1] < ank[1]) votes.push({ cue: 'standing_figure', q: [1, 1, 1, 0.2, 1], w: 1 });
+      if (sh[1] < hip[1] && hip[1] < ank[1]) votes.push({ cue: 'standing_figure', q: A.standingFigure, w: 1 });
     }
   }
 
   if (c) {
-    // 4. Mostly sky: the camera points up.
-    const pl = sigmoid((c.skyShare - 0.5) / 0.06);
-    if (pl > 0.05) votes.push({ cue: 'sky_filled', q: [1, 0.4, 1 + 8 * pl, 0.2, 1], w: 1, value: c.skyShare });
+    // 4. Mostly sky: the camera points up — unless a confident level horizon is in view (then the
+    //    camera is about level and the horizon merely sits low in the frame).
+    const SF = A.skyFilled;
+    const pl = sigmoid((c.skyShare - SF.centre) / SF.width);
+    if (pl > SF.minP && !levelHorizon(SF.levelConfidence, SF.levelDeg)) {
+      votes.push({ cue: 'sky_filled', q: [1, SF.high, 1 + SF.gain * pl, SF.overhead, 1], w: SF.weight, value: c.skyShare });
+    }
     // 5. Converging verticals (keystone): + = converge upwards (looking up).
+    const K = A.keystone;
     const k = Math.abs(c.keystone);
-    if (c.keystoneScore >= 0.4 && k >= 3 && k <= 20) {
-      const pk = Math.min(1, (k - 2) / 6) * clamp01((c.keystoneScore - 0.3) / 0.4);
-      const q = c.keystone > 0 ? [1, 1 - 0.5 * pk, 1 + 2 * pk, 1, 1] : [1, 1 + 2 * pk, 1 - 0.5 * pk, 1, 1];
-      votes.push({ cue: 'converging_verticals', q, w: 0.5 });
+    if (c.keystoneScore >= K.minScore && k >= K.minDeg && k <= K.maxDeg) {
+      const pk = Math.min(1, (k - K.degFrom) / K.degFull) * clamp01((c.keystoneScore - K.scoreFrom) / K.scoreFull);
+      const q = c.keystone > 0 ? [1, 1 - K.against * pk, 1 + K.towards * pk, 1, 1] : [1, 1 + K.towards * pk, 1 - K.against * pk, 1, 1];
+      votes.push({ cue: 'converging_verticals', q, w: K.weight });
     }
     // 6. Flat lay: no horizon, no sky, top and bottom of the frame alike, everything in focus.
-    const noHorizon = 1 - clamp01((hz?.confidence ?? 0) / 0.35);
-    const pOver = noHorizon * (1 - c.skyTop) * sigmoid((0.9 - c.topBottomDiff) / 0.15) * (1 - clamp01(c.defocus / 0.25));
-    if (pOver > 0.05 && faces.length === 0) votes.push({ cue: 'flat_lay', q: [1, 1 + 2 * pOver, 1 - 0.5 * pOver, 1 + 5 * pOver, 1], w: 1, value: pOver });
+    const FL = A.flatLay;
+    const noHorizon = 1 - clamp01((hz?.confidence ?? 0) / FL.horizonFull);
+    const pOver = noHorizon * (1 - c.skyTop) * sigmoid((FL.tbdCentre - c.topBottomDiff) / FL.tbdWidth) * (1 - clamp01(c.defocus / FL.defocusFull));
+    if (pOver > FL.minP && faces.length === 0) votes.push({ cue: 'flat_lay', q: [1, 1 + FL.high * pOver, 1 - FL.low * pOver, 1 + FL.overhead * pOver, 1], w: 1, value: pOver });
   }
 
-  const p = pool(ANGLE_PRIOR, votes);
+  const p = pool(A.prior, votes);
+  const C = A.confidence;
   const decisive = votes.filter((v) => v.cue !== 'upright_face' && v.cue !== 'standing_figure').reduce((s, v) => s + v.w, 0);
-  const support = clamp01(0.55 + 0.25 * Math.min(1, decisive));
+  const support = clamp01(C.base + C.decisive * Math.min(1, decisive));
   const top = Math.max(...p);
-  const tag = toTag(SHOOTING_ANGLE_LABELS, p, Math.min(0.95, 1.2 * top * support), {});
+  const tag = toTag(SHOOTING_ANGLE_LABELS, p, Math.min(C.max, C.scale * top * support), {});
   return {
     ...tag,
     details: {
@@ -881,7 +884,7 @@ export function classifyShootingAngle(e: FramingEvidence): ShootingAngleTag & { 
  * is classified, scores are averaged, the confidence is the mean confidence of the keyframes
  * that agree with the winning label (scaled by their share).
  */
-export function tagFraming(evidence: FramingEvidence | FramingEvidence[]): FramingTags {
+export function tagFraming(evidence: FramingEvidence | FramingEvidence[], weights: FramingWeights = FRAMING_WEIGHTS): FramingTags {
   const list = Array.isArray(evidence) ? evidence : [evidence];
   if (list.length === 0) {
     const uniform = (labels: readonly string[]): Record<string, number> => Object.fromEntries(labels.map((l) => [l, r4(1 / labels.length)]));
@@ -892,13 +895,13 @@ export function tagFraming(evidence: FramingEvidence | FramingEvidence[]): Frami
   }
   if (list.length === 1) {
     // The API's tag shape only: {label, confidence, scores} (the classifiers add `details`).
-    const { details: _s, ...s } = classifyShotSize(list[0]);
-    const { details: _a, ...a } = classifyShootingAngle(list[0]);
+    const { details: _s, ...s } = classifyShotSize(list[0], weights);
+    const { details: _a, ...a } = classifyShootingAngle(list[0], weights);
     return { shot_size: s, shooting_angle: a };
   }
   return {
-    shot_size: combine(SHOT_SIZE_LABELS, list.map(classifyShotSize)),
-    shooting_angle: combine(SHOOTING_ANGLE_LABELS, list.map(classifyShootingAngle)),
+    shot_size: combine(SHOT_SIZE_LABELS, list.map((e) => classifyShotSize(e, weights))),
+    shooting_angle: combine(SHOOTING_ANGLE_LABELS, list.map((e) => classifyShootingAngle(e, weights))),
   };
 }
 

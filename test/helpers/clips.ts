@@ -36,6 +36,26 @@ function findRepoRoot(here: string): string {
 export const evalDir = path.resolve(repoRoot, '../shared/eval');
 export const evalPhotosDir = path.join(evalDir, 'photos');
 export const evalVideosDir = path.join(evalDir, 'videos');
+/** Shared read-only model files no npm package ships (`../shared/models` from the repository root). */
+export const sharedModelsDir = path.resolve(repoRoot, '../shared/models');
+
+/** Running under CI (`CI=true` or `CI=1`): shared data is required there. */
+export const isCI = process.env.CI === 'true' || process.env.CI === '1';
+
+/**
+ * Whether the shared data a suite needs (`paths`, absolute: use {@link evalDir},
+ * {@link sharedModelsDir}…) is present. Missing under CI: throws, so the suite FAILS instead of
+ * skipping silently. Missing on a developer machine: prints one loud line and returns false, and the
+ * caller skips (`describe.skipIf(!have)`).
+ */
+export function requireSharedData(paths: string[], what = 'shared eval data'): boolean {
+  const missing = paths.filter((p) => !existsSync(p));
+  if (missing.length === 0) return true;
+  const msg = `${what} not found: ${missing.join(', ')} (expected beside the repository ${repoRoot})`;
+  if (isCI) throw new Error(`${msg}; it is required under CI`);
+  process.stderr.write(`\n!!! SKIPPING TESTS: ${msg} !!!\n\n`);
+  return false;
+}
 
 /** Absolute path of an evaluation photo by file name (`.jpg` may be left off). Throws if absent. */
 export function evalPhoto(name: string): string {

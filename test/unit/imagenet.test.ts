@@ -4,7 +4,8 @@
  * classification of evaluation photos with the real weights from ../shared/models (installed with the
  * same `pull --from` path a user takes; never copied into the repository).
  *
- * The shared directory is required under CI (CI=true): missing, these tests fail rather than skip.
+ * The shared directory is required under CI (CI=true): missing, these tests fail rather than skip;
+ * elsewhere they are skipped with a loud line (test/helpers/clips.ts `requireSharedData`).
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,17 +24,18 @@ import { BuiltinOp, readTflite, TensorType } from '../../src/models/imagenet/tfl
 import { checkUsable, ModelManager } from '../../src/models/manager.js';
 import { loadManifests, validateManifest } from '../../src/models/manifest.js';
 import { hasEmbedder, listEmbedders } from '../../src/models/registry.js';
-import { evalPhoto, evalPhotosDir, removeDir, repoRoot, tempDir } from '../helpers/clips.js';
+import { evalPhoto, evalPhotosDir, isCI, removeDir, requireSharedData, sharedModelsDir, tempDir } from '../helpers/clips.js';
 import { runQuantisedReference } from '../helpers/tflite-reference.js';
 
-const SHARED = path.resolve(repoRoot, '../shared/models/imagenet-mobilenet-v2');
+const SHARED = path.join(sharedModelsDir, 'imagenet-mobilenet-v2');
 const TFLITE = 'mobilenet_v2_1.0_224_quant.tflite';
 const LABELS = 'imagenet_labels.txt';
 const TFLITE_SHA = '7aad0c74c5e3c06e5eb3c827e13304fdd68a83da6087d92ee169c24ff9fd4776';
-const CI = process.env.CI === 'true' || process.env.CI === '1';
-const haveShared = existsSync(path.join(SHARED, TFLITE)) && existsSync(path.join(SHARED, LABELS)) && existsSync(evalPhotosDir);
-/** Without the shared files: skipped on a developer machine, failed (by beforeAll) under CI. */
-const itShared = haveShared || CI ? it : it.skip;
+const SHARED_FILES = [path.join(SHARED, TFLITE), path.join(SHARED, LABELS), evalPhotosDir];
+const WHAT = 'ImageNet weights (../shared/models) and eval photos';
+/** Without the shared files: skipped (loudly) on a developer machine; run, and failed by beforeAll, under CI. */
+const haveShared = isCI || requireSharedData(SHARED_FILES, WHAT);
+const itShared = haveShared ? it : it.skip;
 
 /**
  * Photos whose subject is unambiguous, and the ImageNet classes (common names) any of which must be
@@ -167,10 +169,8 @@ describe('imagenet-mobilenet-v2 with the real weights', () => {
   let classes: Map<string, string[]>;
 
   beforeAll(async () => {
-    if (!haveShared) {
-      if (CI) throw new Error(`shared model files missing: ${SHARED} (and ${evalPhotosDir}); they are required under CI`);
-      return; // the tests below are skipped
-    }
+    if (!haveShared) return; // the tests below are skipped
+    requireSharedData(SHARED_FILES, WHAT); // throws under CI when missing
     const manager = new ModelManager({ dir: modelsDir });
     try {
       const res = await manager.pull(IMAGENET_MODEL_ID, { from: SHARED });
@@ -293,7 +293,7 @@ describe('imagenet-mobilenet-v2 with the real weights', () => {
   itShared(
     'classifies real photos: the obvious ImageNet class is in the top 5; probabilities sum to 1',
     async () => {
-      expect(clf).toBeDefined();
+      expect(clf, 'the classifier is opened by the open() test above (run the file, not this test alone)').toBeDefined();
       for (const [name, expected] of PHOTOS) {
         for (const e of expected) expect(classes.has(e), `label ${e}`).toBe(true);
         const frame = await decodeImage(evalPhoto(name), 512);

@@ -1,10 +1,14 @@
 /**
  * Real models on real photos (shared/eval): USE text encoder, CenterNet objects, BlazeFace faces,
  * MoveNet pose, colour statistics, and text -> photo retrieval through the perception embedder.
+ *
+ * The shared eval set (../shared/eval beside the repository) is required under CI; elsewhere its
+ * absence skips these tests with a loud line.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalog } from '../../eval/catalog.js';
+import { inHalf } from '../../eval/split.js';
 import { decodeImage } from '../../src/media/frames.js';
 import type { Frame } from '../../src/media/types.js';
 import { colourStats } from '../../src/models/perception/colour.js';
@@ -16,9 +20,12 @@ import { PersonSegmenter } from '../../src/models/perception/segmentation.js';
 import { createDefaultEmbedder, getEmbedder, listEmbedders } from '../../src/models/registry.js';
 import { tf } from '../../src/models/tfjs.js';
 import { dot, getUseTextEncoder } from '../../src/models/use/text-encoder.js';
+import { evalDir, evalPhotosDir, isCI, requireSharedData } from '../helpers/clips.js';
 
-const PHOTOS = resolve(process.cwd(), '../shared/eval/photos');
-const haveData = existsSync(PHOTOS);
+const PHOTOS = evalPhotosDir;
+const EVAL_DATA = [join(evalDir, 'catalog.tsv'), PHOTOS];
+/** Under CI the suite always runs (its beforeAll fails when the data is missing). */
+const haveData = isCI || requireSharedData(EVAL_DATA);
 const MAX_SIDE = 512;
 
 const frames = new Map<string, Frame>();
@@ -42,6 +49,7 @@ describe.skipIf(!haveData)('perception models on real photos', () => {
   const pose = new PoseEstimator();
 
   beforeAll(async () => {
+    requireSharedData(EVAL_DATA); // throws under CI when missing
     await embedder.load();
     await Promise.all([detector.load(), faces.load(), pose.load()]);
   });
@@ -148,16 +156,17 @@ describe.skipIf(!haveData)('perception models on real photos', () => {
       expect((await faces.detect(await photo('python3-skimage__coffee.jpg'), 0.75)).length).toBe(0);
     });
 
-    it('segments people (selfie model)', async () => {
+    it('segments people (selfie model) without leaking tensors', async () => {
       const seg = new PersonSegmenter();
-      const portrait = await seg.segment(await photo('kphotoalbum__jesper_2.jpg'));
+      const portrait = await seg.segment(await photo('kphotoalbum__jesper_2.jpg')); // loads the model
+      const before = tf.memory().numTensors;
       const player = await seg.segment(await photo('opencv-doc__messi5.jpg'));
       const canyon = await seg.segment(await photo('kphotoalbum__grand_canyon_3.jpg'));
+      expect(tf.memory().numTensors).toBe(before);
       expect(portrait.area).toBeGreaterThan(0.3);
       expect(player.area).toBeGreaterThan(0.1);
       expect(player.area).toBeLessThan(portrait.area);
       expect(canyon.area).toBeLessThan(0.05);
-      expect(tf.memory().numTensors).toBeGreaterThan(0);
     });
 
     it('measures colour and layout from pixels', async () => {
@@ -230,44 +239,33 @@ describe.skipIf(!haveData)('perception models on real photos', () => {
       await expect(fresh.embedSegment([{ t: 0, width: 10, height: 10, data: new Uint8Array(5) }], { start: 0, end: 1 })).rejects.toThrow();
     });
 
-    it('retrieves the right photo for text queries (1-frame segments)', async () => {
-      // Queries written from the catalog captions; 12 photos with clearly different content.
-      const cases: Array<[string, string]> = [
-        ['python3-skimage__astronaut.jpg', 'a smiling woman in an orange flight suit'],
-        ['python3-skimage__coffee.jpg', 'a cup of coffee'],
-        ['opencv-doc__messi5.jpg', 'a football player kicking a ball'],
-        ['kphotoalbum__donna.jpg', 'a black dog in a winter forest'],
-        ['plasma-workspace-wallpapers__Kite_1920x1080.jpg', 'a kite in the blue sky'],
-        ['psychtoolbox-3-common__town.jpg', 'a street with parked cars'],
-        ['plasma-workspace-wallpapers__EveningGlow_1920x1080.jpg', 'rowing boats on a lake at sunset'],
-        ['labelme-examples__0001.jpg', 'a tabby kitten'],
-        ['kphotoalbum__snow.jpg', 'airliners at a snowy airport'],
-        ['kphotoalbum__jesper_2.jpg', "close-up of a man's face"],
-        ['kphotoalbum__grand_canyon_3.jpg', 'a canyon under a blue sky'],
-        ['plasma-workspace-wallpapers__Path_1920x1080.jpg', 'a path through a dense forest'],
-      ];
+    it('retrieves check-half photos from their own catalog captions well above chance (1-frame segments)', async () => {
+      // Held-out photos only (eval/split.ts check half), each queried with its catalog caption
+      // against the other check-half photos. Not a quality gate (that is eval/search-quality.ts and
+      // its tests): a sanity check that text and picture meet, with thresholds far above chance.
+      const rows = inHalf(loadCatalog(evalDir).filter((r) => r.kind === 'photo' && r.caption.trim()), 'check');
+      expect(rows.length).toBeGreaterThanOrEqual(20);
       const fresh = new PerceptionEmbedder(); // no keyframe reuse across tests
-      const segs: Array<{ name: string; vector: Float32Array; description: string }> = [];
-      for (const [name] of cases) {
-        const r = await fresh.embedSegment([await photo(name)], { start: 0, end: 1 });
-        segs.push({ name, vector: r.vector, description: r.description });
-      }
+      const segs: Array<{ name: string; vector: Float32Array }> = [];
+      for (const r of rows) segs.push({ name: r.name, vector: (await fresh.embedSegment([await photo(r.name)], { start: 0, end: 1 })).vector });
       const ranks: number[] = [];
       const lines: string[] = [];
-      for (const [name, query] of cases) {
-        const q = (await fresh.embedText(query)).vector;
+      for (const r of rows) {
+        const q = (await fresh.embedText(r.caption)).vector;
         const order = segs.map((s) => ({ name: s.name, sim: dot(q, s.vector) })).sort((a, b) => b.sim - a.sim);
-        const rank = order.findIndex((o) => o.name === name) + 1;
+        const rank = order.findIndex((o) => o.name === r.name) + 1;
         ranks.push(rank);
-        lines.push(`${rank}  "${query}" -> top: ${order[0].name} (${order[0].sim.toFixed(3)})`);
+        lines.push(`${rank}  "${r.caption.slice(0, 70)}" -> top: ${order[0].name}`);
       }
-      const top1 = ranks.filter((r) => r === 1).length;
-      const top3 = ranks.filter((r) => r <= 3).length;
-      console.log(`retrieval ranks (of ${cases.length}):\n${lines.join('\n')}\ntop1 ${top1}/${cases.length}, top3 ${top3}/${cases.length}`);
-      // Measured 11/12 first and 11/12 in the top 3 (the astronaut query, "woman in an orange
-      // flight suit", is the miss: nothing here knows "woman" or "astronaut"). Margin for small drift.
-      expect(top1).toBeGreaterThanOrEqual(9);
-      expect(top3).toBeGreaterThanOrEqual(10);
+      const n = rows.length;
+      const top1 = ranks.filter((k) => k === 1).length;
+      const top5 = ranks.filter((k) => k <= 5).length;
+      console.log(`retrieval ranks (check half, ${n} photos):\n${lines.join('\n')}\ntop1 ${top1}/${n}, top5 ${top5}/${n} (chance ${(1 / n).toFixed(3)} / ${(5 / n).toFixed(3)})`);
+      // Chance with n photos: recall@1 = 1/n, recall@5 = 5/n (22 photos: 0.045 / 0.227). Thresholds:
+      // recall@1 ≥ 4× chance (4 photos first) and recall@5 ≥ 2× chance (10 photos in the top 5).
+      // Measured with 22 photos: 8 first (0.364), 13 in the top 5 (0.591).
+      expect(top1).toBeGreaterThanOrEqual(4);
+      expect(top5).toBeGreaterThanOrEqual(10);
     });
   });
 });

@@ -178,11 +178,17 @@ describe('camera movement on generated clips', () => {
     const accOf = (rs: typeof results): number => rs.filter((r) => r.tag.label === r.expected).length / Math.max(1, rs.length);
     const accHi = accOf(sorted.slice(0, half));
     const accLo = accOf(sorted.slice(half));
+    // Rank measure: the chance that a right answer is more confident than a wrong one (ties ½).
+    let wins = 0;
+    for (const o of ok) for (const b of bad) wins += o.tag.confidence > b.tag.confidence ? 1 : o.tag.confidence === b.tag.confidence ? 0.5 : 0;
+    const auc = wins / Math.max(1, ok.length * bad.length);
     console.log(
-      `confidence: correct mean ${mean(ok.map((r) => r.tag.confidence)).toFixed(3)} (n=${ok.length}), wrong mean ${mean(bad.map((r) => r.tag.confidence)).toFixed(3)} (n=${bad.length}); accuracy top half ${accHi.toFixed(3)}, bottom half ${accLo.toFixed(3)}`,
+      `confidence: correct mean ${mean(ok.map((r) => r.tag.confidence)).toFixed(3)} (n=${ok.length}), wrong mean ${mean(bad.map((r) => r.tag.confidence)).toFixed(3)} (n=${bad.length}); accuracy top half ${accHi.toFixed(3)}, bottom half ${accLo.toFixed(3)}; AUC ${auc.toFixed(3)}`,
     );
-    if (bad.length > 0) expect(mean(ok.map((r) => r.tag.confidence))).toBeGreaterThan(mean(bad.map((r) => r.tag.confidence)));
-    expect(accHi).toBeGreaterThanOrEqual(accLo);
+    // The hard set exists to produce misses; without a few of them this check measures nothing.
+    expect(bad.length, 'the hard set no longer produces misses: make it harder').toBeGreaterThanOrEqual(4);
+    expect(auc).toBeGreaterThanOrEqual(0.85); // measured 0.982 (48 right, 8 wrong of 56 clips)
+    expect(accHi - accLo).toBeGreaterThanOrEqual(0.15); // measured 1.000 − 0.714 = 0.286
   });
 
   it('a single frame or no frames gives a zero-confidence static', () => {
@@ -192,25 +198,7 @@ describe('camera movement on generated clips', () => {
     expect(tagMotion([]).confidence).toBe(0);
   });
 
-  it('per-frame cost at the recommended sampling', () => {
-    const frames = sampleFrames;
-    expect(frames[0].width).toBe(MAX_SIDE);
-    // Warm up, then time preparing every frame and matching every consecutive pair.
-    for (let k = 0; k < 2; k++) tagMotion(frames);
-    const reps = 5;
-    const t0 = performance.now();
-    for (let k = 0; k < reps; k++) {
-      let prev = prepareMotionFrame(frames[0]);
-      for (let i = 1; i < frames.length; i++) {
-        const cur = prepareMotionFrame(frames[i]);
-        estimatePairMotion(prev, cur);
-        prev = cur;
-      }
-    }
-    const perPair = (performance.now() - t0) / (reps * (frames.length - 1));
-    console.log(`motion cost: ${perPair.toFixed(2)} ms per frame pair at ${frames[0].width}x${frames[0].height} (${FPS} fps ⇒ ${(perPair * FPS * 60).toFixed(0)} ms per minute of video)`);
-    expect(perPair).toBeLessThan(40);
-  });
+  // Per-frame cost is reported by `npm run bench -- ingest` (ingest.tagging_ms), not asserted here.
 });
 
 describe('global motion on synthetic frames (no ffmpeg)', () => {
