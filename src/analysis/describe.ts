@@ -9,6 +9,12 @@ import { PERCEPTION_WEIGHTS, type PerceptionWeights } from '../models/perception
 
 const pct = (p: number): string => `${Math.round(p * 100)}%`;
 
+/** Mostly Latin letters (what the English sentence encoder can read). */
+export function readsAsEnglish(text: string): boolean {
+  const letters = text.match(/\p{L}/gu) ?? [];
+  return letters.length > 0 && letters.filter((c) => /\p{Script=Latin}/u.test(c)).length / letters.length >= 0.5;
+}
+
 export interface WeightedPart {
   kind: string;
   text: string;
@@ -31,7 +37,8 @@ export function analysisParts(analysis: SegmentAnalysis, w: PerceptionWeights = 
   for (const f of allFacts(analysis)) {
     if (f.kind === 'thing') {
       parts.push({ kind: 'thing', text: `A photo of ${/^[aeiou]/i.test(f.label) ? 'an' : 'a'} ${f.label}.`, weight: w.thing * f.confidence ** w.confidencePower });
-    } else if (f.kind === 'text') {
+    } else if (f.kind === 'text' && readsAsEnglish(f.label)) {
+      // The sentence encoder reads English: words in other scripts go to the keyword index only.
       parts.push({ kind: 'text', text: `The words "${f.label}" on screen.`, weight: w.text * f.confidence ** w.confidencePower });
     }
   }

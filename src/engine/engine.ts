@@ -53,6 +53,7 @@ import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
 import { redactError } from './redact.js';
+import { readsAsEnglish } from '../analysis/describe.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
 import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
@@ -625,9 +626,7 @@ function tagFilter(value: unknown, loc: (string | number)[], allowed: readonly s
  */
 export function uncoveredScript(text: string): string | undefined {
   const letters = text.match(/\p{L}/gu) ?? [];
-  if (letters.length === 0) return undefined;
-  const latin = letters.filter((c) => /\p{Script=Latin}/u.test(c)).length;
-  if (latin / letters.length >= 0.5) return undefined;
+  if (letters.length === 0 || readsAsEnglish(text)) return undefined;
   const scripts = ['Han', 'Hiragana', 'Katakana', 'Hangul', 'Cyrillic', 'Greek', 'Arabic', 'Hebrew', 'Devanagari', 'Thai'];
   let best = 'a non-Latin';
   let most = 0;
