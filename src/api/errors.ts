@@ -54,6 +54,12 @@ export class PayloadTooLargeError extends VidembedError {
   override readonly exitCode = 5;
 }
 
+export class RangeNotSatisfiableError extends VidembedError {
+  override readonly status = 416;
+  override readonly code = 'range_not_satisfiable';
+  override readonly exitCode = 2;
+}
+
 export class ValidationError extends VidembedError {
   override readonly status = 422;
   override readonly code = 'validation_error';

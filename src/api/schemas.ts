@@ -87,6 +87,39 @@ const taskStatus = { type: 'string', enum: ['pending', 'processing', 'completed'
 const videoStatus = { type: 'string', enum: ['uploaded', 'processing', 'processed', 'failed'] } as const;
 
 /** A collection as listed (`owner`: whose library holds it; admins see every owner's). */
+const collectionParams = { type: 'object', required: ['collection_id'], properties: { collection_id: str } } as const;
+const videoParams = { type: 'object', required: ['video_id'], properties: { video_id: str } } as const;
+const statusCounts = {
+  type: 'object',
+  required: ['uploaded', 'processing', 'processed', 'failed'],
+  properties: Object.fromEntries(['uploaded', 'processing', 'processed', 'failed'].map((k) => [k, { type: 'integer', minimum: 0 }])),
+} as const;
+const deleted = {
+  type: 'object',
+  required: ['id', 'deleted'],
+  additionalProperties: true,
+  properties: { id: str, deleted: { type: 'boolean', const: true }, videos: { type: 'integer', minimum: 0 } },
+} as const;
+const videoSummary = {
+  type: 'object',
+  required: ['video_id', 'collection_id', 'filename', 'status', 'size_bytes', 'created_at'],
+  additionalProperties: true,
+  properties: {
+    video_id: str,
+    collection_id: str,
+    filename: str,
+    status: videoStatus,
+    progress: { type: 'number', minimum: 0, maximum: 100 },
+    error_message: str,
+    duration: num,
+    width: { type: 'integer' },
+    height: { type: 'integer' },
+    fps: num,
+    size_bytes: { type: 'integer', minimum: 0 },
+    created_at: str,
+  },
+} as const;
+
 const collectionSummary = {
   type: 'object',
   required: ['id', 'name', 'description', 'video_count', 'created_at', 'model', 'dim'],
@@ -326,4 +359,59 @@ export const schemas = {
       },
     },
   },
+  collectionDetails: {
+    params: collectionParams,
+    response: {
+      ...collectionSummary,
+      required: [...collectionSummary.required, 'counts'],
+      properties: { ...collectionSummary.properties, counts: statusCounts },
+    },
+  },
+  updateCollection: {
+    params: collectionParams,
+    body: {
+      type: 'object',
+      minProperties: 1,
+      additionalProperties: false,
+      properties: { name: { type: 'string', minLength: 1, maxLength: 128 }, description: { type: 'string', maxLength: 4096 } },
+    },
+    response: collectionSummary,
+    examples: { rename: { summary: 'a new name', value: { name: 'holidays-2026' } }, describe: { summary: 'a new description', value: { description: 'phone clips from the trip' } } },
+  },
+  deleteCollection: { params: collectionParams, response: deleted },
+  listVideos: {
+    params: collectionParams,
+    querystring: {
+      type: 'object',
+      properties: {
+        status: videoStatus,
+        limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        offset: { type: 'integer', minimum: 0, default: 0 },
+      },
+    },
+    response: { type: 'array', items: videoSummary },
+  },
+  videoDetails: {
+    params: videoParams,
+    response: {
+      ...videoSummary,
+      required: [...videoSummary.required, 'segments'],
+      properties: {
+        ...videoSummary.properties,
+        tags: { type: 'object', additionalProperties: true },
+        segments: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['start', 'end', 'description'],
+            additionalProperties: true,
+            properties: { start: num, end: num, description: str, tags: { type: 'object', additionalProperties: true }, facts: { type: 'object', additionalProperties: true } },
+          },
+        },
+      },
+    },
+  },
+  deleteVideo: { params: videoParams, response: deleted },
+  reprocessVideo: { params: videoParams, response: { type: 'object', required: ['video_id', 'status'], additionalProperties: true, properties: { video_id: str, status: videoStatus } } },
+  videoFile: { params: videoParams },
 } as const;

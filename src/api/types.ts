@@ -39,6 +39,53 @@ export interface CollectionSummary {
   needs_reindex?: boolean;
 }
 
+/** A collection with how many of its videos are in each status (`GET /collections/{id}`). */
+export interface CollectionDetails extends CollectionSummary {
+  counts: Record<VideoStatus, number>;
+}
+
+export interface UpdateCollectionRequest {
+  name?: string;
+  description?: string;
+}
+
+export interface DeleteResponse {
+  id: string;
+  deleted: true;
+  /** For a collection: how many videos went with it. */
+  videos?: number;
+}
+
+export interface ListVideosRequest {
+  status?: VideoStatus;
+  limit?: number;
+  offset?: number;
+}
+
+/** A video as listed (`GET /collections/{id}/videos`): newest first. */
+export interface VideoSummary {
+  video_id: string;
+  collection_id: string;
+  filename: string;
+  status: VideoStatus;
+  progress?: number;
+  error_message?: string;
+  /** Seconds; known once processed. */
+  duration?: number;
+  /** Displayed size (after rotation), known once processed. */
+  width?: number;
+  height?: number;
+  fps?: number;
+  size_bytes: number;
+  created_at: string;
+}
+
+/** A video with its tags and segments (`GET /videos/{id}`, `vidembed video show`). */
+export interface VideoDetails extends VideoSummary {
+  tags?: Record<string, unknown>;
+  segments: Array<{ start: number; end: number; description: string; tags?: Record<string, unknown>; facts?: Record<string, unknown> }>;
+}
+
 export interface ReindexResponse {
   collection_id: string;
   /** Videos queued to be processed again; search answers from their old vectors until each is redone. */
@@ -224,6 +271,14 @@ export interface VideoService {
   getCollection(idOrName: string): Promise<CollectionSummary>;
   /** Processes a collection's videos again in the background (`collection reindex`). */
   reindexCollection(idOrName: string): Promise<ReindexResponse>;
+  collectionDetails(idOrName: string): Promise<CollectionDetails>;
+  updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary>;
+  /** Removes a collection with its videos, segments, vectors, keywords, files and pending jobs. */
+  deleteCollection(idOrName: string): Promise<DeleteResponse>;
+  listVideos(collectionIdOrName: string, req?: ListVideosRequest): Promise<VideoSummary[]>;
+  videoDetails(videoId: string): Promise<VideoDetails>;
+  deleteVideo(videoId: string): Promise<DeleteResponse>;
+  reprocessVideo(videoId: string): Promise<VideoStatusResponse>;
   uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse>;
   videoStatus(videoId: string): Promise<VideoStatusResponse>;
   search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;

@@ -17,6 +17,12 @@ import type {
   IngestFile,
   ListCollectionsRequest,
   ReindexResponse,
+  CollectionDetails,
+  DeleteResponse,
+  ListVideosRequest,
+  UpdateCollectionRequest,
+  VideoDetails,
+  VideoSummary,
   SearchRequest,
   SearchResponse,
   TagVideoResponse,
@@ -47,7 +53,7 @@ export class RemoteService implements VideoService {
     this.base = opts.baseUrl.replace(/\/+$/, '');
   }
 
-  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, form?: () => Promise<FormData>): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, form?: () => Promise<FormData>): Promise<T> {
     const retries = this.opts.retries ?? 4;
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
@@ -118,6 +124,42 @@ export class RemoteService implements VideoService {
   async reindexCollection(idOrName: string): Promise<ReindexResponse> {
     const id = (await this.getCollection(idOrName)).id;
     return this.call('POST', `/collections/${encodeURIComponent(id)}/reindex`);
+  }
+
+  async collectionDetails(idOrName: string): Promise<CollectionDetails> {
+    const id = (await this.getCollection(idOrName)).id;
+    return this.call('GET', `/collections/${encodeURIComponent(id)}`);
+  }
+
+  async updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary> {
+    const id = (await this.getCollection(idOrName)).id;
+    return this.call('PATCH', `/collections/${encodeURIComponent(id)}`, stripUndefined(patch));
+  }
+
+  async deleteCollection(idOrName: string): Promise<DeleteResponse> {
+    const id = (await this.getCollection(idOrName)).id;
+    return this.call('DELETE', `/collections/${encodeURIComponent(id)}`);
+  }
+
+  async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
+    const id = (await this.getCollection(collectionIdOrName)).id;
+    const q = new URLSearchParams();
+    if (req.status) q.set('status', req.status);
+    if (req.limit !== undefined) q.set('limit', String(req.limit));
+    if (req.offset !== undefined) q.set('offset', String(req.offset));
+    return this.call('GET', `/collections/${encodeURIComponent(id)}/videos${q.size ? `?${q}` : ''}`);
+  }
+
+  videoDetails(videoId: string): Promise<VideoDetails> {
+    return this.call('GET', `/videos/${encodeURIComponent(videoId)}`);
+  }
+
+  deleteVideo(videoId: string): Promise<DeleteResponse> {
+    return this.call('DELETE', `/videos/${encodeURIComponent(videoId)}`);
+  }
+
+  reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
+    return this.call('POST', `/videos/${encodeURIComponent(videoId)}/reprocess`);
   }
 
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {

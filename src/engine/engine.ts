@@ -23,7 +23,14 @@ import type {
   EncodeVideoResponse,
   IngestFile,
   ListCollectionsRequest,
+  ListVideosRequest,
   ReindexResponse,
+  CollectionDetails,
+  DeleteResponse,
+  UpdateCollectionRequest,
+  VideoDetails,
+  VideoStatus,
+  VideoSummary,
   SearchRequest,
   SearchResponse,
   TagVideoResponse,
@@ -43,6 +50,7 @@ import { Store } from '../store/index.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
 import type { JobRow } from '../store/jobs.js';
+import type { VideoRow } from '../store/videos.js';
 import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
@@ -167,6 +175,43 @@ export class LocalEngine implements VideoService {
     return summary;
   }
 
+  async collectionDetails(idOrName: string): Promise<CollectionDetails> {
+    const row = this.collection(idOrName);
+    return { ...(await this.withRecipe(toSummary(row))), counts: this.store.videos.countsByStatus(row.id) };
+  }
+
+  /** Renames a collection and/or changes its description (names stay unique per owner). */
+  async updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary> {
+    const row = this.collection(idOrName);
+    const name = patch?.name === undefined ? undefined : requireText(patch.name, ['body', 'name']).trim();
+    if (name !== undefined && name.length > 128) throw new ValidationError([{ loc: ['body', 'name'], msg: 'must be at most 128 characters', type: 'value_error.any_str.max_length' }]);
+    const description = patch?.description;
+    if (description !== undefined && (typeof description !== 'string' || description.length > 4096)) {
+      throw new ValidationError([{ loc: ['body', 'description'], msg: 'must be a string of at most 4096 characters', type: 'value_error' }]);
+    }
+    if (name !== undefined && name !== row.name && this.store.collections.byName(name, row.owner).length) {
+      throw new ConflictError(`a collection named "${name}" already exists`);
+    }
+    this.store.collections.update(row.id, { name, description });
+    return this.getCollection(row.id);
+  }
+
+  /** Removes a collection with every video in it (files, segments, vectors, keywords, pending jobs). */
+  async deleteCollection(idOrName: string): Promise<DeleteResponse> {
+    const row = this.collection(idOrName);
+    const videos = this.store.videos.listByCollection(row.id);
+    this.store.db.transaction(() => {
+      for (const v of videos) {
+        this.store.jobs.cancelFor(v.id);
+        this.store.segments.deleteForVideo(v.id, row.dim);
+        this.store.videos.delete(v.id);
+      }
+      this.store.collections.delete(row.id);
+    })();
+    await Promise.all(videos.map((v) => unlink(v.path).catch(() => {})));
+    return { id: row.id, deleted: true, videos: videos.length };
+  }
+
   /**
    * Processes every video of a collection again in the background (after an analyzer changed or
    * was installed). Each video keeps its old segments and vectors, and search answers from them,
@@ -245,30 +290,58 @@ export class LocalEngine implements VideoService {
     return out;
   }
 
-  /** A video with its segments and their descriptions (`video show`). */
-  async videoDetails(videoId: string) {
+  /** A video with its tags and segments (`video show`, `GET /videos/{id}`). */
+  async videoDetails(videoId: string): Promise<VideoDetails> {
     const v = this.video(videoId);
     const segments = this.store.segments.listForVideo(videoId).map((s) => ({
       start: s.start,
       end: s.end,
       description: s.description,
-      tags: s.tags_json ? JSON.parse(s.tags_json) : undefined,
-      facts: s.facts_json ? JSON.parse(s.facts_json) : undefined,
+      tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
+      facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
-    return {
-      video_id: v.id,
-      collection_id: v.collection_id,
-      filename: v.filename,
-      status: v.status,
-      error_message: v.error_message ?? undefined,
-      duration: v.duration,
-      width: v.width,
-      height: v.height,
-      size_bytes: v.size_bytes,
-      created_at: v.created_at,
-      tags: v.tags_json ? JSON.parse(v.tags_json) : undefined,
-      segments,
-    };
+    return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+  }
+
+  /** Where a video's original file is (the server streams it with Range support). */
+  videoFile(videoId: string): { path: string; filename: string; size: number } {
+    const v = this.video(videoId);
+    return { path: v.path, filename: v.filename, size: v.size_bytes };
+  }
+
+  async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
+    const collection = this.collection(collectionIdOrName);
+    const limit = intInRange(req.limit, ['query', 'limit'], 1, 1000, 100);
+    const offset = intInRange(req.offset, ['query', 'offset'], 0, Number.MAX_SAFE_INTEGER, 0);
+    const status = req.status === undefined || req.status === null || (req.status as string) === '' ? undefined : req.status;
+    if (status !== undefined && !VIDEO_STATUSES.includes(status)) {
+      throw new ValidationError([{ loc: ['query', 'status'], msg: `must be one of ${VIDEO_STATUSES.join(', ')}`, type: 'value_error.enum' }]);
+    }
+    return this.store.videos.page(collection.id, { status, limit, offset }).map(toVideoSummary);
+  }
+
+  /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed). */
+  async deleteVideo(videoId: string): Promise<DeleteResponse> {
+    const v = this.video(videoId);
+    const collection = this.store.collections.byId(v.collection_id)!;
+    this.store.db.transaction(() => {
+      this.store.jobs.cancelFor(v.id);
+      this.store.segments.deleteForVideo(v.id, collection.dim);
+      this.store.videos.delete(v.id);
+    })();
+    await unlink(v.path).catch(() => {});
+    return { id: v.id, deleted: true };
+  }
+
+  /** Processes a video again (after a failure, or to pick up new analyzers). */
+  async reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
+    const v = this.video(videoId);
+    this.store.db.transaction(() => {
+      this.store.jobs.cancelFor(v.id);
+      this.store.jobs.enqueue('video.process', v.id);
+    })();
+    this.onWorkQueued();
+    return this.videoStatus(v.id);
   }
 
   // ---- search and embeddings -------------------------------------------------------------
@@ -565,6 +638,19 @@ async function assertModelInstalled(id: string): Promise<void> {
   if (!installed) {
     throw new ValidationError([{ loc: ['body', 'model'], msg: `model ${id} is not installed: run \`vidembed models pull ${id}\``, type: 'value_error.model' }]);
   }
+}
+
+const VIDEO_STATUSES: VideoStatus[] = ['uploaded', 'processing', 'processed', 'failed'];
+
+function toVideoSummary(v: VideoRow): VideoSummary {
+  const out: VideoSummary = { video_id: v.id, collection_id: v.collection_id, filename: v.filename, status: v.status, size_bytes: v.size_bytes, created_at: v.created_at };
+  if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
+  if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
+  if (v.duration !== null) out.duration = v.duration;
+  if (v.width !== null) out.width = v.width;
+  if (v.height !== null) out.height = v.height;
+  if (v.fps !== null) out.fps = v.fps;
+  return out;
 }
 
 function toSummary(row: CollectionRow): CollectionSummary {

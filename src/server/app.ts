@@ -1,15 +1,16 @@
 import { constants as bufferConstants } from 'node:buffer';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { mkdir, unlink } from 'node:fs/promises';
+import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, TimeoutError, VidembedError } from '../api/errors.js';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, TimeoutError, VidembedError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL } from '../api/principal.js';
+import type { ListVideosRequest, UpdateCollectionRequest } from '../api/types.js';
 import type { AsyncSubmitRequest, CreateCollectionRequest, EncodeVideoRequest, SearchRequest, TensorUploadRequest } from '../api/types.js';
 import { schemas } from '../api/schemas.js';
 import { DEFAULTS } from '../engine/config.js';
@@ -123,7 +124,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
     }
   };
 
-  const route = (doc: RouteDoc, handler: (request: FastifyRequest) => Promise<unknown>, status = 200, extra: Record<string, unknown> = {}) => {
+  const route = (doc: RouteDoc, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>, status = 200, extra: Record<string, unknown> = {}) => {
     docs.push(doc);
     if (doc.open) open.add(doc.url);
     const schema: Record<string, unknown> = {};
@@ -135,7 +136,11 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
       url: doc.url,
       schema,
       ...extra,
-      handler: async (request, reply) => reply.code(status).send(await handler(request)),
+      handler: async (request, reply) => {
+        const out = await handler(request, reply);
+        // A handler that answered itself (a file stream) returns the reply.
+        return out === reply ? reply : reply.code(status).send(out);
+      },
     });
   };
 
@@ -236,10 +241,103 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   );
   route(
     { method: 'GET', url: '/videos/:video_id/status', operationId: 'getVideoStatus', tags: ['videos'], errors: [400, 404, 414], summary: "a video's processing status", schema: schemas.videoStatus },
-    async (request) => svc(request).videoStatus((request.params as { video_id: string }).video_id),
+    async (request) => svc(request).videoStatus(videoParam(request)),
+  );
+
+  // ---- see and manage -------------------------------------------------------------------------
+  route(
+    { method: 'GET', url: '/collections/:collection_id', operationId: 'getCollection', tags: ['collections'], errors: [400, 404, 409, 414], summary: 'a collection, with how many of its videos are in each status', schema: schemas.collectionDetails },
+    async (request) => svc(request).collectionDetails(collectionParam(request)),
+  );
+  route(
+    { method: 'PATCH', url: '/collections/:collection_id', operationId: 'updateCollection', tags: ['collections'], errors: [400, 404, 409, 413, 414, 422], summary: "rename a collection or change its description", schema: schemas.updateCollection },
+    async (request) => svc(request).updateCollection(collectionParam(request), request.body as UpdateCollectionRequest),
+  );
+  route(
+    { method: 'DELETE', url: '/collections/:collection_id', operationId: 'deleteCollection', tags: ['collections'], errors: [400, 404, 409, 414], summary: 'delete a collection with its videos, segments, vectors, files and pending jobs', schema: schemas.deleteCollection },
+    async (request) => svc(request).deleteCollection(collectionParam(request)),
+  );
+  route(
+    { method: 'GET', url: '/collections/:collection_id/videos', operationId: 'listVideos', tags: ['collections', 'videos'], errors: [400, 404, 409, 414, 422], summary: "a collection's videos, newest first", schema: schemas.listVideos },
+    async (request) => svc(request).listVideos(collectionParam(request), request.query as ListVideosRequest),
+  );
+  route(
+    { method: 'GET', url: '/videos/:video_id', operationId: 'getVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'a video: metadata, tags and segments with what the engine saw in each', schema: schemas.videoDetails },
+    async (request) => svc(request).videoDetails(videoParam(request)),
+  );
+  route(
+    { method: 'DELETE', url: '/videos/:video_id', operationId: 'deleteVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'delete a video with its segments, vectors and file', schema: schemas.deleteVideo },
+    async (request) => svc(request).deleteVideo(videoParam(request)),
+  );
+  route(
+    { method: 'POST', url: '/videos/:video_id/reprocess', operationId: 'reprocessVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'process a video again', schema: schemas.reprocessVideo, status: 202 },
+    async (request) => svc(request).reprocessVideo(videoParam(request)),
+    202,
+  );
+  route(
+    {
+      method: 'GET',
+      url: '/videos/:video_id/file',
+      operationId: 'getVideoFile',
+      tags: ['videos'],
+      errors: [400, 404, 414, 416],
+      summary: 'the original file, with HTTP Range support (a browser can seek)',
+      schema: schemas.videoFile,
+      file: { mediaType: 'video/*', ranges: true },
+    },
+    async (request, reply) => sendFile(reply, svc(request).videoFile(videoParam(request)), request.headers.range),
   );
 
   return app;
+}
+
+function videoParam(request: FastifyRequest): string {
+  return (request.params as { video_id: string }).video_id;
+}
+
+const VIDEO_TYPES: Record<string, string> = {
+  '.mp4': 'video/mp4',
+  '.m4v': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.webm': 'video/webm',
+  '.mkv': 'video/x-matroska',
+  '.avi': 'video/x-msvideo',
+  '.ogv': 'video/ogg',
+  '.mpg': 'video/mpeg',
+  '.mpeg': 'video/mpeg',
+};
+
+/**
+ * Streams a file, whole (200) or the one byte range asked for (206, `Range: bytes=a-b`, `a-` or
+ * `-n`); a range outside the file is 416. Several ranges in one request get the whole file.
+ */
+async function sendFile(reply: FastifyReply, file: { path: string; filename: string; size: number }, range: string | undefined): Promise<FastifyReply> {
+  const st = await stat(file.path).catch(() => undefined);
+  if (!st) throw new NotFoundError('the video file is gone from the server');
+  const size = st.size;
+  const type = VIDEO_TYPES[path.extname(file.filename).toLowerCase()] ?? 'application/octet-stream';
+  reply.header('Accept-Ranges', 'bytes').header('Content-Type', type);
+  reply.header('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
+  const m = range ? /^bytes=(\d*)-(\d*)$/.exec(range.trim()) : null;
+  if (m && (m[1] || m[2])) {
+    let start: number;
+    let end: number;
+    if (m[1]) {
+      start = Number(m[1]);
+      end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+    } else {
+      start = Math.max(0, size - Number(m[2]));
+      end = size - 1;
+    }
+    if (start >= size || start > end) {
+      reply.header('Content-Range', `bytes */${size}`);
+      throw new RangeNotSatisfiableError(`the range ${range} lies outside the file (${size} bytes)`);
+    }
+    reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`).header('Content-Length', String(end - start + 1));
+    return reply.send(createReadStream(file.path, { start, end }));
+  }
+  reply.code(200).header('Content-Length', String(size));
+  return reply.send(createReadStream(file.path));
 }
 
 function collectionParam(request: FastifyRequest): string {

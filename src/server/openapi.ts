@@ -4,13 +4,13 @@ import { errorBody, validationErrorBody } from '../api/schemas.js';
  * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
  * route 401, 429 and 402 (the auth hook's, in that order): those are added here, not listed.
  */
-export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 422 | 502 | 504;
+export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 504;
 
 /** Named request examples, as OpenAPI's Media Type `examples`. */
 export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;
 
 export interface RouteDoc {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: string;
   /** Stable camelCase name of the operation (client generators name methods after it). */
   operationId: string;
@@ -25,6 +25,8 @@ export interface RouteDoc {
   /** Analyses a video synchronously: a 422 may also be `invalid_media`, whose detail is a sentence, not a list. */
   mediaErrors?: boolean;
   schema?: { body?: object; querystring?: object; params?: object; response?: object; examples?: Examples };
+  /** A success that is not JSON (a file): its media type; `ranges` adds 206 Partial Content. */
+  file?: { mediaType: string; ranges?: boolean };
 }
 
 const ERRORS: Record<number, string> = {
@@ -35,6 +37,7 @@ const ERRORS: Record<number, string> = {
   409: 'conflict: a duplicate collection name, a tensor request_id uploaded twice, or (admins) a collection name several owners share',
   413: 'payload too large',
   414: 'a path parameter over 256 characters',
+  416: 'the Range asked for lies outside the file (Content-Range: bytes */size)',
   422: 'validation error; detail lists {loc, msg, type}',
   429: 'rate limit exceeded; retry after Retry-After seconds',
   500: 'internal error (detail says what failed, never where on the server)',
@@ -93,6 +96,18 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}):
     const responses: Record<string, unknown> = {
       [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };
+    if (r.file) {
+      const binary = { [r.file.mediaType]: { schema: { type: 'string', format: 'binary' } } };
+      const ranged = { 'Accept-Ranges': { description: 'bytes: the file can be read in parts', schema: { type: 'string' } } };
+      responses[String(status)] = { description: 'the whole file', content: binary, headers: ranged };
+      if (r.file.ranges) {
+        responses['206'] = {
+          description: 'the part of the file the Range header asked for',
+          content: binary,
+          headers: { ...ranged, 'Content-Range': { description: 'bytes start-end/size', required: true, schema: { type: 'string' } } },
+        };
+      }
+    }
     for (const code of [...codes].sort((a, b) => a - b)) {
       const schema = code === 422 ? validationErrorBody : errorBody;
       const description = code === 422 && r.mediaErrors ? `${ERRORS[422]}; code invalid_media when the input is not usable video` : ERRORS[code];

@@ -35,6 +35,15 @@ export class CollectionsRepo {
     return { id, owner, name: input.name, description: input.description, model: input.model, dim: input.dim, created_at, video_count: 0, recipe_json: null };
   }
 
+  update(id: string, patch: { name?: string; description?: string }): void {
+    if (patch.name !== undefined) this.db.prepare('UPDATE collections SET name = ? WHERE id = ?').run(patch.name, id);
+    if (patch.description !== undefined) this.db.prepare('UPDATE collections SET description = ? WHERE id = ?').run(patch.description, id);
+  }
+
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM collections WHERE id = ?').run(id);
+  }
+
   setRecipe(id: string, recipe: Record<string, string>): void {
     this.db.prepare('UPDATE collections SET recipe_json = ? WHERE id = ?').run(JSON.stringify(recipe), id);
   }

@@ -26,6 +26,19 @@ export interface JobRow {
 export class JobQueue {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Drops the queued jobs about `refId`, and takes a running one away from its worker: its lease
+   * is cleared and it is marked failed, so the fenced completion of that worker finds nothing.
+   */
+  cancelFor(refId: string): number {
+    const now = Date.now();
+    const queued = this.db.prepare(`DELETE FROM jobs WHERE ref_id = ? AND status = 'queued'`).run(refId).changes;
+    const running = this.db
+      .prepare(`UPDATE jobs SET status = 'failed', lease_owner = NULL, last_error = 'cancelled: its subject was deleted', updated_at = ? WHERE ref_id = ? AND status = 'running'`)
+      .run(now, refId).changes;
+    return queued + running;
+  }
+
   enqueue(kind: JobKind, refId: string, maxAttempts = 3): string {
     const id = newId('job');
     const now = Date.now();

@@ -38,6 +38,17 @@ export class VideosRepo {
     return this.db.prepare('SELECT * FROM videos WHERE id = ?').get(id) as VideoRow | undefined;
   }
 
+  /** Newest first, optionally of one status (`seq`-free: created_at then id breaks ties). */
+  page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): VideoRow[] {
+    const where = opts.status ? 'AND status = ?' : '';
+    const params: unknown[] = [collectionId, ...(opts.status ? [opts.status] : []), opts.limit, opts.offset];
+    return this.db.prepare(`SELECT * FROM videos WHERE collection_id = ? ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`).all(...params) as VideoRow[];
+  }
+
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM videos WHERE id = ?').run(id);
+  }
+
   listByCollection(collectionId: string): VideoRow[] {
     return this.db
       .prepare('SELECT * FROM videos WHERE collection_id = ? ORDER BY created_at')

@@ -46,7 +46,7 @@ export interface Reply {
 
 export async function http(
   base: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   p: string,
   opts: { key?: string | null; bearer?: boolean; json?: unknown; raw?: string | Buffer; headers?: Record<string, string>; form?: FormData } = {},
 ): Promise<Reply> {

@@ -80,6 +80,14 @@ describe('GET /openapi.json', () => {
         'health',
         'openapi',
         'reindexCollection',
+        'getCollection',
+        'updateCollection',
+        'deleteCollection',
+        'listVideos',
+        'getVideo',
+        'deleteVideo',
+        'reprocessVideo',
+        'getVideoFile',
       ].sort(),
     );
   });
@@ -122,6 +130,8 @@ describe('GET /openapi.json', () => {
   it('declares the required fields of every response body, success and error', () => {
     for (const { path, method, op } of operations(doc)) {
       for (const [code, res] of Object.entries(op.responses as Json)) {
+        // A file (GET /videos/{id}/file): a binary body, no JSON to declare fields of.
+        if (Number(code) < 300 && !res.content?.['application/json'] && Object.values(res.content ?? {}).every((m: any) => m.schema?.format === 'binary')) continue;
         const schema = res.content?.['application/json']?.schema;
         expect(schema, `${method} ${path} ${code}`).toBeTruthy();
         expect(missingRequired(schema, `${method} ${path} ${code}`)).toEqual([]);
@@ -151,7 +161,7 @@ describe('GET /openapi.json', () => {
         for (const ex of examples) expect(validate(ex), `${method} ${path} example ${JSON.stringify(ex)}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       }
     }
-    expect(bodies).toBe(9);
+    expect(bodies).toBe(10);
   });
 
   it('documents path parameters of every templated path', () => {

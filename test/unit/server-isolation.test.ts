@@ -58,6 +58,12 @@ describe('each key sees only its own library', () => {
       expect: [202, 404, 202],
     },
     { name: 'POST /collections/{id}/reindex', call: (k) => http(s.url, 'POST', `/collections/${ids.collection}/reindex`, { key: k }), expect: [202, 404, 202] },
+    { name: 'GET /collections/{id}', call: (k) => http(s.url, 'GET', `/collections/${ids.collection}`, { key: k }), expect: [200, 404, 200] },
+    { name: 'PATCH /collections/{id}', call: (k) => http(s.url, 'PATCH', `/collections/${ids.collection}`, { key: k, json: { description: 'mine' } }), expect: [200, 404, 200] },
+    { name: 'GET /collections/{id}/videos', call: (k) => http(s.url, 'GET', `/collections/${ids.collection}/videos`, { key: k }), expect: [200, 404, 200] },
+    { name: 'GET /videos/{id}', call: (k) => http(s.url, 'GET', `/videos/${ids.video}`, { key: k }), expect: [200, 404, 200] },
+    { name: 'GET /videos/{id}/file', call: (k) => http(s.url, 'GET', `/videos/${ids.video}/file`, { key: k }), expect: [200, 404, 200] },
+    { name: 'POST /videos/{id}/reprocess', call: (k) => http(s.url, 'POST', `/videos/${ids.video}/reprocess`, { key: k }), expect: [202, 404, 202] },
     { name: 'GET /videos/{id}/status', call: (k) => http(s.url, 'GET', `/videos/${ids.video}/status`, { key: k }), expect: [200, 404, 200] },
     { name: 'GET /async_status/{id}', call: (k) => http(s.url, 'GET', `/async_status/${ids.task}`, { key: k }), expect: [200, 404, 200] },
     {
@@ -81,6 +87,13 @@ describe('each key sees only its own library', () => {
       expect(got).toEqual(c.expect);
     });
   }
+
+  it('another owner cannot delete: 404, and the video and collection are still there', async () => {
+    expect((await http(s.url, 'DELETE', `/videos/${ids.video}`, { key: other })).status).toBe(404);
+    expect((await http(s.url, 'DELETE', `/collections/${ids.collection}`, { key: other })).status).toBe(404);
+    expect((await http(s.url, 'GET', `/videos/${ids.video}/status`, { key: owner })).status).toBe(200);
+    expect((await http(s.url, 'GET', `/collections/${ids.collection}`, { key: owner })).status).toBe(200);
+  });
 
   it("another owner's id answers exactly like an id that does not exist", async () => {
     const pairs: [string, string][] = [

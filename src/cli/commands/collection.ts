@@ -3,6 +3,7 @@ import { ValidationError } from '../../api/errors.js';
 import { readUserConfig, writeUserConfig, type Paths } from '../../engine/config.js';
 import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
+import { confirmOrRefuse } from './videos.js';
 
 export function registerCollection(program: Command, run: Run): void {
   const collection = program.command('collection').description('create, list and choose collections');
@@ -59,6 +60,38 @@ export function registerCollection(program: Command, run: Run): void {
         if (stale.length) {
           process.stderr.write(`note: the engine would make ${stale.map((c) => c.name).join(', ')}'s vectors differently now (new or updated analyzers): vidembed collection reindex NAME\n`);
         }
+      }),
+    );
+
+  collection
+    .command('rename')
+    .argument('<name>', 'collection name or id')
+    .argument('<new_name>', 'its new name')
+    .description('rename a collection')
+    .addHelpText('after', '\nExample:\n  $ vidembed collection rename demo holidays-2026')
+    .action(async (name: string, newName: string, _opts: unknown, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        const res = await ctx.service.updateCollection(name, { name: newName });
+        if (globals.json) return printJson(res);
+        process.stdout.write(`renamed ${name} to ${res.name} (${res.id})\n`);
+      }),
+    );
+
+  collection
+    .command('delete')
+    .argument('<name>', 'collection name or id')
+    .option('-y, --yes', 'do not ask (scripts)')
+    .description('delete a collection with all its videos, their files, segments and vectors')
+    .addHelpText('after', '\nExamples:\n  $ vidembed collection delete demo\n  $ vidembed collection delete demo --yes --json')
+    .action(async (name: string, opts: { yes?: boolean }, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        const c = await ctx.service.collectionDetails(name);
+        await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'} (files included)?`, opts.yes, globals.json);
+        const res = await ctx.service.deleteCollection(c.id);
+        const config = readUserConfig(ctx.paths);
+        if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined });
+        if (globals.json) return printJson(res);
+        process.stdout.write(`deleted collection ${c.name} (${res.videos ?? 0} videos)\n`);
       }),
     );
 
