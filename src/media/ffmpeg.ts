@@ -51,6 +51,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Collect stdout (default true). */
   stdout?: boolean;
+  /** Written to ffmpeg's stdin, which is then closed (read it with `-i pipe:0`). Default: stdin closed at once. */
+  input?: Buffer | Uint8Array;
 }
 
 let setprivPath: string | null | undefined;
@@ -103,7 +105,11 @@ export function runFfmpeg(args: readonly string[], opts: RunOptions = {}): Promi
     }
     const out: Buffer[] = [];
     const err = new StderrTail();
-    child.stdin.end();
+    // ffmpeg may exit before reading all its input (bad arguments, -frames:v reached): its exit
+    // code and stderr tell what happened, so a broken pipe here is not an error of its own.
+    child.stdin.on('error', () => {});
+    if (opts.input) child.stdin.end(opts.input);
+    else child.stdin.end();
     child.stdout.on('data', (b: Buffer) => {
       if (collect) out.push(b);
     });

@@ -3,3 +3,4 @@ export { ffmpegPath } from './ffmpeg.js';
 export { probe, probeDetails, type ProbeDetails, type StreamInfo } from './probe.js';
 export { sampleFrames, readAllFrames, decodeImage, outputSize, type DecodeTuning } from './frames.js';
 export { extractAudio, type AudioOptions } from './audio.js';
+export { encodeThumbnail, encodeThumbnails, type ThumbnailOptions } from './thumbnail.js';
