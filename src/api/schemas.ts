@@ -328,6 +328,7 @@ export const schemas = {
               filename: str,
               description: str,
               matched_words: { type: 'array', items: str },
+              thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
             },
           },
         },
@@ -405,7 +406,7 @@ export const schemas = {
             type: 'object',
             required: ['start', 'end', 'description'],
             additionalProperties: true,
-            properties: { start: num, end: num, description: str, tags: { type: 'object', additionalProperties: true }, facts: { type: 'object', additionalProperties: true } },
+            properties: { start: num, end: num, thumbnail_url: str, description: str, tags: { type: 'object', additionalProperties: true }, facts: { type: 'object', additionalProperties: true } },
           },
         },
       },
@@ -414,4 +415,8 @@ export const schemas = {
   deleteVideo: { params: videoParams, response: deleted },
   reprocessVideo: { params: videoParams, response: { type: 'object', required: ['video_id', 'status'], additionalProperties: true, properties: { video_id: str, status: videoStatus } } },
   videoFile: { params: videoParams },
+  videoThumbnail: {
+    params: videoParams,
+    querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
+  },
 } as const;

@@ -83,7 +83,7 @@ export interface VideoSummary {
 /** A video with its tags and segments (`GET /videos/{id}`, `vidembed video show`). */
 export interface VideoDetails extends VideoSummary {
   tags?: Record<string, unknown>;
-  segments: Array<{ start: number; end: number; description: string; tags?: Record<string, unknown>; facts?: Record<string, unknown> }>;
+  segments: Array<{ start: number; end: number; thumbnail_url?: string; description: string; tags?: Record<string, unknown>; facts?: Record<string, unknown> }>;
 }
 
 export interface ReindexResponse {
@@ -138,6 +138,8 @@ export interface SearchResult {
   description?: string;
   /** With `explain`: the query words found among the words analysis found in the segment. */
   matched_words?: string[];
+  /** API path of the matching moment's keyframe (`GET /videos/{id}/thumbnail?t=`). */
+  thumbnail_url?: string;
 }
 
 export interface SearchResponse {

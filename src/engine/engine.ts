@@ -42,6 +42,7 @@ import type {
   VideoStatusResponse,
 } from '../api/types.js';
 import { canSee, LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
+import { thumbnailUrl } from '../api/paths.js';
 import type { Embedder } from '../models/embedder.js';
 import type { Analyzer } from '../analysis/types.js';
 import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
@@ -209,6 +210,7 @@ export class LocalEngine implements VideoService {
       this.store.collections.delete(row.id);
     })();
     await Promise.all(videos.map((v) => unlink(v.path).catch(() => {})));
+    await Promise.all(videos.map((v) => this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {})));
     return { id: row.id, deleted: true, videos: videos.length };
   }
 
@@ -296,11 +298,37 @@ export class LocalEngine implements VideoService {
     const segments = this.store.segments.listForVideo(videoId).map((s) => ({
       start: s.start,
       end: s.end,
+      thumbnail_url: thumbnailUrl(v.id, s.start),
       description: s.description,
       tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
       facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
     return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+  }
+
+  /** Keyframe thumbnails of a video's segments and its poster (the middle segment's), in the blob store. */
+  private async storeThumbnails(videoId: string, jpegs: (Buffer | undefined)[]): Promise<void> {
+    await this.blobs.deletePrefix(`thumbs/${videoId}`);
+    for (const [i, jpeg] of jpegs.entries()) if (jpeg) await this.blobs.put(`thumbs/${videoId}/${i}.jpg`, jpeg);
+    const poster = jpegs[jpegs.length >> 1] ?? jpegs.find(Boolean);
+    if (poster) await this.blobs.put(`thumbs/${videoId}/poster.jpg`, poster);
+  }
+
+  /**
+   * The JPEG of the segment at `t` seconds (the keyframe of the segment holding that moment, else
+   * the nearest), or the video's poster without `t`. 404 before the video is processed.
+   */
+  async videoThumbnail(videoId: string, t?: number): Promise<Buffer> {
+    const v = this.video(videoId);
+    let key = `thumbs/${v.id}/poster.jpg`;
+    if (t !== undefined) {
+      if (!Number.isFinite(t) || t < 0) throw new ValidationError([{ loc: ['query', 't'], msg: 'must be a number of seconds >= 0', type: 'value_error.number' }]);
+      const segs = this.store.segments.listForVideo(v.id);
+      const at = segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce<(typeof segs)[number] | undefined>((best, s) => (!best || Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best), undefined);
+      if (at) key = `thumbs/${v.id}/${at.idx}.jpg`;
+    }
+    if (!(await this.blobs.has(key))) throw new NotFoundError(`no thumbnail for ${videoId} yet (status ${v.status})`);
+    return this.blobs.get(key);
   }
 
   /** Where a video's original file is (the server streams it with Range support). */
@@ -330,6 +358,7 @@ export class LocalEngine implements VideoService {
       this.store.videos.delete(v.id);
     })();
     await unlink(v.path).catch(() => {});
+    await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
     return { id: v.id, deleted: true };
   }
 
@@ -538,11 +567,13 @@ export class LocalEngine implements VideoService {
       const analyzers = await this.analyzers(embedder);
       const analyzed = await analyzeVideo(video.path, embedder, {
         analyzers,
+        thumbnails: true,
         segmentSeconds: DEFAULTS.segmentSeconds,
         fps: DEFAULTS.fps,
         signal: ctx.signal,
         onProgress: (f) => this.store.videos.setProgress(videoId, f * 99),
       });
+      await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
       this.store.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
         width: analyzed.media.width,

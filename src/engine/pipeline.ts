@@ -2,6 +2,7 @@ import { MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
 import { probe, sampleFrames } from '../media/index.js';
 import { resizeFrame } from '../media/resize.js';
+import { encodeThumbnail, encodeThumbnails } from '../media/thumbnail.js';
 import type { Frame, ProbeResult } from '../media/types.js';
 import { analysisDescription } from '../analysis/describe.js';
 import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
@@ -19,6 +20,8 @@ export interface AnalyzeOptions {
   onProgress?: (fraction: number) => void;
   /** Analyzers run on every segment before the embedder (their tags go to every collection). */
   analyzers?: Analyzer[];
+  /** Keep a JPEG thumbnail of each segment's keyframe (ingest; not for one-off encode/tag calls). */
+  thumbnails?: boolean;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -28,6 +31,8 @@ export interface AnalyzedSegment extends SegmentEmbedding {
   tags: Record<string, TagValue>;
   /** What each analyzer found (facts by analyzer name). */
   analysis: SegmentAnalysis;
+  /** JPEG of the segment's keyframe (with `thumbnails`). */
+  thumbnail?: Buffer;
 }
 
 export interface AnalyzedVideo {
@@ -39,6 +44,9 @@ export interface AnalyzedVideo {
   pixels: PixelTags;
   timings: { analyzeMs: number; taggingCpuMs: number };
 }
+
+/** Thumbnails encoded per ffmpeg run during ingest. */
+const THUMB_BATCH = 8;
 
 /** A trailing segment shorter than this joins the one before it rather than standing alone. */
 const MIN_TAIL_SECONDS = 0.5;
@@ -126,6 +134,17 @@ async function analyzeFrameStream(
   let segStart = 0;
   let lastT = -1;
 
+  // Keyframe thumbnails are encoded a few at a time (one ffmpeg per batch): memory holds at most a batch of frames.
+  const pendingThumbs: { seg: AnalyzedSegment; frame: Frame }[] = [];
+  const encodePending = async () => {
+    const batch = pendingThumbs.splice(0);
+    // One batch per frame size (a stream keeps its size; tensors may not).
+    const jpegs = await encodeThumbnails(batch.map((b) => b.frame), { signal: opts.signal }).catch(async () =>
+      Promise.all(batch.map((b) => encodeThumbnail(b.frame, { signal: opts.signal }))),
+    );
+    batch.forEach((b, i) => (b.seg.thumbnail = jpegs[i]));
+  };
+
   const flush = async (start: number, end: number) => {
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
     const own = buffer.filter((f) => f.t >= start && f.t < end);
@@ -142,6 +161,10 @@ async function analyzeFrameStream(
     const description = analysis.perception ? analysisDescription(analysis) : emb.description;
     const details = emb.details ?? analysis.perception?.details;
     segments.push({ idx: segments.length, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
+    if (opts.thumbnails) {
+      pendingThumbs.push({ seg: segments[segments.length - 1], frame: picked[picked.length >> 1] });
+      if (pendingThumbs.length >= THUMB_BATCH) await encodePending();
+    }
     if (knownDuration) opts.onProgress?.(Math.min(1, end / knownDuration));
   };
 
@@ -175,6 +198,7 @@ async function analyzeFrameStream(
     if (end >= duration) break;
   }
   if (segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
+  if (pendingThumbs.length) await encodePending();
   const pixels = pixel.finish({ duration, segments: segments.map(({ start, end }) => ({ start, end })) });
   opts.onProgress?.(1);
   return {

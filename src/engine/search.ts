@@ -1,3 +1,4 @@
+import { thumbnailUrl } from '../api/paths.js';
 import type { ConfidenceLabel, SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { SegmentsRepo, TagFilter } from '../store/segments.js';
@@ -117,6 +118,7 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
       start: round(row.start),
       end: round(Math.max(row.start, end)),
       filename: video?.filename ?? '',
+      thumbnail_url: thumbnailUrl(videoId, row.start),
     };
     if (input.explain) {
       result.description = row.description;

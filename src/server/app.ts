@@ -277,6 +277,23 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   route(
     {
       method: 'GET',
+      url: '/videos/:video_id/thumbnail',
+      operationId: 'getVideoThumbnail',
+      tags: ['videos'],
+      errors: [400, 404, 414, 422],
+      summary: "a JPEG keyframe: the segment's at ?t=seconds, else the video's poster",
+      schema: schemas.videoThumbnail,
+      file: { mediaType: 'image/jpeg' },
+    },
+    async (request, reply) => {
+      const { t } = request.query as { t?: number };
+      const jpeg = await svc(request).videoThumbnail(videoParam(request), t);
+      return reply.code(200).header('Content-Type', 'image/jpeg').header('Cache-Control', 'private, max-age=3600').send(jpeg);
+    },
+  );
+  route(
+    {
+      method: 'GET',
       url: '/videos/:video_id/file',
       operationId: 'getVideoFile',
       tags: ['videos'],

@@ -98,8 +98,8 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}):
     };
     if (r.file) {
       const binary = { [r.file.mediaType]: { schema: { type: 'string', format: 'binary' } } };
-      const ranged = { 'Accept-Ranges': { description: 'bytes: the file can be read in parts', schema: { type: 'string' } } };
-      responses[String(status)] = { description: 'the whole file', content: binary, headers: ranged };
+      const ranged = r.file.ranges ? { 'Accept-Ranges': { description: 'bytes: the file can be read in parts', schema: { type: 'string' } } } : {};
+      responses[String(status)] = { description: r.file.ranges ? 'the whole file' : 'the image', content: binary, headers: ranged };
       if (r.file.ranges) {
         responses['206'] = {
           description: 'the part of the file the Range header asked for',

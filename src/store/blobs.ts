@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -13,6 +13,8 @@ export interface BlobStore {
   get(key: string): Promise<Buffer>;
   has(key: string): Promise<boolean>;
   stream(key: string): Readable;
+  /** Removes every blob under `prefix` (a key's folder); nothing there is no error. */
+  deletePrefix(prefix: string): Promise<void>;
 }
 
 const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -48,5 +50,14 @@ export class LocalBlobStore implements BlobStore {
 
   stream(key: string): Readable {
     return createReadStream(this.file(key));
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    await rm(this.file(prefix), { recursive: true, force: true });
+  }
+
+  /** Where a key lives on disk (the local CLI shows it; other stores have no path). */
+  pathOf(key: string): string {
+    return this.file(key);
   }
 }

@@ -73,5 +73,39 @@ describe('analysis apart from embedding', () => {
       // The fake embedder reads no facts: its recipe names no analyzer.
       expect((await engine.getCollection(collectionId)).recipe).toEqual({});
     });
+
+    it('keeps a keyframe thumbnail per segment and a poster, served over HTTP, gone with the video', async () => {
+      const segs = engine.store.segments.listForVideo(videoId);
+      for (const sg of segs) {
+        const jpeg = await engine.videoThumbnail(videoId, sg.start + 0.1);
+        expect([jpeg[0], jpeg[1], jpeg[jpeg.length - 2], jpeg[jpeg.length - 1]]).toEqual([0xff, 0xd8, 0xff, 0xd9]);
+        expect(jpeg.length).toBeLessThanOrEqual(30 * 1024);
+        expect(jpeg.equals(await engine.blobs.get(`thumbs/${videoId}/${sg.idx}.jpg`))).toBe(true);
+      }
+      expect((await engine.videoThumbnail(videoId)).length).toBeGreaterThan(100);
+      const details = await engine.videoDetails(videoId);
+      expect(details.segments[0].thumbnail_url).toBe(`/videos/${videoId}/thumbnail?t=0`);
+      const found = await engine.search(collectionId, { text: 'exit', top_k: 1 });
+      expect(found.results[0].thumbnail_url).toBe(`/videos/${videoId}/thumbnail?t=${found.results[0].start}`);
+
+      const { buildServer } = await import('../../src/server/app.js');
+      const app = await buildServer(engine, { auth: false });
+      const url = await app.listen({ host: '127.0.0.1', port: 0 });
+      try {
+        const { request } = await import('undici');
+        const res = await request(`${url}${found.results[0].thumbnail_url}`);
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-type']).toBe('image/jpeg');
+        const body = Buffer.from(await res.body.arrayBuffer());
+        expect(body[0]).toBe(0xff);
+        expect((await request(`${url}/videos/${videoId}/thumbnail?t=-1`)).statusCode).toBe(422);
+      } finally {
+        await app.close();
+      }
+
+      await engine.deleteVideo(videoId);
+      expect(await engine.blobs.has(`thumbs/${videoId}/poster.jpg`)).toBe(false);
+      await expect(engine.videoThumbnail(videoId)).rejects.toMatchObject({ status: 404 });
+    });
   });
 });

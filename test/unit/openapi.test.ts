@@ -88,6 +88,7 @@ describe('GET /openapi.json', () => {
         'deleteVideo',
         'reprocessVideo',
         'getVideoFile',
+        'getVideoThumbnail',
       ].sort(),
     );
   });
