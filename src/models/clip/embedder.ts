@@ -5,7 +5,6 @@
  * `attention_mask` when the model declares it), and the output is the one named `*_embeds`.
  */
 import { l2normalize } from '../vectors.js';
-import os from 'node:os';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type * as OrtTypes from 'onnxruntime-node';
@@ -16,7 +15,7 @@ import { modelsDir as defaultModelsDir, type ModelManifest } from '../manifest.j
 import { ClipPreprocessor, CLIP_PREPROCESS, type ClipPreprocessConfig } from './preprocess.js';
 import { ClipTokenizer, CLIP_CONTEXT } from './tokenizer.js';
 
-type Ort = typeof OrtTypes;
+import { loadOrt, onnxThreads, sessionOptions, type Ort } from '../onnx/runtime.js';
 type Session = OrtTypes.InferenceSession;
 
 export interface ClipEmbedderOptions {
@@ -46,18 +45,6 @@ interface VisionIo {
   output: string;
 }
 
-let ortPromise: Promise<Ort> | undefined;
-function loadOrt(): Promise<Ort> {
-  ortPromise ??= import('onnxruntime-node').then((m) => ((m as unknown as { default?: Ort }).default ?? (m as unknown as Ort)));
-  return ortPromise;
-}
-
-function defaultThreads(): number {
-  const env = Number(process.env.VIDEMBED_ONNX_THREADS);
-  if (Number.isInteger(env) && env > 0) return env;
-  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(1, Math.min(4, cores));
-}
 
 function tensorMeta(s: Session, name: string, which: 'input' | 'output'): OrtTypes.InferenceSession.TensorValueMetadata | undefined {
   const list = which === 'input' ? s.inputMetadata : s.outputMetadata;
@@ -103,7 +90,7 @@ export class ClipEmbedder implements Embedder {
     this.frameMaxSide = opts.frameMaxSide ?? 400;
     this.dir = path.join(opts.modelsDir ?? defaultModelsDir(), m.id);
     this.batchSize = Math.max(1, opts.batchSize ?? 8);
-    this.threads = opts.intraOpThreads ?? defaultThreads();
+    this.threads = opts.intraOpThreads ?? onnxThreads('cores');
     const p = m.preprocessing;
     const cfg: ClipPreprocessConfig = p ? { size: p.image_size, mean: p.mean, std: p.std } : CLIP_PREPROCESS;
     this.preprocessor = new ClipPreprocessor(cfg);
@@ -131,12 +118,7 @@ export class ClipEmbedder implements Embedder {
     const visionFile = this.file('vision');
     const textFile = this.file('text');
     const ort = await loadOrt();
-    const options: OrtTypes.InferenceSession.SessionOptions = {
-      intraOpNumThreads: this.threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    };
+    const options = sessionOptions(this.threads);
     let vision: Session;
     let text: Session;
     try {

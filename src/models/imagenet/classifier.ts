@@ -23,7 +23,7 @@ import { ClipPreprocessor } from '../clip/preprocess.js';
 import { findManifest, loadAllManifests, loadManifests, modelsDir, type ModelManifest } from '../manifest.js';
 import { tfliteToOnnx, type ConvertOptions } from './convert.js';
 
-type Ort = typeof OrtTypes;
+import { loadOrt, onnxThreads, sessionOptions, type Ort } from '../onnx/runtime.js';
 type Session = OrtTypes.InferenceSession;
 
 export const IMAGENET_MODEL_ID = 'imagenet-mobilenet-v2';
@@ -125,17 +125,6 @@ export function parseLabels(text: string): Label[] {
   });
 }
 
-let ortPromise: Promise<Ort> | undefined;
-function loadOrt(): Promise<Ort> {
-  ortPromise ??= import('onnxruntime-node').then((m) => (m as unknown as { default?: Ort }).default ?? (m as unknown as Ort));
-  return ortPromise;
-}
-
-/** VIDEMBED_ONNX_THREADS, else 1: the engine runs the classifier beside ffmpeg. */
-function defaultThreads(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.VIDEMBED_ONNX_THREADS);
-  return Number.isInteger(n) && n > 0 ? n : 1;
-}
 
 interface CacheInfo {
   source_sha256: string;
@@ -233,12 +222,8 @@ export class ImagenetClassifier {
     const ort = await loadOrt();
     let session: Session;
     try {
-      session = await ort.InferenceSession.create(onnx, {
-        intraOpNumThreads: o.threads ?? defaultThreads(o.env),
-        interOpNumThreads: 1,
-        executionMode: 'sequential',
-        graphOptimizationLevel: 'all',
-      });
+      // One thread by default: the engine runs the classifier beside ffmpeg.
+      session = await ort.InferenceSession.create(onnx, sessionOptions(o.threads ?? onnxThreads(1, o.env)));
     } catch (err) {
       throw new ModelError(`model ${files.id}: onnxruntime could not load the converted model (${(err as Error).message})`, { cause: err });
     }

