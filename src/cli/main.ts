@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { registerCollection } from './commands/collection.js';
 import { registerEmbed } from './commands/embed.js';
@@ -37,8 +40,21 @@ async function run(
   }
 }
 
+/** The version in the package's own package.json (two levels above dist/src/cli or src/cli). */
+function packageVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'vidembed') return pkg.version ?? '0.0.0';
+    }
+  }
+  return '0.0.0';
+}
+
 export function buildProgram(): Command {
   const program = new Command('vidembed')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .description('Embed, tag and search videos by text — locally, or as an HTTP API')
     .option('--json', 'machine-readable output: exactly the API response object')
     .option('--debug', 'print stack traces on errors')

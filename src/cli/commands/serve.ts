@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { BadRequestError } from '../../api/errors.js';
 import type { Run } from '../context.js';
 
 interface ServeOptions {
@@ -46,10 +47,20 @@ export function registerServe(program: Command, run: Run): void {
             syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
             logger: Boolean(opts.log),
           });
+          // Listen first: a busy port is a one-line error and exit code, with no worker left running.
+          let address: string;
+          try {
+            address = await app.listen({ port: opts.port, host: opts.host });
+          } catch (err) {
+            await engine.close();
+            const code = (err as NodeJS.ErrnoException).code;
+            if (code === 'EADDRINUSE') throw new BadRequestError(`port ${opts.port} on ${opts.host} is already in use: pick another with --port`);
+            if (code === 'EACCES') throw new BadRequestError(`not allowed to listen on ${opts.host}:${opts.port}: pick a port above 1024 with --port`);
+            throw err;
+          }
           const stopWorker = new AbortController();
           const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
           const working = worker?.run(stopWorker.signal);
-          const address = await app.listen({ port: opts.port, host: opts.host });
           process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
           if (opts.auth && engine.store.keys.list().every((k) => k.revoked_at)) {
             process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
