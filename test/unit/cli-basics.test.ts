@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { LocalEngine } from '../../src/engine/engine.js';
 import { runCli } from '../helpers/cli.js';
+import { startTestServer } from '../helpers/server.js';
 import { removeDir, repoRoot, tempDir } from '../helpers/clips.js';
 
 describe('CLI basics', () => {
@@ -29,5 +32,41 @@ describe('CLI basics', () => {
     } finally {
       busy.close();
     }
+  });
+
+  it('login checks the key against the server before saving it', async () => {
+    const s = await startTestServer();
+    const loginHome = path.join(home, 'login');
+    try {
+      const wrong = await runCli(['login', '--base-url', s.url, '--api-key', 'vk_wrong'], { VIDEMBED_HOME: loginHome });
+      expect(wrong.code).toBe(77);
+      expect(wrong.stderr).toMatch(/invalid API key/);
+      expect(existsSync(path.join(loginHome, 'config.json'))).toBe(false);
+      const right = await runCli(['login', '--base-url', s.url, '--api-key', s.key], { VIDEMBED_HOME: loginHome });
+      expect(right.code, right.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(path.join(loginHome, 'config.json'), 'utf8'))).toMatchObject({ base_url: s.url, api_key: s.key });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('keys: names are unique; revoking a name several old keys share is refused in a script', async () => {
+    const keysHome = path.join(home, 'keys');
+    expect((await runCli(['keys', 'create', '--name', 'ci'], { VIDEMBED_HOME: keysHome })).code).toBe(0);
+    const again = await runCli(['keys', 'create', '--name', 'ci'], { VIDEMBED_HOME: keysHome });
+    expect(again.code).toBe(4);
+    expect(again.stderr).toMatch(/already exists/);
+    // Two keys of one name, as libraries from before unique names may hold.
+    const engine = new LocalEngine({ home: keysHome });
+    const a = engine.store.keys.create({ name: 'old', qps: 1 }).row.id;
+    const b = engine.store.keys.create({ name: 'old', qps: 1 }).row.id;
+    await engine.close();
+    const ambiguous = await runCli(['keys', 'revoke', 'old'], { VIDEMBED_HOME: keysHome });
+    expect(ambiguous.code).toBe(4);
+    expect(ambiguous.stderr).toContain(a);
+    expect(ambiguous.stderr).toContain(b);
+    const listed = await runCli(['keys', 'list', '--json'], { VIDEMBED_HOME: keysHome });
+    expect(listed.json.filter((k: { name: string; revoked: boolean }) => k.name === 'old' && !k.revoked)).toHaveLength(2);
+    expect((await runCli(['keys', 'revoke', a], { VIDEMBED_HOME: keysHome })).code).toBe(0);
   });
 });

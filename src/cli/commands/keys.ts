@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../api/errors.
 import { isValidOwner } from '../../api/principal.js';
 import { writeUserConfig } from '../../engine/config.js';
 import type { Run } from '../context.js';
-import { printJson, printTable } from '../output.js';
+import { isInteractive, printJson, printTable } from '../output.js';
 
 export function registerKeys(program: Command, run: Run): void {
   const keys = program.command('keys').description('API keys of the local server (stored hashed)');
@@ -84,7 +84,18 @@ export function registerKeys(program: Command, run: Run): void {
       run(
         cmd,
         async (ctx, globals) => {
-          const n = ctx.local!.store.keys.revoke(idOrName);
+          const keys = ctx.local!.store.keys;
+          let target = idOrName;
+          const named = keys.byName(idOrName).filter((k) => !k.revoked_at);
+          if (!keys.byId(idOrName) && named.length > 1) {
+            // Names were not unique before owners: never revoke several keys on a guess.
+            if (!isInteractive() || globals.json) {
+              throw new ConflictError(`${named.length} active keys are named ${idOrName}: revoke one by id (${named.map((k) => k.id).join(', ')})`);
+            }
+            const { select } = await import('@inquirer/prompts');
+            target = await select({ message: `${named.length} keys are named ${idOrName}; revoke which?`, choices: named.map((k) => ({ name: `${k.id} (${k.prefix}…, owner ${k.owner}, created ${k.created_at.slice(0, 10)})`, value: k.id })) });
+          }
+          const n = keys.revoke(target);
           if (!n) throw new NotFoundError(`no active key with id or name ${idOrName}`);
           if (globals.json) printJson({ revoked: n });
           else process.stdout.write(`revoked ${n} key${n > 1 ? 's' : ''}\n`);
@@ -105,6 +116,9 @@ export function registerKeys(program: Command, run: Run): void {
         async (ctx, globals) => {
           const g = cmd.optsWithGlobals() as { baseUrl?: string; apiKey?: string };
           if (!g.baseUrl || !g.apiKey) throw new ValidationError([{ loc: ['base-url'], msg: 'login needs --base-url and --api-key', type: 'value_error.missing' }]);
+          // Check the key before saving it: a wrong key is an error now, not on the next command.
+          const { RemoteService } = await import('../../client/remote.js');
+          await new RemoteService({ baseUrl: g.baseUrl, apiKey: g.apiKey, retries: 0 }).listCollections({ limit: 1 });
           writeUserConfig(ctx.paths, { base_url: g.baseUrl, api_key: g.apiKey });
           if (globals.json) printJson({ base_url: g.baseUrl });
           else process.stdout.write(`commands now go to ${g.baseUrl} (vidembed logout to go back to the local engine)\n`);

@@ -25,6 +25,8 @@ export function registerTensors(program: Command, run: Run): void {
         cmd,
         async () => {
           if (opts.service !== 'embedding' && opts.service !== 'tagging') throw new BadRequestError('--service must be embedding or tagging');
+          // A payload is megabytes of base64: never onto a terminal.
+          if (!opts.out && process.stdout.isTTY) throw new BadRequestError('the payload is megabytes of base64: write it to a file with --out payload.json (or pipe stdout)');
           const payload = await buildTensorPayload(path.resolve(file), {
             service: opts.service as TaskKind,
             fps: opts.fps,

@@ -32,6 +32,9 @@ export function registerVideos(program: Command, run: Run): void {
           } else outputs.push(uploaded);
         }
         if (globals.json) printJson(outputs.length === 1 ? outputs[0] : outputs);
+        else if (!opts.wait && outputs.length) {
+          process.stderr.write(`processing in the background: vidembed video status ${outputs[0].video_id} (or upload --wait next time)\n`);
+        }
         return failures ? 6 : 0;
       }),
     );
