@@ -9,10 +9,34 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
+/**
+ * A table as text. With `width` (a terminal's columns) it fits: the widest columns give up room
+ * first, and long cells wrap inside their column. Without (a pipe), cells keep their full length.
+ */
+export function formatTable(head: string[], rows: (string | number)[][], width?: number): string {
+  const cells = rows.map((r) => r.map((c) => String(c)));
+  const opts: ConstructorParameters<typeof Table>[0] = { head, style: { head: [], border: [] } };
+  if (width && width > 20) {
+    // cli-table3 widths include one space of padding on each side; borders add 1 per column + 1.
+    const natural = head.map((h, i) => Math.max(h.length, ...cells.map((r) => Math.max(...(r[i] ?? '').split('\n').map((l) => l.length)))) + 2);
+    const room = width - (head.length + 1);
+    const widths = [...natural];
+    while (widths.reduce((a, b) => a + b, 0) > room) {
+      const widest = widths.indexOf(Math.max(...widths));
+      if (widths[widest] <= 6) break; // nothing left to give: let the terminal wrap
+      widths[widest]--;
+    }
+    opts.colWidths = widths;
+    opts.wordWrap = true;
+    opts.wrapOnWordBoundary = false;
+  }
+  const table = new Table(opts);
+  for (const r of cells) table.push(r);
+  return table.toString();
+}
+
 export function printTable(head: string[], rows: (string | number)[][]): void {
-  const table = new Table({ head, style: { head: [], border: [] } });
-  for (const r of rows) table.push(r.map((c) => String(c)));
-  process.stdout.write(table.toString() + '\n');
+  process.stdout.write(formatTable(head, rows, process.stdout.isTTY ? process.stdout.columns : undefined) + '\n');
 }
 
 export function isInteractive(): boolean {
