@@ -46,7 +46,8 @@ export function isInteractive(): boolean {
 /** A spinner on stderr for people; silent for --json and non-terminals. */
 export function spinner(text: string, opts: OutputOptions): Ora {
   const tty = Boolean(process.stderr.isTTY);
-  return ora({ text, stream: process.stderr, isEnabled: !opts.json && tty, isSilent: Boolean(opts.json) || !tty });
+  // discardStdin off: ora's raw-mode stdin would swallow Ctrl-C (the waits handle SIGINT themselves).
+  return ora({ text, stream: process.stderr, isEnabled: !opts.json && tty, isSilent: Boolean(opts.json) || !tty, discardStdin: false });
 }
 
 export function formatSeconds(s: number): string {

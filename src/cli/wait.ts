@@ -1,15 +1,39 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AsyncStatusResponse, VideoService, VideoStatusResponse } from '../api/types.js';
 import { DEFAULTS } from '../engine/config.js';
+import type { Ora } from 'ora';
 import { spinner, type OutputOptions } from './output.js';
 
 function pollMs(): number {
   return Number(process.env.VIDEMBED_POLL_MS) || DEFAULTS.pollMs;
 }
 
+/**
+ * While waiting, Ctrl-C stops the waiting at once — not the work, which goes on in the worker —
+ * says how to follow it, and exits 130.
+ */
+function interruptible(spin: Ora, follow: string): () => void {
+  const onInt = () => {
+    spin.stop();
+    process.stderr.write(`stopped waiting; the work goes on in the background: ${follow}\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onInt);
+  return () => process.off('SIGINT', onInt);
+}
+
 /** Polls a video's status (every 2 s, as the API document's client does) until it settles. */
 export async function waitForVideo(service: VideoService, videoId: string, opts: OutputOptions & { label?: string }): Promise<VideoStatusResponse> {
   const spin = spinner(`${opts.label ?? videoId}: uploaded`, opts).start();
+  const done = interruptible(spin, `vidembed video status ${videoId} --wait`);
+  try {
+    return await pollVideo(service, videoId, opts, spin);
+  } finally {
+    done();
+  }
+}
+
+async function pollVideo(service: VideoService, videoId: string, opts: OutputOptions & { label?: string }, spin: Ora): Promise<VideoStatusResponse> {
   for (;;) {
     const st = await service.videoStatus(videoId);
     if (st.status === 'processed') {
@@ -27,6 +51,15 @@ export async function waitForVideo(service: VideoService, videoId: string, opts:
 
 export async function waitForTask(service: VideoService, requestId: string, opts: OutputOptions): Promise<AsyncStatusResponse> {
   const spin = spinner(`${requestId}: pending`, opts).start();
+  const done = interruptible(spin, `vidembed task status ${requestId}`);
+  try {
+    return await pollTask(service, requestId, spin);
+  } finally {
+    done();
+  }
+}
+
+async function pollTask(service: VideoService, requestId: string, spin: Ora): Promise<AsyncStatusResponse> {
   for (;;) {
     const st = await service.taskStatus(requestId);
     if (st.status === 'completed') {

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { LocalEngine } from '../../src/engine/engine.js';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
 import { removeDir, repoRoot, tempDir } from '../helpers/clips.js';
 
@@ -68,5 +69,24 @@ describe('CLI basics', () => {
     const listed = await runCli(['keys', 'list', '--json'], { VIDEMBED_HOME: keysHome });
     expect(listed.json.filter((k: { name: string; revoked: boolean }) => k.name === 'old' && !k.revoked)).toHaveLength(2);
     expect((await runCli(['keys', 'revoke', a], { VIDEMBED_HOME: keysHome })).code).toBe(0);
+  });
+
+  it('Ctrl-C while waiting stops the waiting at once, says how to follow, exits 130; the video stays queued', async () => {
+    const waitHome = path.join(home, 'wait');
+    const env = { VIDEMBED_HOME: waitHome, VIDEMBED_NO_AUTO_WORKER: '1' };
+    expect((await runCli(['collection', 'create', 'w'], env)).code).toBe(0);
+    const clip = path.join(home, 'x.mp4');
+    writeFileSync(clip, Buffer.alloc(100, 1));
+    const up = await runCli(['upload', clip, '--json'], env);
+    const id = up.json.video_id as string;
+    const child = spawn(process.execPath, [BIN, 'video', 'status', id, '--wait'], { env: { ...process.env, ...env, VIDEMBED_POLL_MS: '100' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await new Promise((r) => setTimeout(r, 1500)); // let it poll a few times (the video stays uploaded: no worker)
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(130);
+    expect(stderr).toContain(`stopped waiting; the work goes on in the background: vidembed video status ${id} --wait`);
+    expect((await runCli(['video', 'status', id, '--json'], env)).json.status).toBe('uploaded');
   });
 });
