@@ -6,7 +6,10 @@ import { isInteractive, printJson, printTable } from '../output.js';
 import { confirmOrRefuse } from './videos.js';
 
 export function registerCollection(program: Command, run: Run): void {
-  const collection = program.command('collection').description('create, list and choose collections');
+  const collection = program
+    .command('collection')
+    .description('create, list, rename, delete, reindex and choose collections')
+    .addHelpText('after', '\nExamples:\n  $ vidembed collection create demo\n  $ vidembed collection list\n  $ vidembed collection use demo\n  $ vidembed collection rename demo trips\n  $ vidembed collection delete trips --yes');
 
   collection
     .command('create')

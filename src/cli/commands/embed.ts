@@ -62,7 +62,10 @@ export function registerEmbed(program: Command, run: Run): void {
       }),
     );
 
-  const task = program.command('task').description('asynchronous tasks');
+  const task = program
+    .command('task')
+    .description('asynchronous tasks')
+    .addHelpText('after', '\nExamples:\n  $ vidembed embed video ./clip.mp4 --async\n  $ vidembed task status req_abc123\n  $ vidembed task wait req_abc123 --json');
   task
     .command('status')
     .argument('<request_id>')

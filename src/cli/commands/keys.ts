@@ -6,7 +6,10 @@ import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
 
 export function registerKeys(program: Command, run: Run): void {
-  const keys = program.command('keys').description('API keys of the local server (stored hashed)');
+  const keys = program
+    .command('keys')
+    .description('API keys of the local server (stored hashed); each key sees only its owner\'s library')
+    .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name alice --qps 5\n  $ vidembed keys create --name ops --admin\n  $ vidembed keys list\n  $ vidembed keys revoke alice');
   keys
     .command('create')
     .requiredOption('--name <name>', 'who or what the key is for')

@@ -18,7 +18,7 @@ export function registerTensors(program: Command, run: Run): void {
     .option('--end <s>', 'end time in seconds', Number)
     .option('--request-id <id>', 'request id to put in the payload (default: from the file name)')
     .option('-o, --out <file>', 'write the payload here instead of stdout')
-    .description('pre-process a video locally into the /files/upload/tensors payload (SPEC §4)')
+    .description('pre-process a video locally into the /files/upload/tensors payload: {service, request_id, video_input [1,T,3,H,W] uint8, audio_input?, video_kwargs?} (docs/api.md)')
     .addHelpText('after', '\nExample:\n  $ vidembed tensors ./clip.mp4 --service tagging --out payload.json\n  $ vidembed upload-tensors payload.json')
     .action(async (file: string, opts: { service: string; fps: number; size: number; start?: number; end?: number; requestId?: string; out?: string }, cmd: Command) =>
       run(

@@ -39,7 +39,10 @@ export function registerVideos(program: Command, run: Run): void {
       }),
     );
 
-  const video = program.command('video').description('look at uploaded videos');
+  const video = program
+    .command('video')
+    .description('look at and manage uploaded videos')
+    .addHelpText('after', '\nExamples:\n  $ vidembed video list --collection demo\n  $ vidembed video status vid_abc123 --wait\n  $ vidembed video show vid_abc123\n  $ vidembed video delete vid_abc123 --yes');
   video
     .command('status')
     .argument('<video_id>')
