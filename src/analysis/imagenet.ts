@@ -9,8 +9,8 @@ import type { ClassScore, ImagenetClassifier } from '../models/imagenet/classifi
 import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
 
 /** Classes kept per keyframe, and the least probability that still counts as soft evidence. */
-const TOP_K = Number(process.env.XP_TOPK ?? 5);
-const MIN_P = Number(process.env.XP_MINP ?? 0.03);
+const TOP_K = 5;
+const MIN_P = 0.03;
 
 /** Words for a class: its common name, plus its first synonym when that says more ("tabby, tabby cat"). */
 export function classWords(c: Pick<ClassScore, 'label' | 'synonyms'>): string {
