@@ -341,7 +341,13 @@ export const schemas = {
   },
   uploadVideo: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
-    response: { type: 'object', required: ['video_id', 'status'], additionalProperties: true, properties: { video_id: str, status: videoStatus } },
+    querystring: { type: 'object', properties: { force: { type: 'boolean', default: false, description: 'store it even if the collection already holds the same bytes' } } },
+    response: {
+      type: 'object',
+      required: ['video_id', 'status'],
+      additionalProperties: true,
+      properties: { video_id: str, status: videoStatus, duplicate: { type: 'boolean', description: 'the collection already held these bytes: video_id is that video, nothing was stored' } },
+    },
     examples: {
       file: { summary: 'one part named "file" holding the video', value: { file: '(binary contents of beach.mp4)' } },
     },

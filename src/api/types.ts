@@ -100,6 +100,8 @@ export interface ListCollectionsRequest {
 export interface UploadVideoResponse {
   video_id: string;
   status: VideoStatus;
+  /** True when the collection already held these bytes: nothing was stored, `video_id` is that video (send `force` to add it again). */
+  duplicate?: boolean;
 }
 
 export interface VideoStatusResponse {
@@ -260,6 +262,8 @@ export interface IngestFile {
   path: string;
   filename: string;
   move?: boolean;
+  /** Store it even when the collection already holds the same bytes. */
+  force?: boolean;
 }
 
 /**

@@ -166,7 +166,7 @@ export class RemoteService implements VideoService {
     const st = await stat(file.path).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${file.path}`);
     if (!st.isFile()) throw new BadRequestError(`${file.path} is a directory, not a video file`);
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload`, undefined, async () => {
+    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${file.force ? '?force=true' : ''}`, undefined, async () => {
       const form = new FormData();
       // openAsBlob streams from disk: a 2 GB file is never held in memory.
       form.set('file', await openAsBlob(file.path), file.filename);

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { copyFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -265,6 +267,13 @@ export class LocalEngine implements VideoService {
     if (st.size > this.maxUploadBytes) {
       throw new PayloadTooLargeError(`${file.filename} is ${st.size} bytes, over the ${this.maxUploadBytes}-byte upload limit`);
     }
+    // The same bytes twice in one collection are one video: answer with it (unless forced).
+    const sha256 = await sha256File(file.path);
+    const existing = file.force ? undefined : this.store.videos.byContent(collection.id, sha256);
+    if (existing) {
+      if (file.move) await unlink(file.path).catch(() => {});
+      return { video_id: existing.id, status: existing.status, duplicate: true };
+    }
     const id = newId('vid');
     const ext = safeExtension(file.filename);
     const stored = path.join(this.paths.videosDir, `${id}${ext}`);
@@ -272,7 +281,7 @@ export class LocalEngine implements VideoService {
     else await copyFile(file.path, stored);
     try {
       this.store.db.transaction(() => {
-        this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), path: stored, size_bytes: st.size });
+        this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), path: stored, size_bytes: st.size, content_sha256: sha256 });
         this.store.jobs.enqueue('video.process', id);
       })();
     } catch (err) {
@@ -761,6 +770,12 @@ function optionalString(value: unknown, loc: (string | number)[]): string | unde
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new ValidationError([{ loc, msg: 'must be a string', type: 'type_error.str' }]);
   return value;
+}
+
+async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 /** Keeps a short alphanumeric extension so ffmpeg can use it as a hint; never a path. */

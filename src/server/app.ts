@@ -227,7 +227,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
           if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
         }
         if (!saved) throw new BadRequestError('missing multipart part "file"');
-        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true });
+        const { force } = request.query as { force?: boolean };
+        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true });
       } catch (err) {
         // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
         if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;

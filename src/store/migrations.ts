@@ -143,6 +143,14 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE collections ADD COLUMN recipe_json TEXT;
     `,
   },
+  {
+    version: 6,
+    name: 'content hash of uploaded videos (duplicates in a collection are skipped)',
+    sql: `
+      ALTER TABLE videos ADD COLUMN content_sha256 TEXT;
+      CREATE INDEX videos_content ON videos(collection_id, content_sha256);
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

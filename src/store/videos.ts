@@ -23,15 +23,20 @@ export interface VideoRow {
 export class VideosRepo {
   constructor(private readonly db: Db) {}
 
-  insert(v: { id: string; collection_id: string; filename: string; path: string; size_bytes: number }): VideoRow {
+  insert(v: { id: string; collection_id: string; filename: string; path: string; size_bytes: number; content_sha256?: string }): VideoRow {
     const now = nowIso();
     this.db
       .prepare(
-        `INSERT INTO videos (id, collection_id, filename, path, size_bytes, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'uploaded', ?, ?)`,
+        `INSERT INTO videos (id, collection_id, filename, path, size_bytes, status, created_at, updated_at, content_sha256)
+         VALUES (?, ?, ?, ?, ?, 'uploaded', ?, ?, ?)`,
       )
-      .run(v.id, v.collection_id, v.filename, v.path, v.size_bytes, now, now);
+      .run(v.id, v.collection_id, v.filename, v.path, v.size_bytes, now, now, v.content_sha256 ?? null);
     return this.byId(v.id)!;
+  }
+
+  /** The first video of a collection with these bytes (content hash), if any. */
+  byContent(collectionId: string, sha256: string): VideoRow | undefined {
+    return this.db.prepare('SELECT * FROM videos WHERE collection_id = ? AND content_sha256 = ? ORDER BY created_at LIMIT 1').get(collectionId, sha256) as VideoRow | undefined;
   }
 
   byId(id: string): VideoRow | undefined {

@@ -233,9 +233,11 @@ describe('the CLI, as a user types it', () => {
   });
 
   it('gives one-line errors and non-zero exit codes for bad input', async () => {
+    const emptyDir = path.join(dir, 'empty');
+    mkdirSync(emptyDir, { recursive: true });
     const cases: [string[], RegExp][] = [
       [['upload', path.join(dir, 'missing.mp4'), '--collection', 'demo'], /file not found/],
-      [['upload', dir, '--collection', 'demo'], /is a directory/],
+      [['upload', emptyDir, '--collection', 'demo'], /no video files in/],
       [['upload', path.join(dir, 'dog.mp4'), '--collection', 'nope'], /collection not found: nope/],
       [['collection', 'create', 'demo'], /already exists/],
       [['collection', 'create'], /name is required/],

@@ -12,19 +12,19 @@ describe('managing collections and videos over HTTP', () => {
   const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
   const fake = new FakeEmbedder();
 
-  const upload = async (name: string) => {
+  const upload = async (name: string, content: Buffer = bytes, query = '') => {
     const form = new FormData();
-    form.set('file', new Blob([bytes]), name);
-    const r = await http(s.url, 'POST', `/collections/${collectionId}/videos/upload`, { key: s.key, form });
+    form.set('file', new Blob([content]), name);
+    const r = await http(s.url, 'POST', `/collections/${collectionId}/videos/upload${query}`, { key: s.key, form });
     expect(r.status).toBe(202);
-    return r.body.video_id as string;
+    return r.body as { video_id: string; status: string; duplicate?: boolean };
   };
 
   beforeAll(async () => {
     s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] } });
     collectionId = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'footage', model: fake.id } })).body.collection_id;
-    vids.push(await upload('first.mp4'));
-    vids.push(await upload('second.mov'));
+    vids.push((await upload('first.mp4')).video_id);
+    vids.push((await upload('second.mov', Buffer.from(bytes).reverse())).video_id);
     // The first one "processed": segments, vectors and keywords of its own.
     const v = (await fake.embedText('a dog')).vector;
     s.engine.store.segments.replaceForVideo(vids[0], collectionId, fake.dim, [{ idx: 0, start: 0, end: 4, description: 'A dog.', keywords: 'dog', vector: v }]);
@@ -44,6 +44,15 @@ describe('managing collections and videos over HTTP', () => {
     const bad = await http(s.url, 'GET', `/collections/${collectionId}/videos?status=done`, { key: s.key });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['query', 'status']);
+  });
+
+  it('answers an upload of bytes the collection already holds with that video, unless forced', async () => {
+    const dup = await upload('copy-of-first.mp4');
+    expect(dup).toEqual({ video_id: vids[0], status: 'processed', duplicate: true });
+    const forced = await upload('copy-of-first.mp4', bytes, '?force=true');
+    expect(forced.duplicate).toBeUndefined();
+    expect(forced.video_id).not.toBe(vids[0]);
+    await http(s.url, 'DELETE', `/videos/${forced.video_id}`, { key: s.key });
   });
 
   it('renames a collection (names unique per owner) and changes its description', async () => {

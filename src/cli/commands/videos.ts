@@ -1,40 +1,70 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { BadRequestError } from '../../api/errors.js';
+import { readdir, stat } from 'node:fs/promises';
+import { BadRequestError, NotFoundError } from '../../api/errors.js';
 import type { UploadVideoResponse, VideoStatus, VideoStatusResponse } from '../../api/types.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
-import { formatSeconds, isInteractive, printJson, printTable } from '../output.js';
+import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
 import { waitForVideo } from '../wait.js';
 
 export function registerVideos(program: Command, run: Run): void {
   program
     .command('upload')
-    .argument('<files...>', 'video files')
+    .argument('<paths...>', 'video files, folders (walked recursively) or globs ("footage/*.mp4", "card/**/*.mov")')
     .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
-    .option('-w, --wait', 'wait until processed, with a progress spinner')
-    .option('--no-wait', 'return as soon as the file is stored (the default)')
+    .option('-w, --wait', 'wait until processed, then print one summary table')
+    .option('--no-wait', 'return as soon as the files are stored (the default)')
+    .option('--force', 'add files whose bytes the collection already holds')
     .description('upload videos into a collection; a background worker processes them')
-    .addHelpText('after', '\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./a.mp4 ./b.mov --json')
-    .action(async (files: string[], opts: { collection?: string; wait?: boolean }, cmd: Command) =>
+    .addHelpText(
+      'after',
+      '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and counted.\nA file whose bytes are already in the collection is skipped (--force adds it again).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json',
+    )
+    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const collectionId = await resolveCollection(ctx, opts.collection);
-        const outputs: (UploadVideoResponse | VideoStatusResponse)[] = [];
-        let failures = 0;
-        for (const file of files) {
-          const uploaded = await ctx.service.uploadVideo(collectionId, { path: path.resolve(file), filename: path.basename(file) });
-          if (!globals.json && !opts.wait) process.stdout.write(`${uploaded.video_id}  ${path.basename(file)}  ${uploaded.status}\n`);
-          if (opts.wait) {
-            const st = await waitForVideo(ctx.service, uploaded.video_id, { json: globals.json, label: path.basename(file) });
-            if (st.status === 'failed') failures++;
-            outputs.push(st);
-            if (!globals.json) process.stdout.write(`${st.video_id}  ${path.basename(file)}  ${st.status}${st.error_message ? `: ${st.error_message}` : ''}\n`);
-          } else outputs.push(uploaded);
+        const { files, skipped } = await expandVideoPaths(paths);
+        if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped ? ` (${skipped} other file${skipped === 1 ? '' : 's'} skipped)` : ''}`);
+        const total = files.reduce((a, f) => a + f.size, 0);
+        const progress = spinner('uploading', { json: globals.json }).start();
+        const rows: { file: string; res: UploadVideoResponse | VideoStatusResponse; duplicate?: boolean }[] = [];
+        let sent = 0;
+        for (const [i, f] of files.entries()) {
+          progress.text = `uploading ${i + 1}/${files.length} files, ${formatBytes(sent)} of ${formatBytes(total)}: ${path.basename(f.path)}`;
+          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force });
+          sent += f.size;
+          rows.push({ file: f.path, res: uploaded, duplicate: uploaded.duplicate });
+          if (uploaded.duplicate && !globals.json) {
+            progress.clear();
+            process.stderr.write(`skipped ${f.path}: already in the collection as ${uploaded.video_id} (--force adds it again)\n`);
+          }
         }
-        if (globals.json) printJson(outputs.length === 1 ? outputs[0] : outputs);
-        else if (!opts.wait && outputs.length) {
-          process.stderr.write(`processing in the background: vidembed video status ${outputs[0].video_id} (or upload --wait next time)\n`);
+        progress.stop();
+        const added = rows.filter((r) => !r.duplicate);
+        if (opts.wait) {
+          for (const r of added) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, label: path.basename(r.file) });
         }
+        const outputs = rows.map((r) => r.res);
+        const failures = rows.filter((r) => r.res.status === 'failed').length;
+        if (globals.json) {
+          printJson(outputs.length === 1 ? outputs[0] : outputs);
+          return failures ? 6 : 0;
+        }
+        if (rows.length > 1 || opts.wait) {
+          printTable(
+            ['video', 'file', 'status'],
+            rows.map((r) => [r.res.video_id, path.relative(process.cwd(), r.file) || r.file, r.duplicate ? 'skipped (already there)' : `${r.res.status}${'error_message' in r.res && r.res.error_message ? `: ${r.res.error_message}` : ''}`]),
+          );
+        } else for (const r of rows) process.stdout.write(`${r.res.video_id}  ${path.basename(r.file)}  ${r.duplicate ? 'already in the collection' : r.res.status}\n`);
+        const counts = [
+          `${added.length} uploaded`,
+          opts.wait ? `${added.filter((r) => r.res.status === 'processed').length} processed, ${failures} failed` : '',
+          rows.length - added.length ? `${rows.length - added.length} already there` : '',
+          skipped ? `${skipped} non-video file${skipped === 1 ? '' : 's'} skipped` : '',
+        ].filter(Boolean);
+        process.stderr.write(`${counts.join(', ')}\n`);
+        if (!opts.wait && added.length) process.stderr.write(`processing in the background: vidembed video status ${added[0].res.video_id} (or upload --wait next time)\n`);
         return failures ? 6 : 0;
       }),
     );
@@ -138,4 +168,80 @@ export async function confirmOrRefuse(question: string, yes: boolean | undefined
   if (!isInteractive() || json) throw new BadRequestError(`${question.replace(/\?$/, '')}: pass --yes to confirm (not asked outside a terminal)`);
   const { confirm } = await import('@inquirer/prompts');
   if (!(await confirm({ message: question, default: false }))) throw new BadRequestError('cancelled: nothing was deleted');
+}
+
+/** File extensions `upload` takes from folders and globs. */
+export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.mkv', '.webm', '.avi', '.ogv', '.ogg', '.mpg', '.mpeg', '.wmv', '.flv', '.3gp', '.mts', '.m2ts', '.ts', '.mxf'];
+
+const isVideo = (file: string) => VIDEO_EXTENSIONS.includes(path.extname(file).toLowerCase());
+
+/** Glob pattern → RegExp over a relative path: `**` any folders, `*` and `?` inside one name. */
+function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*' && glob[i + 1] === '*') {
+      re += '(?:.*/)?';
+      i += glob[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.name.startsWith('.')) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await walk(p, out);
+    else if (e.isFile()) out.push(p);
+  }
+}
+
+/**
+ * Files, folders (recursive) and globs → the video files to upload (sorted, de-duplicated) and how
+ * many other files were skipped. A path given by name is taken whatever its extension.
+ */
+export async function expandVideoPaths(args: string[]): Promise<{ files: { path: string; size: number }[]; skipped: number }> {
+  const found = new Set<string>();
+  let skipped = 0;
+  for (const arg of args) {
+    const abs = path.resolve(arg);
+    if (/[*?]/.test(arg)) {
+      const firstWild = arg.search(/[*?]/);
+      const base = path.resolve(arg.slice(0, arg.lastIndexOf('/', firstWild) + 1) || '.');
+      const re = globToRegExp(path.relative(base, abs).split(path.sep).join('/'));
+      const all: string[] = [];
+      await walk(base, all).catch(() => {});
+      for (const f of all) {
+        if (!re.test(path.relative(base, f).split(path.sep).join('/'))) continue;
+        if (isVideo(f)) found.add(f);
+        else skipped++;
+      }
+      continue;
+    }
+    const st = await stat(abs).catch(() => undefined);
+    if (!st) throw new NotFoundError(`file not found: ${arg}`);
+    if (st.isDirectory()) {
+      const all: string[] = [];
+      await walk(abs, all);
+      for (const f of all) {
+        if (isVideo(f)) found.add(f);
+        else skipped++;
+      }
+    } else found.add(abs);
+  }
+  const files = await Promise.all([...found].sort().map(async (p) => ({ path: p, size: (await stat(p)).size })));
+  return { files, skipped };
+}
+
+function formatBytes(n: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
 }
