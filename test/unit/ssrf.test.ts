@@ -25,34 +25,21 @@ interface Listener {
   close(): Promise<void>;
 }
 
-/** An HTTP server on loopback that counts TCP connections and answers with who it is. */
-function listen(host: string, port = 0, handler?: http.RequestListener): Promise<Listener> {
-  return new Promise((resolve, reject) => {
-    const sockets = new Set<net.Socket>();
-    const l: Listener = {
-      host,
-      port: 0,
-      connections: 0,
-      hosts: [],
-      close: () =>
-        new Promise<void>((r) => {
-          for (const s of sockets) s.destroy();
-          server.close(() => r());
-        }),
-    };
-    const server = http.createServer(
-      handler ??
-        ((req, res) => {
-          l.hosts.push(String(req.headers.host));
-          res.writeHead(200, { 'content-type': 'video/mp4', connection: 'close' });
-          res.end(`served-by-${host}`);
-        }),
-    );
-    server.on('connection', (s) => {
-      l.connections++;
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
+/** Starts `server` on loopback, counting its TCP connections (and destroying them on close). */
+function track(server: net.Server, host: string, port: number, l: Listener): Promise<Listener> {
+  const sockets = new Set<net.Socket>();
+  l.close = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
     });
+  server.on('connection', (s: net.Socket) => {
+    l.connections++;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => {});
+  });
+  return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       l.port = (server.address() as net.AddressInfo).port;
@@ -61,34 +48,25 @@ function listen(host: string, port = 0, handler?: http.RequestListener): Promise
   });
 }
 
+const newListener = (host: string): Listener => ({ host, port: 0, connections: 0, hosts: [], close: async () => {} });
+
+/** An HTTP server on loopback that counts TCP connections and answers with who it is. */
+function listen(host: string, port = 0, handler?: http.RequestListener): Promise<Listener> {
+  const l = newListener(host);
+  const server = http.createServer(
+    handler ??
+      ((req, res) => {
+        l.hosts.push(String(req.headers.host));
+        res.writeHead(200, { 'content-type': 'video/mp4', connection: 'close' });
+        res.end(`served-by-${host}`);
+      }),
+  );
+  return track(server, host, port, l);
+}
+
 /** A raw TCP server (for non-HTTP replies, resets, silence); counts connections too. */
 function listenRaw(onConnection: (s: net.Socket) => void): Promise<Listener> {
-  return new Promise((resolve, reject) => {
-    const sockets = new Set<net.Socket>();
-    const server = net.createServer((s) => {
-      l.connections++;
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {});
-      onConnection(s);
-    });
-    const l: Listener = {
-      host: '127.0.0.1',
-      port: 0,
-      connections: 0,
-      hosts: [],
-      close: () =>
-        new Promise<void>((r) => {
-          for (const s of sockets) s.destroy();
-          server.close(() => r());
-        }),
-    };
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      l.port = (server.address() as net.AddressInfo).port;
-      resolve(l);
-    });
-  });
+  return track(net.createServer(onConnection), '127.0.0.1', 0, newListener('127.0.0.1'));
 }
 
 // An egress fence for this file: every socket this process opens must go to loopback. A host
