@@ -115,6 +115,7 @@ const videoSummary = {
     width: { type: 'integer' },
     height: { type: 'integer' },
     fps: num,
+    codec: str,
     size_bytes: { type: 'integer', minimum: 0 },
     created_at: str,
   },

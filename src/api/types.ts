@@ -76,6 +76,8 @@ export interface VideoSummary {
   width?: number;
   height?: number;
   fps?: number;
+  /** Video codec (h264, hevc, vp9…), known once processed. */
+  codec?: string;
   size_bytes: number;
   created_at: string;
 }

@@ -64,6 +64,7 @@ import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
 import { redactError } from './redact.js';
+import { displaySize } from '../media/probe.js';
 import { readsAsEnglish } from '../analysis/describe.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
@@ -340,6 +341,20 @@ export class LocalEngine implements VideoService {
     return this.blobs.get(key);
   }
 
+  /**
+   * Where a video's thumbnails are on this machine's disk (`vidembed video show`): the poster and
+   * one JPEG per segment, by segment index; absent before processing or with a store that has no
+   * paths.
+   */
+  async thumbnailFiles(videoId: string): Promise<{ poster?: string; segments: (string | undefined)[] }> {
+    const v = this.video(videoId);
+    const blobs = this.blobs;
+    if (!(blobs instanceof LocalBlobStore)) return { segments: [] };
+    const at = async (key: string) => ((await blobs.has(key)) ? blobs.pathOf(key) : undefined);
+    const segs = this.store.segments.listForVideo(v.id);
+    return { poster: await at(`thumbs/${v.id}/poster.jpg`), segments: await Promise.all(segs.map((s) => at(`thumbs/${v.id}/${s.idx}.jpg`))) };
+  }
+
   /** Where a video's original file is (the server streams it with Range support). */
   videoFile(videoId: string): { path: string; filename: string; size: number } {
     const v = this.video(videoId);
@@ -585,9 +600,9 @@ export class LocalEngine implements VideoService {
       await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
       this.store.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
-        width: analyzed.media.width,
-        height: analyzed.media.height,
+        ...displaySize(analyzed.media),
         fps: analyzed.media.fps,
+        codec: analyzed.media.videoCodec,
       });
       this.store.db.transaction(() => {
         this.store.segments.replaceForVideo(
@@ -690,6 +705,7 @@ function toVideoSummary(v: VideoRow): VideoSummary {
   if (v.width !== null) out.width = v.width;
   if (v.height !== null) out.height = v.height;
   if (v.fps !== null) out.fps = v.fps;
+  if (v.codec) out.codec = v.codec;
   return out;
 }
 

@@ -54,6 +54,17 @@ export async function probe(file: string, opts: { signal?: AbortSignal } = {}): 
   return toResult(d);
 }
 
+/**
+ * The size a player shows: stored pixels stretched by the sample aspect ratio, then turned by the
+ * rotation (a portrait phone clip stored as 1920x1080 with rotation 90 is 1080x1920).
+ */
+export function displaySize(r: { width: number; height: number; rotation?: number; sar?: number }): { width: number; height: number } {
+  let w = Math.round(r.width * (r.sar && r.sar > 0 ? r.sar : 1));
+  let h = r.height;
+  if (r.rotation === 90 || r.rotation === 270) [w, h] = [h, w];
+  return { width: w, height: h };
+}
+
 function toResult(d: ProbeDetails): ProbeResult {
   const r: ProbeResult = {
     durationSec: d.durationSec,
@@ -64,6 +75,7 @@ function toResult(d: ProbeDetails): ProbeResult {
     hasAudio: d.hasAudio,
     rotation: d.rotation,
   };
+  if (d.videoStream && d.videoStream.sar !== 1) r.sar = d.videoStream.sar;
   if (d.videoCodec !== undefined) r.videoCodec = d.videoCodec;
   if (d.audioCodec !== undefined) r.audioCodec = d.audioCodec;
   if (d.pixFmt !== undefined) r.pixFmt = d.pixFmt;

@@ -13,6 +13,8 @@ export interface ProbeResult {
   container?: string;
   /** Display rotation in degrees from the stream's side data (0, 90, 180, 270). */
   rotation: number;
+  /** Sample aspect ratio of the video stream (pixel width / pixel height), when not 1. */
+  sar?: number;
 }
 
 /** One decoded frame: packed RGB24, row-major, `width * height * 3` bytes. */

@@ -151,6 +151,14 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX videos_content ON videos(collection_id, content_sha256);
     `,
   },
+  {
+    // 8, not 7: version 7 is taken by the near-duplicate signatures landing beside it.
+    version: 8,
+    name: 'video codec; width and height are the displayed size (after rotation)',
+    sql: `
+      ALTER TABLE videos ADD COLUMN codec TEXT;
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

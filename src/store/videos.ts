@@ -15,6 +15,8 @@ export interface VideoRow {
   width: number | null;
   height: number | null;
   fps: number | null;
+  /** Video codec as ffmpeg names it (h264, hevc, vp9…), known once processed. */
+  codec: string | null;
   tags_json: string | null;
   created_at: string;
   updated_at: string;
@@ -72,10 +74,11 @@ export class VideosRepo {
       .run(Math.max(0, Math.min(100, Math.round(progress * 10) / 10)), nowIso(), id);
   }
 
-  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number }): void {
+  /** Media facts once processed; width and height are the displayed size (after rotation). */
+  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): void {
     this.db
-      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, updated_at = ? WHERE id = ?')
-      .run(info.duration, info.width, info.height, info.fps, nowIso(), id);
+      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, codec = ?, updated_at = ? WHERE id = ?')
+      .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, nowIso(), id);
   }
 
   markProcessed(id: string, tagsJson: string | null): void {

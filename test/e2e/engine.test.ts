@@ -14,6 +14,7 @@ import {
   makeTextFileAsMp4,
   makeTruncatedMp4,
   makeWebmClip,
+  makeRotatedClip,
   makeZoomClip,
   removeDir,
   tempDir,
@@ -146,6 +147,8 @@ describe('bad input fails that input only, with a clear message', () => {
       short: await makePanClip(evalPhoto('opencv-doc__home.jpg'), path.join(dir, 'short.mp4'), { direction: 'left', seconds: 2 }),
       webm: await makeWebmClip(evalPhoto('kphotoalbum__skagen.jpg'), path.join(dir, 'sea.webm'), { seconds: 3 }),
       zoom: await makeZoomClip(evalPhoto('opencv-doc__apple.jpg'), path.join(dir, 'zoom.mkv'), { direction: 'in', seconds: 3 }),
+      // A phone clip held upright: stored 320x180 with rotation 90, shown 180x320.
+      portrait: await makeRotatedClip(await makePanClip(evalPhoto('opencv-doc__home.jpg'), path.join(dir, 'landscape.mp4'), { direction: 'left', seconds: 2 }), path.join(dir, 'portrait.mp4'), 90),
     };
     const vids: Record<string, string> = {};
     for (const [k, f] of Object.entries(files)) vids[k] = (await engine.uploadVideo(cid, { path: f, filename: path.basename(f) })).video_id;
@@ -163,7 +166,10 @@ describe('bad input fails that input only, with a clear message', () => {
     const tr = await st('truncated');
     expect(tr.status, tr.error_message ?? '').toBe('processed');
     expect((await engine.videoDetails(vids.truncated)).segments.length).toBeGreaterThanOrEqual(1);
-    for (const k of ['short', 'webm', 'zoom']) expect((await st(k)).status, k).toBe('processed');
+    for (const k of ['short', 'webm', 'zoom', 'portrait']) expect((await st(k)).status, k).toBe('processed');
+    // Sizes are what a player shows (after rotation), with the codec.
+    expect(await engine.videoDetails(vids.portrait)).toMatchObject({ width: 180, height: 320, codec: 'h264' });
+    expect(await engine.videoDetails(vids.webm)).toMatchObject({ width: 320, height: 180, codec: 'vp9' });
     const short = await engine.videoDetails(vids.short);
     expect(short.segments).toHaveLength(1);
     expect(short.segments[0].end).toBeCloseTo(2, 0);

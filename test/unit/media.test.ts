@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MediaError, ValidationError } from '../../src/api/errors.js';
-import { decodeImage, extractAudio, probe, probeDetails, readAllFrames, sampleFrames } from '../../src/media/index.js';
+import { decodeImage, displaySize, extractAudio, probe, probeDetails, readAllFrames, sampleFrames } from '../../src/media/index.js';
 import { outputSize, planSample, planStrategy } from '../../src/media/frames.js';
 import { lastMeaningfulLine } from '../../src/media/ffmpeg.js';
 import type { Frame } from '../../src/media/types.js';
@@ -237,6 +237,9 @@ describe('probe', () => {
   it('reads display rotation and turns frames upright', async () => {
     const p = await probe(clip.rot90);
     expect(p.rotation).toBe(90);
+    expect([p.width, p.height]).toEqual([320, 180]); // stored
+    expect(displaySize(p)).toEqual({ width: 180, height: 320 }); // shown
+    expect(displaySize({ width: 720, height: 576, sar: 16 / 15, rotation: 0 })).toEqual({ width: 768, height: 576 }); // PAL 4:3 anamorphic pixels
     const [f] = await readAllFrames(clip.rot90, { fps: 1, maxSide: 320 });
     expect([f.width, f.height]).toEqual([180, 320]);
   });
