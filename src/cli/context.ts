@@ -20,6 +20,8 @@ export interface CliContext {
   /** Present when the local engine serves (commands that only exist locally use it). */
   local?: LocalEngine;
   paths: Paths;
+  /** The server's address when commands go to one. */
+  remoteBaseUrl?: string;
   close(): Promise<void>;
 }
 
@@ -40,13 +42,13 @@ export function remoteTarget(globals: GlobalOptions, paths: Paths): { baseUrl: s
   return { baseUrl, apiKey };
 }
 
-export async function openContext(globals: GlobalOptions, opts: { localOnly?: boolean } = {}): Promise<CliContext> {
+export async function openContext(globals: GlobalOptions, opts: { localOnly?: boolean | 'say' } = {}): Promise<CliContext> {
   const paths = homePaths(globals);
   const target = opts.localOnly ? undefined : remoteTarget(globals, paths);
   if (target) {
     const { RemoteService } = await import('../client/remote.js');
     const service = new RemoteService({ baseUrl: target.baseUrl, apiKey: target.apiKey });
-    return { service, paths, close: () => service.close() };
+    return { service, paths, remoteBaseUrl: target.baseUrl, close: () => service.close() };
   }
   let engine: LocalEngine | undefined;
   engine = new LocalEngine({
@@ -80,5 +82,6 @@ export async function resolveCollection(ctx: CliContext, given: string | undefin
 export type Run = (
   cmd: import('commander').Command,
   fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>,
-  opts?: { localOnly?: boolean },
+  /** true: runs on the local engine; 'say': and says so when a server is configured (keys, models). */
+  opts?: { localOnly?: boolean | 'say' },
 ) => Promise<void>;

@@ -12,18 +12,20 @@ import { registerKeys } from './commands/keys.js';
 import { registerTensors } from './commands/tensors.js';
 import { registerTag } from './commands/tag.js';
 import { registerModels } from './commands/models.js';
-import { openContext, type CliContext, type GlobalOptions } from './context.js';
+import { BadRequestError } from '../api/errors.js';
+import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
 
 /** Runs one command with a service context, mapping any error to one line and an exit code. */
 async function run(
   cmd: Command,
   fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>,
-  opts: { localOnly?: boolean } = {},
+  opts: { localOnly?: boolean | 'say' } = {},
 ): Promise<void> {
   const globals = cmd.optsWithGlobals() as GlobalOptions;
   let ctx: CliContext | undefined;
   try {
+    if (opts.localOnly === 'say') sayLocalOnly(cmd, globals);
     ctx = await openContext(globals, opts);
     const code = await fn(ctx, globals);
     process.exitCode = code ?? 0;
@@ -38,6 +40,22 @@ async function run(
   } finally {
     await ctx?.close();
   }
+}
+
+/**
+ * Commands that manage this machine's library only (API keys, installed models) say so when a
+ * server is configured, rather than silently answering for the wrong place; asked for explicitly
+ * with --remote or --base-url, they refuse.
+ */
+function sayLocalOnly(cmd: Command, globals: GlobalOptions): void {
+  if (globals.local) return;
+  const target = remoteTarget(globals, homePaths(globals));
+  if (!target) return;
+  const name = `${cmd.parent?.name() === 'vidembed' ? '' : `${cmd.parent?.name()} `}${cmd.name()}`;
+  if (globals.remote || globals.baseUrl) {
+    throw new BadRequestError(`\`vidembed ${name}\` works on this machine's library only; run it on the server's machine (drop --remote/--base-url)`);
+  }
+  process.stderr.write(`note: \`vidembed ${name}\` is local-only: it works on this machine's library, not on ${target.baseUrl} (--local hides this note)\n`);
 }
 
 /** The version in the package's own package.json (two levels above dist/src/cli or src/cli). */

@@ -71,6 +71,23 @@ describe('CLI basics', () => {
     expect((await runCli(['keys', 'revoke', a], { VIDEMBED_HOME: keysHome })).code).toBe(0);
   });
 
+  it('with a server configured, local-only commands say so (and refuse an explicit --remote)', async () => {
+    const keysHome = path.join(home, 'local-only');
+    const env = { VIDEMBED_HOME: keysHome, VIDEMBED_BASE_URL: 'http://127.0.0.1:9' };
+    expect((await runCli(['keys', 'create', '--name', 'here'], { VIDEMBED_HOME: keysHome })).code).toBe(0);
+    const listed = await runCli(['keys', 'list', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.json.map((k: { name: string }) => k.name)).toEqual(['here']);
+    expect(listed.stderr.trim()).toBe("note: `vidembed keys list` is local-only: it works on this machine's library, not on http://127.0.0.1:9 (--local hides this note)");
+    const models = await runCli(['models', 'list'], env);
+    expect(models.code).toBe(0);
+    expect(models.stderr).toMatch(/^note: `vidembed models list` is local-only/);
+    expect((await runCli(['keys', 'list', '--local'], env)).stderr).toBe('');
+    const explicit = await runCli(['keys', 'list', '--remote'], env);
+    expect(explicit.code).toBe(2);
+    expect(explicit.stderr.trim().split('\n')).toEqual(["vidembed: error: `vidembed keys list` works on this machine's library only; run it on the server's machine (drop --remote/--base-url)"]);
+  });
+
   it('Ctrl-C while waiting stops the waiting at once, says how to follow, exits 130; the video stays queued', async () => {
     const waitHome = path.join(home, 'wait');
     const env = { VIDEMBED_HOME: waitHome, VIDEMBED_NO_AUTO_WORKER: '1' };

@@ -47,7 +47,7 @@ export function registerKeys(program: Command, run: Run): void {
             `created ${row.role === 'admin' ? 'admin ' : ''}key ${row.name} (${row.id}) for owner ${row.owner}, ${row.qps} req/s${row.quota !== null ? `, quota ${row.quota} requests` : ''}\n${key}\nkeep it: it is not stored and cannot be shown again\n`,
           );
         },
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
   keys
@@ -76,7 +76,7 @@ export function registerKeys(program: Command, run: Run): void {
             rows.map((r) => [r.id, r.name, r.owner, r.role, `${r.prefix}…`, r.qps, r.quota ?? '∞', r.used, r.revoked ? 'yes' : '']),
           );
         },
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
   keys
@@ -103,7 +103,7 @@ export function registerKeys(program: Command, run: Run): void {
           if (globals.json) printJson({ revoked: n });
           else process.stdout.write(`revoked ${n} key${n > 1 ? 's' : ''}\n`);
         },
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
 

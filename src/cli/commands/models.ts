@@ -64,7 +64,7 @@ model, so \`models use\` refuses it.`,
             );
             process.stdout.write(`models dir: ${manager.dir}   (* = default for new collections)\n`);
           }),
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
 
@@ -102,7 +102,7 @@ model, so \`models use\` refuses it.`,
               `installed ${id} in ${res.dir} (${res.files.length} files, ${formatBytes(total)}, sha256 verified: ${res.files.map((f) => `${f.path} ${f.source}`).join(', ')})\n` + next,
             );
           }),
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
 
@@ -136,7 +136,7 @@ model, so \`models use\` refuses it.`,
               throw new ModelError(`verification failed for ${bad.map((r) => r.id).join(', ')}: run \`vidembed models pull ${bad[0].id}\` to repair`);
             }
           }),
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
 
@@ -155,7 +155,7 @@ model, so \`models use\` refuses it.`,
             if (globals.json) return printJson({ default_model: m.id, dim: m.dimension });
             process.stdout.write(`default model for new collections: ${m.id} (dim ${m.dimension}); existing collections keep their model\n`);
           }),
-        { localOnly: true },
+        { localOnly: 'say' },
       ),
     );
 }

@@ -95,10 +95,20 @@ export function registerVideos(program: Command, run: Run): void {
     .action(async (videoId: string, _o: unknown, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const d = await ctx.service.videoDetails(videoId);
-        if (globals.json) return printJson(ctx.local ? { ...d, file: ctx.local.videoFile(videoId).path } : d);
+        // Locally: where the file and its thumbnails are on disk. Remotely: the URLs that serve them.
+        const thumbs = ctx.local ? await ctx.local.thumbnailFiles(videoId) : undefined;
+        if (globals.json) {
+          return printJson(ctx.local ? { ...d, file: ctx.local.videoFile(videoId).path, thumbnail_files: thumbs } : d);
+        }
         process.stdout.write(`${d.video_id}  ${d.filename}  ${d.status}${d.error_message ? `: ${d.error_message}` : ''}\n`);
-        if (d.duration) process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}${d.fps ? `  ${Math.round(d.fps * 100) / 100} fps` : ''}\n`);
+        if (d.duration) {
+          process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}${d.fps ? `  ${Math.round(d.fps * 100) / 100} fps` : ''}${d.codec ? `  ${d.codec}` : ''}\n`);
+        }
+        const base = ctx.remoteBaseUrl?.replace(/\/+$/, '');
         if (ctx.local) process.stdout.write(`file ${ctx.local.videoFile(videoId).path}\n`);
+        else if (base) process.stdout.write(`file ${base}/videos/${d.video_id}/file (send your API key)\n`);
+        if (thumbs?.poster) process.stdout.write(`poster ${thumbs.poster}\n`);
+        else if (base && d.status === 'processed') process.stdout.write(`poster ${base}/videos/${d.video_id}/thumbnail\n`);
         const label = (t: unknown) => {
           const v = t as { label?: string; confidence?: number } | undefined;
           return v?.label ? `${v.label} ${Math.round((v.confidence ?? 0) * 100)}%` : '';
@@ -109,8 +119,15 @@ export function registerVideos(program: Command, run: Run): void {
         }
         if (d.segments.length) {
           printTable(
-            ['start', 'end', 'shot', 'movement', 'description'],
-            d.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), label(s.tags?.shot_size), label(s.tags?.camera_movement), s.description]),
+            ['start', 'end', 'shot', 'movement', 'description', 'thumbnail'],
+            d.segments.map((s, i) => [
+              formatSeconds(s.start),
+              formatSeconds(s.end),
+              label(s.tags?.shot_size),
+              label(s.tags?.camera_movement),
+              s.description,
+              thumbs?.segments[i] ?? (base && s.thumbnail_url ? `${base}${s.thumbnail_url}` : ''),
+            ]),
           );
         }
       }),
