@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
@@ -224,6 +224,22 @@ describe('the CLI, as a user types it', () => {
     const table = await runCli(['search', 'a dog', '--collection', 'demo', '--top-k', '1'], env);
     expect(table.stdout).toMatch(/rank/);
     expect(table.stdout).toMatch(/dog\.mp4/);
+
+    // `open` plays the last search's result at its moment, or prints where it is.
+    const printed = await runCli(['open', '1', '--print'], env);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/\/videos\/vid_[^ ]+\.mp4 {2}at 0:00\.0–0:04\.0 \(0 s\)\n$/);
+    const bin = path.join(dir, 'bin');
+    mkdirSync(bin);
+    // No video player exists on this machine: a stand-in mpv records how it was started.
+    writeFileSync(path.join(bin, 'mpv'), `#!/bin/sh\necho "$@" > ${path.join(dir, 'mpv-args')}\n`, { mode: 0o755 });
+    const played = await runCli(['open', `${up.json.video_id}@1.5`], { ...env, PATH: `${bin}:${process.env.PATH}` });
+    expect(played.code, played.stderr).toBe(0);
+    expect(played.stderr).toMatch(/playing dog\.mp4 from 0:01\.5 in mpv/);
+    await expect.poll(() => (existsSync(path.join(dir, 'mpv-args')) ? readFileSync(path.join(dir, 'mpv-args'), 'utf8') : '')).toMatch(/^--start=1\.5 \/.+\.mp4\n$/);
+    const none = await runCli(['open', '7'], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr.trim()).toBe('vidembed: error: the last search ("a dog") showed results 1–1, not 7');
 
     const status = await runCli(['video', 'status', up.json.video_id, '--json'], env);
     expect(status.json).toEqual({ video_id: up.json.video_id, status: 'processed', progress: 100 });

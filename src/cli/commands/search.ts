@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
+import { saveLastSearch } from '../last-search.js';
 import { formatSeconds, printJson, printTable } from '../output.js';
 
 function parseTopK(v: string): number {
@@ -32,6 +33,7 @@ export function registerSearch(program: Command, run: Run): void {
           { text, top_k: opts.topK, shot_size: opts.shot, camera_movement: opts.movement, shooting_angle: opts.angle, min_confidence: opts.minConfidence },
           { explain: opts.explain },
         );
+        saveLastSearch(ctx.paths, collectionId, text, res);
         if (globals.json) return printJson(res);
         for (const w of res.warnings ?? []) process.stderr.write(`note: ${w}\n`);
         if (res.results.length === 0) return void process.stdout.write('no results\n');
