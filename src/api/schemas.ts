@@ -292,10 +292,21 @@ export const schemas = {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
     body: {
       type: 'object',
-      required: ['text'],
+      description: 'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same',
+      anyOf: [{ required: ['text'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
       properties: {
         text: { type: 'string', minLength: 1 },
+        image_base64: { type: 'string', minLength: 1, description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB' },
+        image_url: { type: 'string', minLength: 1, description: 'a picture fetched from a public http(s) URL (same guard as video_url)' },
+        like: {
+          type: 'object',
+          required: ['video_id'],
+          additionalProperties: false,
+          description: 'a moment as the query: the segment at t, or the whole video without t; that video is left out of the results',
+          properties: { video_id: { type: 'string', minLength: 1 }, t: { type: 'number', minimum: 0 } },
+        },
         top_k: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+        offset: { type: 'integer', minimum: 0, maximum: 999, default: 0, description: 'results to skip (pages); offset + top_k <= 1000' },
         shot_size: { type: 'string', enum: [...SHOT_SIZE_LABELS] },
         camera_movement: { type: 'string', enum: [...CAMERA_MOVEMENT_LABELS] },
         shooting_angle: { type: 'string', enum: [...SHOOTING_ANGLE_LABELS] },
@@ -309,6 +320,8 @@ export const schemas = {
       additionalProperties: true,
       properties: {
         model: str,
+        offset: { type: 'integer', minimum: 0, description: 'where this page starts, when not 0' },
+        next_offset: { type: 'integer', minimum: 1, description: 'the offset of the next page, when more results may follow' },
         truncated: { type: 'boolean', description: 'the query was cut to what the model reads' },
         warnings: { type: 'array', items: str, description: 'weak matches, a script the model does not read, videos still processing' },
         results: {

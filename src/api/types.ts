@@ -114,8 +114,19 @@ export interface VideoStatusResponse {
 }
 
 export interface SearchRequest {
-  text: string;
+  /** What to find, in words; optional when a picture or a moment is given. */
+  text?: string;
+  /** A picture as the query (a still, a frame), as base64 bytes… */
+  image_base64?: string;
+  /** …or fetched from a public URL (the same guard as video_url). */
+  image_url?: string;
+  /** Local callers only (the CLI's `--image`): a picture on this machine. */
+  image_path?: string;
+  /** A moment as the query: the segment of `video_id` at `t` seconds, or the whole video; that video is left out of the results. */
+  like?: { video_id: string; t?: number };
   top_k?: number;
+  /** Results to skip (pages): offset + top_k reach at most 1,000. */
+  offset?: number;
   /** Tag filters (issue: tagging); a result must match every given filter. */
   shot_size?: string;
   camera_movement?: string;
@@ -149,6 +160,10 @@ export interface SearchResult {
 export interface SearchResponse {
   results: SearchResult[];
   model: string;
+  /** The offset this page starts at, when not 0. */
+  offset?: number;
+  /** Present when more results may follow: the `offset` of the next page. */
+  next_offset?: number;
   /** True when the query was cut to the text limit before encoding. */
   truncated?: boolean;
   /** Things the user should know: every match is weak, the query's script is not read, videos still processing. */

@@ -178,9 +178,16 @@ export class RemoteService implements VideoService {
     return this.call('GET', `/videos/${encodeURIComponent(videoId)}/status`);
   }
 
-  search(collectionId: string, req: SearchRequest, opts: { explain?: boolean } = {}): Promise<SearchResponse> {
+  async search(collectionId: string, req: SearchRequest, opts: { explain?: boolean } = {}): Promise<SearchResponse> {
     const body: Record<string, unknown> = { ...req };
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+    // A picture on this machine travels as bytes: the server never reads client paths.
+    if (typeof req.image_path === 'string') {
+      delete body.image_path;
+      body.image_base64 = (await readFile(req.image_path).catch(() => {
+        throw new NotFoundError(`file not found: ${req.image_path}`);
+      })).toString('base64');
+    }
     if (opts.explain) body.explain = true;
     return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/search`, body);
   }

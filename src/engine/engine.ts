@@ -59,7 +59,8 @@ import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
 import { loadTensorFrames, storeTensorUpload, tensorKeyOwner } from './tensors.js';
 import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
-import { hybridSearch } from './search.js';
+import { hybridSearch, MAX_SEARCH_HITS } from './search.js';
+import { combineQueryVectors, embedImageQuery, hasImage } from './examples.js';
 import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
 import { intInRange, numberInRange, requireText } from './validate.js';
@@ -399,10 +400,27 @@ export class LocalEngine implements VideoService {
 
   // ---- search and embeddings -------------------------------------------------------------
 
-  async search(collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean } = {}): Promise<SearchResponse> {
+  /**
+   * Search by text, by example (a picture: `image_base64`/`image_url`, or locally `image_path`; a
+   * moment: `like {video_id, t?}`), or both: each given part becomes a unit vector in the
+   * collection's space and the query is their normalised mean (each counts the same). The keyword
+   * bonus comes from the text alone. `like` leaves its own video out. Pages: `offset` + `top_k`
+   * reach at most MAX_SEARCH_HITS.
+   */
+  async search(collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
     const collection = this.collection(collectionIdOrName);
-    const text = requireText(req?.text, ['body', 'text']);
+    const textGiven = req?.text !== undefined && req?.text !== null;
+    const imageGiven = hasImage(req ?? {});
+    const likeGiven = req?.like !== undefined && req?.like !== null;
+    if (!textGiven && !imageGiven && !likeGiven) {
+      throw new ValidationError([{ loc: ['body', 'text'], msg: 'give text, a picture (image_base64 or image_url) or a moment (like), or a mix', type: 'value_error.missing' }]);
+    }
+    const text = textGiven ? requireText(req.text, ['body', 'text']) : '';
     const topK = intInRange(req.top_k, ['body', 'top_k'], 1, 100, DEFAULTS.topK);
+    const offset = intInRange(req.offset, ['body', 'offset'], 0, MAX_SEARCH_HITS - 1, 0);
+    if (offset + topK > MAX_SEARCH_HITS) {
+      throw new ValidationError([{ loc: ['body', 'offset'], msg: `offset + top_k may reach at most ${MAX_SEARCH_HITS} results`, type: 'value_error.number.not_le' }]);
+    }
     const filter = {
       shot_size: tagFilter(req.shot_size, ['body', 'shot_size'], SHOT_SIZE_LABELS),
       camera_movement: tagFilter(req.camera_movement, ['body', 'camera_movement'], CAMERA_MOVEMENT_LABELS),
@@ -410,21 +428,39 @@ export class LocalEngine implements VideoService {
     };
     const minConfidence = numberInRange(req.min_confidence, ['body', 'min_confidence'], (n) => n >= 0 && n <= 1, 'in [0, 1]', 0);
     const embedder = this.embedder(collection.model);
+    const parts: Float32Array[] = [];
+    const exclude = new Set<string>();
+    // The moment first: a wrong video id fails before any model loads.
+    if (likeGiven) {
+      const { vector, videoId } = this.likeVector(collection, req.like!);
+      parts.push(vector);
+      exclude.add(videoId);
+    }
     await embedder.load();
     const bounded = boundText(text);
-    const { vector, truncated } = await embedder.embedText(bounded.text);
-    const results = hybridSearch(this.store.segments, this.store.videos, {
+    let truncated = false;
+    if (textGiven) {
+      const t = await embedder.embedText(bounded.text);
+      parts.push(t.vector);
+      truncated = t.truncated;
+    }
+    if (imageGiven) {
+      parts.push(await embedImageQuery(req, embedder, await this.analyzers(embedder), { allowPath: true, fetchPolicy: this.fetchPolicy, signal: opts.signal }));
+    }
+    const all = hybridSearch(this.store.segments, this.store.videos, {
       collectionId: collection.id,
       dim: collection.dim,
-      queryVector: vector,
+      queryVector: parts.length === 1 ? parts[0] : combineQueryVectors(parts),
       text: bounded.text,
-      topK,
+      topK: offset + topK,
       filter,
       explain: opts.explain ?? false,
       minConfidence: minConfidence > 0 ? minConfidence : undefined,
+      excludeVideoIds: exclude,
     });
+    const results = all.slice(offset);
     const warnings: string[] = [];
-    const script = uncoveredScript(text);
+    const script = textGiven ? uncoveredScript(text) : undefined;
     if (script) warnings.push(`the ${collection.model} text model reads English: a query in ${script} script matches poorly; try English words`);
     if (bounded.cut || truncated) warnings.push(`the query was cut to what the model reads (${bounded.cut ? `${MAX_TEXT_CHARS} characters` : 'its context'})`);
     const counts = this.store.videos.countsByStatus(collection.id);
@@ -434,9 +470,31 @@ export class LocalEngine implements VideoService {
       warnings.push('no strong match: every result has low confidence');
     }
     const out: SearchResponse = { results, model: collection.model };
+    if (offset > 0) out.offset = offset;
+    // Another page exists when this one is full and the cap is not reached.
+    if (all.length === offset + topK && offset + topK < MAX_SEARCH_HITS) out.next_offset = offset + topK;
     if (bounded.cut || truncated) out.truncated = true;
     if (warnings.length) out.warnings = warnings;
     return out;
+  }
+
+  /** A moment as a query: the stored vector of the segment at `t`, or the video's mean vector. */
+  private likeVector(collection: CollectionRow, like: { video_id?: unknown; t?: unknown }): { vector: Float32Array; videoId: string } {
+    if (typeof like !== 'object' || typeof like.video_id !== 'string' || !like.video_id) {
+      throw new ValidationError([{ loc: ['body', 'like', 'video_id'], msg: 'must be a video id', type: 'type_error.str' }]);
+    }
+    const t = like.t === undefined || like.t === null ? undefined : numberInRange(like.t, ['body', 'like', 't'], (n) => n >= 0, '>= 0 seconds', 0);
+    const v = this.video(like.video_id);
+    const from = this.store.collections.byId(v.collection_id)!;
+    if (from.model !== collection.model || from.dim !== collection.dim) {
+      throw new ValidationError([{ loc: ['body', 'like', 'video_id'], msg: `is in a collection made with ${from.model}; this one uses ${collection.model}`, type: 'value_error.model' }]);
+    }
+    const segs = this.store.segments.listForVideo(v.id);
+    if (segs.length === 0) throw new ConflictError(`video ${v.id} has no segments to search with yet (status ${v.status})`);
+    const chosen = t === undefined ? segs : [segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce((best, s) => (Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best))];
+    const vectors = [...this.store.segments.vectors(from.dim, chosen.map((s) => s.id)).values()];
+    if (vectors.length === 0) throw new ConflictError(`video ${v.id} has no stored vectors`);
+    return { vector: vectors.length === 1 ? vectors[0] : combineQueryVectors(vectors), videoId: v.id };
   }
 
   async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {

@@ -36,7 +36,12 @@ export interface HybridSearchInput {
   explain: boolean;
   /** Results below this confidence are left out. */
   minConfidence?: number;
+  /** Videos never returned (the query's own video, with `like`). */
+  excludeVideoIds?: ReadonlySet<string>;
 }
+
+/** The deepest a search pages: offset + top_k. */
+export const MAX_SEARCH_HITS = 1000;
 
 export function confidenceLabel(c: number): ConfidenceLabel {
   return c >= SEARCH_WEIGHTS.highConfidence ? 'high' : c >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low';
@@ -69,7 +74,7 @@ function median(xs: number[]): number {
  */
 export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: HybridSearchInput): SearchResult[] {
   // Enough candidates that top_k distinct videos survive the per-video grouping.
-  const k = Math.min(4096, Math.max(200, input.topK * 20));
+  const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
   const vectorHits = segments.nearest(input.collectionId, input.dim, input.queryVector, k, input.filter);
   const similarity = new Map(vectorHits.map((h) => [h.segmentId, h.similarity]));
 
@@ -91,7 +96,7 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
   const bestPerVideo = new Map<string, { segmentId: number; relevance: number }>();
   for (const [segmentId, r] of relevance) {
     const row = rows.get(segmentId);
-    if (!row) continue;
+    if (!row || input.excludeVideoIds?.has(row.video_id)) continue;
     const best = bestPerVideo.get(row.video_id);
     if (!best || r > best.relevance || (r === best.relevance && segmentId < best.segmentId)) bestPerVideo.set(row.video_id, { segmentId, relevance: r });
   }

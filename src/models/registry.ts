@@ -47,6 +47,7 @@ registerEmbedder(
         return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE }, undefined, sharedPerceptionAnalyzer());
       },
       PERCEPTION_CONSUMES,
+      ['text', 'image'],
     ),
 );
 

@@ -197,10 +197,10 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
     202,
   );
   route(
-    { method: 'POST', url: '/collections/:collection_id/search', operationId: 'searchCollection', tags: ['collections'], errors: [400, 404, 409, 413, 414, 422], summary: 'search a collection by text', schema: schemas.search },
+    { method: 'POST', url: '/collections/:collection_id/search', operationId: 'searchCollection', tags: ['collections'], errors: [400, 404, 409, 413, 414, 422, 502, 504], mediaErrors: true, summary: 'search a collection by text, a picture or a moment (or a mix)', schema: schemas.search },
     async (request) => {
-      const body = request.body as SearchRequest & { explain?: boolean };
-      return svc(request).search(collectionParam(request), body, { explain: body.explain === true });
+      const body = withoutPath(request.body as SearchRequest & { explain?: boolean });
+      return withTimeout(request, (signal) => svc(request).search(collectionParam(request), body, { explain: body.explain === true, signal }));
     },
   );
   route(
@@ -364,10 +364,10 @@ function collectionParam(request: FastifyRequest): string {
   return id;
 }
 
-/** Remote callers name videos by URL or bytes, never by a path on the server's disk. */
+/** Remote callers name videos and pictures by URL or bytes, never by a path on the server's disk. */
 function withoutPath<T extends object>(body: T): T {
-  if (body && typeof body === 'object' && 'video_path' in body) {
-    const { video_path: _drop, ...rest } = body as T & { video_path?: string };
+  if (body && typeof body === 'object' && ('video_path' in body || 'image_path' in body)) {
+    const { video_path: _v, image_path: _i, ...rest } = body as T & { video_path?: string; image_path?: string };
     return rest as T;
   }
   return body;

@@ -202,6 +202,18 @@ export class SegmentsRepo {
     return rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance })).sort(bySimilarityThenId);
   }
 
+  /** The stored vectors of given segments (search by example: a moment as the query). */
+  vectors(dim: number, ids: number[]): Map<number, Float32Array> {
+    this.ensureVectorTable(dim);
+    const stmt = this.db.prepare(`SELECT embedding FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
+    const out = new Map<number, Float32Array>();
+    for (const id of ids) {
+      const blob = stmt.get(BigInt(id)) as Buffer | undefined;
+      if (blob) out.set(id, new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)));
+    }
+    return out;
+  }
+
   /** Cosine similarity of given segments to a query, by point lookups (for keyword-only hits). */
   similarities(dim: number, ids: number[], query: Float32Array): Map<number, number> {
     this.ensureVectorTable(dim);

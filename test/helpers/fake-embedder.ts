@@ -11,6 +11,8 @@ export class FakeEmbedder implements Embedder {
   readonly id: string;
   readonly dim = 16;
   readonly frameMaxSide = 64;
+  /** Pictures embed like a keyframe (their mean colour). */
+  readonly queryKinds: readonly string[] = ['text', 'image'];
   readonly texts: string[] = [];
 
   constructor(id = 'fake-16') {

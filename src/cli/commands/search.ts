@@ -1,4 +1,7 @@
+import path from 'node:path';
 import type { Command } from 'commander';
+import { BadRequestError } from '../../api/errors.js';
+import { EXPORT_FORMATS, exportMoments, type ExportFormat } from '../export.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { saveLastSearch } from '../last-search.js';
@@ -9,45 +12,99 @@ function parseTopK(v: string): number {
   return Number.isFinite(n) ? n : NaN;
 }
 
+/** `VIDEO_ID` or `VIDEO_ID@SECONDS` → a `like` query. */
+export function parseLike(v: string): { video_id: string; t?: number } {
+  const m = /^([A-Za-z0-9_-]+)(?:@(\d+(?:\.\d+)?))?$/.exec(v.trim());
+  if (!m) throw new BadRequestError(`--like takes VIDEO_ID or VIDEO_ID@SECONDS, not "${v}"`);
+  return m[2] === undefined ? { video_id: m[1] } : { video_id: m[1], t: Number(m[2]) };
+}
+
+interface SearchOptions {
+  collection?: string;
+  topK: number;
+  offset?: number;
+  explain?: boolean;
+  shot?: string;
+  movement?: string;
+  angle?: string;
+  minConfidence?: number;
+  image?: string;
+  like?: string;
+  export?: string;
+}
+
 export function registerSearch(program: Command, run: Run): void {
   program
     .command('search')
-    .argument('<text>', 'what you are looking for, in words')
+    .argument('[text]', 'what you are looking for, in words (optional with --image or --like)')
     .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
     .option('-k, --top-k <n>', 'number of videos, 1-100', parseTopK, 10)
+    .option('--offset <n>', 'skip this many results (next pages; offset + top-k up to 1000)', parseTopK)
+    .option('--image <photo>', 'a picture as the query (a still, a frame grab), alone or with text')
+    .option('--like <video[@seconds]>', 'a moment as the query: the segment at that time, or the whole video; it is left out of the results')
     .option('--explain', 'show what the engine saw in each matching moment')
     .option('--shot <size>', 'only segments with this shot size (e.g. close_up)')
     .option('--movement <movement>', 'only segments with this camera movement (e.g. pan_left)')
     .option('--angle <angle>', 'only segments with this shooting angle (e.g. low_angle)')
     .option('--min-confidence <c>', 'leave out results below this confidence, 0-1 (e.g. 0.4 drops low ones)', Number)
-    .description('search a collection by text; one result per video, at its best-matching moment')
+    .option('--export <format>', `write the moments as ${EXPORT_FORMATS.join(', ')} to standard output (edl: CMX 3600 for an editor's timeline)`)
+    .description('search a collection by text, by a picture or by a moment; one result per video, at its best-matching moment')
     .addHelpText(
       'after',
-      '\nResults are ordered by relevance (similarity plus a bonus for query words that analysis found in the moment);\nconfidence says how likely a result is what you asked for (high / medium / low).\n\nExamples:\n  $ vidembed search "sunset drone shot"\n  $ vidembed search "a dog on the grass" --collection demo --top-k 5 --json\n  $ vidembed search "EXIT sign" --min-confidence 0.4 --explain\n  $ vidembed search "a crowd" --shot wide --movement pan_left',
+      '\nResults are ordered by relevance (similarity plus a bonus for query words that analysis found in the moment);\nconfidence says how likely a result is what you asked for (high / medium / low). Text, --image and --like\ncan be combined: each counts the same. `vidembed open N` plays result N.\n\nExamples:\n  $ vidembed search "sunset drone shot"\n  $ vidembed search "a dog on the grass" --collection demo --top-k 5 --json\n  $ vidembed search --image still.jpg\n  $ vidembed search --like vid_abc123@12.5 "at night"\n  $ vidembed search "EXIT sign" --min-confidence 0.4 --explain\n  $ vidembed search "a crowd" --shot wide --movement pan_left\n  $ vidembed search "interview" --top-k 50 --export edl > selects.edl',
     )
-    .action(async (text: string, opts: { collection?: string; topK: number; explain?: boolean; shot?: string; movement?: string; angle?: string; minConfidence?: number }, cmd: Command) =>
+    .action(async (text: string | undefined, opts: SearchOptions, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
+        const format = opts.export;
+        if (format !== undefined && !(EXPORT_FORMATS as readonly string[]).includes(format)) {
+          throw new BadRequestError(`--export takes ${EXPORT_FORMATS.join(', ')}, not "${format}"`);
+        }
+        if (text === undefined && !opts.image && !opts.like) throw new BadRequestError('search needs words, --image PHOTO or --like VIDEO_ID[@SECONDS]');
+        const like = opts.like ? parseLike(opts.like) : undefined;
         const collectionId = await resolveCollection(ctx, opts.collection);
         const res = await ctx.service.search(
           collectionId,
-          { text, top_k: opts.topK, shot_size: opts.shot, camera_movement: opts.movement, shooting_angle: opts.angle, min_confidence: opts.minConfidence },
-          { explain: opts.explain },
+          {
+            text,
+            image_path: opts.image,
+            like,
+            top_k: opts.topK,
+            offset: opts.offset,
+            shot_size: opts.shot,
+            camera_movement: opts.movement,
+            shooting_angle: opts.angle,
+            min_confidence: opts.minConfidence,
+          },
+          { explain: opts.explain || format !== undefined },
         );
-        saveLastSearch(ctx.paths, collectionId, text, res);
+        const what = [text, opts.image && `picture ${path.basename(opts.image)}`, like && `like ${opts.like}`].filter(Boolean).join(' + ');
+        const first = (opts.offset ?? 0) + 1;
+        saveLastSearch(ctx.paths, collectionId, what, res, opts.offset ?? 0);
+        if (format) {
+          for (const w of res.warnings ?? []) process.stderr.write(`note: ${w}\n`);
+          const fps = new Map<string, number | undefined>();
+          if (format === 'edl' || format === 'json') {
+            for (const id of new Set(res.results.map((r) => r.video_id))) fps.set(id, (await ctx.service.videoDetails(id)).fps);
+          }
+          const moments = res.results.map((r, i) => ({ ...r, rank: first + i, fps: fps.get(r.video_id) }));
+          process.stdout.write(exportMoments(format as ExportFormat, what, moments));
+          return;
+        }
         if (globals.json) return printJson(res);
         for (const w of res.warnings ?? []) process.stderr.write(`note: ${w}\n`);
-        if (res.results.length === 0) return void process.stdout.write('no results\n');
+        if (res.results.length === 0) return void process.stdout.write(opts.offset ? 'no more results\n' : 'no results\n');
         const head = ['rank', 'video', 'file', 'relevance', 'confidence', 'moment'];
         if (opts.explain) head.push('what was seen');
         printTable(
           head,
           res.results.map((r, i) => {
             const conf = r.confidence === undefined ? '' : `${r.confidence_label ?? ''} ${r.confidence.toFixed(2)}`.trim();
-            const row: (string | number)[] = [i + 1, r.video_id, r.filename, (r.relevance ?? r.similarity).toFixed(3), conf, `${formatSeconds(r.start)}–${formatSeconds(r.end)}`];
+            const row: (string | number)[] = [first + i, r.video_id, r.filename, (r.relevance ?? r.similarity).toFixed(3), conf, `${formatSeconds(r.start)}–${formatSeconds(r.end)}`];
             if (opts.explain) row.push(`${r.description ?? ''}${r.matched_words?.length ? ` [matched: ${r.matched_words.join(', ')}]` : ''}`);
             return row;
           }),
         );
+        if (res.next_offset !== undefined) process.stderr.write(`more: --offset ${res.next_offset}\n`);
       }),
     );
 }

@@ -65,6 +65,8 @@ export function pickEmbedsOutput(names: readonly string[], kind: 'image' | 'text
 export { l2normalize };
 
 export class ClipEmbedder implements Embedder {
+  /** Text through the text tower; an image (a still, a keyframe) through the vision tower. */
+  readonly queryKinds = ['text', 'image'] as const;
   readonly id: string;
   readonly dim: number;
   readonly frameMaxSide: number;

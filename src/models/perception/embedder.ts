@@ -22,7 +22,7 @@ export class PerceptionEmbedder implements Embedder {
   readonly id = PERCEPTION_EMBEDDER_ID;
   readonly dim = 512;
   readonly frameMaxSide: number;
-  readonly queryKinds = ['text'] as const;
+  readonly queryKinds = ['text', 'image'] as const; // an image: analysed like a keyframe → facts → vector
   /** The analyzers whose facts make this embedder's vectors (their versions are its recipe). */
   readonly consumes = ['perception', 'imagenet', 'ocr'] as const;
   readonly analyzer: PerceptionAnalyzer;

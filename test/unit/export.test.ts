@@ -1,0 +1,116 @@
+/**
+ * Exports editors use, read back the way their tools read them: the EDL is parsed (events,
+ * timecodes at each source's frame rate, a continuous record side), the SRT's cues and the CSV's
+ * cells are parsed, not compared as strings.
+ */
+import { describe, expect, it } from 'vitest';
+import { framesToTimecode, timecodeBase, timecodeToFrames, toCsv, toEdl, toSrt, type ExportMoment } from '../../src/cli/export.js';
+
+const moment = (rank: number, filename: string, start: number, end: number, fps?: number): ExportMoment => ({
+  rank,
+  video_id: `vid_${rank}`,
+  filename,
+  start,
+  end,
+  similarity: 0.5,
+  relevance: 0.6 - rank / 100,
+  confidence: 0.7,
+  confidence_label: 'high',
+  fps,
+});
+
+/** A minimal CMX 3600 reader: events with reel, track, transition, four timecodes, and clip names. */
+function parseEdl(edl: string) {
+  const lines = edl.split(/\r?\n/);
+  const title = /^TITLE: (.*)$/.exec(lines[0])?.[1];
+  const fcm = lines.find((l) => l.startsWith('FCM:'));
+  const events: { n: number; reel: string; track: string; cut: string; tc: string[]; clip?: string }[] = [];
+  for (const l of lines) {
+    const e = /^(\d{3})\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d\d:\d\d:\d\d:\d\d) (\d\d:\d\d:\d\d:\d\d) (\d\d:\d\d:\d\d:\d\d) (\d\d:\d\d:\d\d:\d\d)$/.exec(l);
+    if (e) events.push({ n: Number(e[1]), reel: e[2], track: e[3], cut: e[4], tc: e.slice(5, 9) });
+    const c = /^\* FROM CLIP NAME: (.*)$/.exec(l);
+    if (c) events[events.length - 1].clip = c[1];
+  }
+  return { title, fcm, events };
+}
+
+describe('EDL (CMX 3600)', () => {
+  const moments = [moment(1, 'interview A.mp4', 12.48, 16.0, 29.97), moment(2, 'b-roll.mov', 0, 4, 25), moment(3, 'drone.mp4', 61.5, 64.02, 29.97)];
+  const edl = toEdl('vidembed search: interview', moments);
+  const parsed = parseEdl(edl);
+
+  it('has a title, a frame-code mode and one video cut event per moment, in rank order, named by file', () => {
+    expect(parsed.title).toBe('vidembed search: interview');
+    expect(parsed.fcm).toBe('FCM: NON-DROP FRAME');
+    expect(parsed.events.map((e) => [e.n, e.reel, e.track, e.cut, e.clip])).toEqual([
+      [1, 'AX', 'V', 'C', 'interview A.mp4'],
+      [2, 'AX', 'V', 'C', 'b-roll.mov'],
+      [3, 'AX', 'V', 'C', 'drone.mp4'],
+    ]);
+  });
+
+  it("gives source in/out at each file's own frame rate, within one frame of the moment", () => {
+    for (const [i, e] of parsed.events.entries()) {
+      const base = timecodeBase(moments[i].fps);
+      const [srcIn, srcOut] = e.tc.slice(0, 2).map((tc) => timecodeToFrames(tc, base));
+      expect(Math.abs(srcIn / base - moments[i].start)).toBeLessThanOrEqual(1 / base);
+      expect(Math.abs(srcOut / base - moments[i].end)).toBeLessThanOrEqual(1 / base);
+      // Frame fields stay below the rate: 25 fps never shows frame 25 or more.
+      for (const tc of e.tc.slice(0, 2)) expect(Number(tc.slice(-2))).toBeLessThan(base);
+    }
+  });
+
+  it('lays the events end to end on a timeline from 01:00:00:00, each as long as its source', () => {
+    const recordBase = 30; // two of three sources run at 29.97 → counted at 30
+    let expected = 3600 * recordBase;
+    for (const e of parsed.events) {
+      const [srcIn, srcOut, recIn, recOut] = e.tc.map((tc, k) => timecodeToFrames(tc, k < 2 ? timecodeBase(moments[e.n - 1].fps) : recordBase));
+      expect(recIn).toBe(expected);
+      const srcSeconds = (srcOut - srcIn) / timecodeBase(moments[e.n - 1].fps);
+      expect(Math.abs((recOut - recIn) / recordBase - srcSeconds)).toBeLessThanOrEqual(1 / recordBase);
+      expected = recOut;
+    }
+  });
+
+  it('converts timecodes both ways', () => {
+    for (const base of [24, 25, 30, 60]) for (const f of [0, 1, base - 1, base, 3600 * base + 17, 86399 * base]) expect(timecodeToFrames(framesToTimecode(f, base), base)).toBe(f);
+    expect(framesToTimecode(3600 * 25, 25)).toBe('01:00:00:00');
+    expect(timecodeBase(23.976)).toBe(24);
+    expect(timecodeBase(undefined)).toBe(25);
+  });
+});
+
+describe('SRT and CSV', () => {
+  it('SRT: numbered cues with HH:MM:SS,mmm times naming the file', () => {
+    const srt = toSrt([moment(1, 'a.mp4', 3661.25, 3665.5), moment(2, 'b.mp4', 0, 2)]);
+    const cues = srt.trim().split(/\n\n/).map((c) => c.split('\n'));
+    expect(cues.map((c) => c[0])).toEqual(['1', '2']);
+    expect(cues[0][1]).toBe('01:01:01,250 --> 01:01:05,500');
+    expect(cues[0][2]).toMatch(/^#1 a\.mp4 /);
+    expect(cues[1][1]).toBe('00:00:00,000 --> 00:00:02,000');
+  });
+
+  it('CSV: a header and one row per moment; commas, quotes and formula-looking names survive safely', () => {
+    const csv = toCsv([moment(1, 'a, "quoted".mp4', 1, 2), moment(2, '=HYPERLINK("x").mp4', 3, 4)]);
+    // A small RFC 4180 reader.
+    const rows: string[][] = [];
+    let cell = '';
+    let row: string[] = [];
+    let quoted = false;
+    for (let i = 0; i < csv.length; i++) {
+      const ch = csv[i];
+      if (quoted) {
+        if (ch === '"' && csv[i + 1] === '"') (cell += '"'), i++;
+        else if (ch === '"') quoted = false;
+        else cell += ch;
+      } else if (ch === '"') quoted = true;
+      else if (ch === ',') row.push(cell), (cell = '');
+      else if (ch === '\r' && csv[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
+      else cell += ch;
+    }
+    expect(rows[0].slice(0, 5)).toEqual(['rank', 'video_id', 'filename', 'start', 'end']);
+    expect(rows[1].slice(0, 5)).toEqual(['1', 'vid_1', 'a, "quoted".mp4', '1', '2']);
+    expect(rows[2][2]).toBe(`'=HYPERLINK("x").mp4`);
+    expect(rows).toHaveLength(3);
+  });
+});
