@@ -20,6 +20,7 @@ import { makeAuthHook, TokenBuckets } from './auth.js';
 import { sendError } from './errors.js';
 import { checkJsonDepth, MAX_JSON_DEPTH } from './json.js';
 import { buildOpenApi, type RouteDoc } from './openapi.js';
+import { registerUi, UiSessions } from './ui.js';
 
 export interface ServerOptions {
   /** Require API keys (default true). Off only when asked for explicitly (`serve --no-auth`). */
@@ -30,6 +31,11 @@ export interface ServerOptions {
   /** Time budget of synchronous model calls; over it: 504 and the work is cancelled. */
   syncTimeoutMs?: number;
   logger?: boolean;
+  /**
+   * The web page's in-memory state (login tokens, ephemeral keys, media cookies). `vidembed ui`
+   * passes its own, to mint the one-time login token; otherwise the server makes one.
+   */
+  ui?: UiSessions;
 }
 
 /**
@@ -97,8 +103,9 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const docs: RouteDoc[] = [];
   /** Routes served without a key: those whose doc says `open` (filled as routes register). */
   const open = new Set<string>();
+  const uiSessions = opts.ui ?? new UiSessions();
   if (opts.auth !== false) {
-    const hook = makeAuthHook(engine.store.keys, new TokenBuckets());
+    const hook = makeAuthHook(engine.store.keys, new TokenBuckets(), uiSessions);
     app.addHook('onRequest', async (request, reply) => {
       if (open.has(request.routeOptions.url ?? '')) return;
       await hook(request, reply);
@@ -143,6 +150,9 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
       },
     });
   };
+
+  // The web page (web/): its files, config and sign-in; not API operations, so not in /openapi.json.
+  registerUi(app, { auth: opts.auth !== false, sessions: uiSessions, open });
 
   route({ method: 'GET', url: '/healthz', operationId: 'health', tags: ['meta'], open: true, errors: [], summary: 'liveness; no key needed', schema: schemas.health }, async () => ({ status: 'ok' }));
   route(

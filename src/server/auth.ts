@@ -2,12 +2,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QuotaExceededError, RateLimitedError, UnauthorizedError } from '../api/errors.js';
 import type { Principal } from '../api/principal.js';
 import { principalOf, type ApiKeyRow, type KeysRepo } from '../store/keys.js';
+import { cookieValue, isMediaRead, MEDIA_COOKIE, type MediaSource, type UiSessions } from './ui.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who the request acts for; set by the auth hook (full rights with `serve --no-auth`). */
     principal?: Principal;
     apiKey?: ApiKeyRow;
+    /** The credential that let the request in: a stored key (by id) or a page's ephemeral key (by hash). */
+    credential?: MediaSource;
   }
 }
 
@@ -60,18 +63,47 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 /**
  * Authenticates, rate-limits and charges one quota unit per request (the documented unit:
  * one API request). Order: 401 before 429 before 402, so a bad key never learns about limits.
+ *
+ * With `ui` (the web page's state), two more credentials are accepted: the ephemeral keys a
+ * `vidembed ui` login link is exchanged for (the local owner, full rights, no limits: like the
+ * local CLI), and — for GET of a thumbnail or a video file only — the page's media cookie, which
+ * acts for the key that opened it (its limits and quota) and stops when that key is revoked.
  */
-export function makeAuthHook(keys: KeysRepo, buckets: TokenBuckets) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    const key = presentedKey(request);
-    if (!key) throw new UnauthorizedError('missing API key: send X-API-Key or Authorization: Bearer');
-    const row: ApiKeyRow | undefined = keys.byKey(key);
-    if (!row) throw new UnauthorizedError('invalid API key');
-    if (row.revoked_at) throw new UnauthorizedError('API key revoked');
+export function makeAuthHook(keys: KeysRepo, buckets: TokenBuckets, ui?: UiSessions) {
+  const admit = (request: FastifyRequest, row: ApiKeyRow): void => {
     const taken = buckets.take(row.id, row.qps);
     if (!taken.ok) throw new RateLimitedError(`rate limit of ${row.qps} requests/s exceeded`, taken.retryAfterSeconds);
     if (!keys.charge(row.id, 1)) throw new QuotaExceededError(`quota of ${row.quota} requests used up for key ${row.name}`);
     request.apiKey = row;
     request.principal = principalOf(row);
+  };
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const key = presentedKey(request);
+    if (!key) {
+      const sid = ui && isMediaRead(request) ? cookieValue(request.headers.cookie, MEDIA_COOKIE) : undefined;
+      if (ui && sid) {
+        let row: ApiKeyRow | undefined;
+        const session = ui.mediaSession(sid, (source) => {
+          row = source.kind === 'key' ? keys.byId(source.id) : undefined;
+          return Boolean(row && !row.revoked_at);
+        });
+        if (!session) throw new UnauthorizedError("the page's media session has ended: sign in again");
+        if (row) admit(request, row);
+        else request.principal = session.principal;
+        return;
+      }
+      throw new UnauthorizedError('missing API key: send X-API-Key or Authorization: Bearer');
+    }
+    const eph = ui?.ephemeral(key);
+    if (eph) {
+      request.principal = eph.principal;
+      request.credential = { kind: 'ephemeral', hash: eph.hash };
+      return;
+    }
+    const row: ApiKeyRow | undefined = keys.byKey(key);
+    if (!row) throw new UnauthorizedError('invalid API key');
+    if (row.revoked_at) throw new UnauthorizedError('API key revoked');
+    admit(request, row);
+    request.credential = { kind: 'key', id: row.id };
   };
 }

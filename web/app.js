@@ -1,0 +1,569 @@
+// vidembed web page. A plain browser module: no framework, no bundler, nothing from elsewhere.
+// It talks only to the public HTTP API (docs/api.md) with the user's key, sent in the X-API-Key
+// header and kept in this tab's sessionStorage; <img> and <video> (which cannot send headers)
+// use an HttpOnly cookie that POST /ui/session sets, valid for thumbnails and video files only.
+// Nothing here ever logs or puts the key in an address.
+
+const KEY = 'vidembed.key';
+const COLLECTION = 'vidembed.collection';
+const POLL_MS = 1000;
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, props = {}, ...children) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (v === undefined || v === null) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role' || k === 'for') e.setAttribute(k, String(v));
+    else e[k] = v;
+  }
+  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c);
+  return e;
+};
+const enc = encodeURIComponent;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let config = { auth: true, filters: {} };
+let collections = [];
+const state = { key: sessionStorage.getItem(KEY), collection: sessionStorage.getItem(COLLECTION), lastQuery: '', gridTimer: 0 };
+
+class ApiError extends Error {
+  constructor(status, message, code) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** An error body ({detail, code}; detail may be a list of {loc, msg}) as one sentence. */
+function describe(status, body) {
+  const d = body && body.detail;
+  if (Array.isArray(d)) return d.map((i) => `${(i.loc || []).filter((p) => p !== 'body').join('.')}: ${i.msg}`).join('; ');
+  if (typeof d === 'string') return d;
+  return `the server answered ${status}`;
+}
+
+function authHeaders() {
+  return config.auth && state.key ? { 'X-API-Key': state.key } : {};
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: 'application/json', ...authHeaders() };
+  const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, 'the server cannot be reached: is vidembed still running?');
+  }
+  const text = await res.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const err = new ApiError(res.status, describe(res.status, json), json && json.code);
+    if (res.status === 401 && config.auth && path !== '/ui/login') signedOut('The server refused the key: sign in again.');
+    throw err;
+  }
+  return json;
+}
+
+// ---- messages ---------------------------------------------------------------------------------
+
+let noticeTimer = 0;
+function notice(msg) {
+  $('notice').textContent = msg;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => ($('notice').textContent = ''), 6000);
+}
+function showError(err) {
+  $('error').textContent = err ? (err instanceof Error ? err.message : String(err)) : '';
+}
+/** Runs an action from a control, showing its failure instead of throwing. */
+const guarded = (fn) => async (...args) => {
+  try {
+    showError('');
+    await fn(...args);
+  } catch (err) {
+    showError(err);
+  }
+};
+
+// ---- signing in -------------------------------------------------------------------------------
+
+function signedOut(why) {
+  state.key = null;
+  sessionStorage.removeItem(KEY);
+  $('app').hidden = true;
+  $('sign-out').hidden = true;
+  $('login').hidden = false;
+  if (why) showError(why);
+}
+
+/** The media cookie for <img> and <video>; with --no-auth nothing is needed. */
+async function openMediaSession() {
+  if (config.auth) await api('POST', '/ui/session');
+}
+
+async function start() {
+  config = await api('GET', '/ui/config');
+  fillFilters();
+  if (config.auth) {
+    const m = /(?:^#|&)login=([^&]+)/.exec(location.hash);
+    if (m) {
+      // The token works once: take it out of the address (and history) before using it.
+      history.replaceState(null, '', location.pathname + location.search);
+      try {
+        const r = await api('POST', '/ui/login', { token: decodeURIComponent(m[1]) });
+        state.key = r.api_key;
+        sessionStorage.setItem(KEY, state.key);
+      } catch (err) {
+        showError(`${err.message}`);
+      }
+    }
+    if (!state.key) return signedOut();
+    try {
+      await openMediaSession();
+    } catch (err) {
+      if (err.status !== 401) showError(err);
+      return;
+    }
+  }
+  await enter();
+}
+
+async function enter() {
+  $('login').hidden = true;
+  $('app').hidden = false;
+  $('sign-out').hidden = !config.auth;
+  await loadCollections();
+}
+
+$('login-form').addEventListener(
+  'submit',
+  guarded(async (ev) => {
+    ev.preventDefault();
+    const input = $('api-key');
+    state.key = input.value.trim();
+    input.value = '';
+    if (!state.key) return;
+    await openMediaSession(); // checks the key too: a 401 shows the form again
+    sessionStorage.setItem(KEY, state.key);
+    showError('');
+    await enter();
+  }),
+);
+
+$('sign-out').addEventListener(
+  'click',
+  guarded(async () => {
+    try {
+      await api('DELETE', '/ui/session');
+    } finally {
+      $('player').removeAttribute('src');
+      signedOut();
+      notice('Signed out.');
+    }
+  }),
+);
+
+// ---- collections ------------------------------------------------------------------------------
+
+async function loadCollections(select) {
+  collections = await api('GET', '/collections?limit=1000');
+  const sel = $('collection');
+  sel.replaceChildren(
+    ...collections.map((c) => el('option', { value: c.id, text: `${c.name}${c.owner && c.owner !== 'default' ? ` (${c.owner})` : ''} — ${c.video_count} video${c.video_count === 1 ? '' : 's'}` })),
+  );
+  if (!collections.length) sel.append(el('option', { value: '', text: 'no collections yet: create one' }));
+  const want = select ?? state.collection;
+  sel.value = collections.some((c) => c.id === want) ? want : (collections[0]?.id ?? '');
+  setCollection(sel.value);
+}
+
+function setCollection(id) {
+  state.collection = id || null;
+  if (id) sessionStorage.setItem(COLLECTION, id);
+  const none = !id;
+  for (const c of ['file-input', 'search-text', 'delete-collection', 'refresh']) $(c).disabled = none;
+  $('results').replaceChildren();
+  $('search-status').textContent = '';
+  void loadVideos().catch(showError);
+}
+
+$('collection').addEventListener('change', (ev) => setCollection(ev.target.value));
+
+$('new-collection').addEventListener(
+  'submit',
+  guarded(async (ev) => {
+    ev.preventDefault();
+    const input = $('new-collection-name');
+    const created = await api('POST', '/collections', { name: input.value.trim() });
+    input.value = '';
+    await loadCollections(created.collection_id);
+    notice(`Collection ${created.name} created.`);
+  }),
+);
+
+$('delete-collection').addEventListener(
+  'click',
+  guarded(async () => {
+    const c = collections.find((x) => x.id === state.collection);
+    if (!c || !confirm(`Delete the collection "${c.name}" with its videos? This cannot be undone.`)) return;
+    await api('DELETE', `/collections/${enc(c.id)}`);
+    state.collection = null;
+    await loadCollections();
+    notice(`Collection ${c.name} deleted.`);
+  }),
+);
+
+// ---- videos grid ------------------------------------------------------------------------------
+
+const details = new Map(); // video id -> GET /videos/{id} (for the tags of a result's segment)
+
+async function loadVideos() {
+  clearTimeout(state.gridTimer);
+  const id = state.collection;
+  if (!id) return $('videos').replaceChildren();
+  const videos = await api('GET', `/collections/${enc(id)}/videos?limit=1000`);
+  if (id !== state.collection) return;
+  const grid = $('videos');
+  grid.replaceChildren(...videos.map(videoCard));
+  if (!videos.length) grid.append(el('li', { text: 'No videos yet: upload some above.' }));
+  // While anything is being processed, look again shortly.
+  if (videos.some((v) => v.status === 'uploaded' || v.status === 'processing')) state.gridTimer = setTimeout(() => void loadVideos().catch(() => {}), 2 * POLL_MS);
+}
+
+function videoCard(v) {
+  const processed = v.status === 'processed';
+  const status = v.status === 'processing' && typeof v.progress === 'number' ? `processing ${Math.round(v.progress)}%` : v.status;
+  const del = el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete ${v.filename}` });
+  del.addEventListener('click', guarded(() => deleteVideo(v)));
+  const play = el('button', { type: 'button', class: 'secondary', text: 'Play', 'aria-label': `Play ${v.filename}` });
+  play.addEventListener('click', () => playMoment({ video_id: v.video_id, start: 0, end: v.duration ?? 0, filename: v.filename }));
+  return el(
+    'li',
+    { class: 'card', 'data-video-id': v.video_id, 'data-status': v.status },
+    processed ? el('img', { class: 'thumb', src: `/videos/${enc(v.video_id)}/thumbnail`, alt: `Poster of ${v.filename}`, loading: 'lazy' }) : el('div', { class: 'thumb', role: 'img', 'aria-label': 'no poster yet' }),
+    el('p', { class: 'title', text: v.filename }),
+    el('p', { class: `meta status-${v.status}`, text: `${status}${v.duration ? ` · ${fmtTime(v.duration)}` : ''}${v.error_message ? `: ${v.error_message}` : ''}` }),
+    el('div', { class: 'row' }, play, del),
+  );
+}
+
+async function deleteVideo(v) {
+  if (!confirm(`Delete ${v.filename}? Its file is removed from the server.`)) return;
+  await api('DELETE', `/videos/${enc(v.video_id)}`);
+  details.delete(v.video_id);
+  for (const r of document.querySelectorAll(`#results [data-video-id="${CSS.escape(v.video_id)}"]`)) r.closest('li')?.remove();
+  const left = $('results').children.length;
+  if (state.lastQuery) $('search-status').textContent = `${left} result${left === 1 ? '' : 's'} left for “${state.lastQuery}”.`;
+  if ($('player').dataset.videoId === v.video_id) {
+    $('player').removeAttribute('src');
+    $('player').load();
+    delete $('player').dataset.videoId;
+    $('now-playing').textContent = '';
+  }
+  await loadVideos();
+  void refreshCounts();
+  notice(`${v.filename} deleted.`);
+}
+
+/** The collection picker's video counts, quietly. */
+async function refreshCounts() {
+  try {
+    const keep = state.collection;
+    collections = await api('GET', '/collections?limit=1000');
+    const sel = $('collection');
+    for (const opt of sel.options) {
+      const c = collections.find((x) => x.id === opt.value);
+      if (c) opt.textContent = `${c.name}${c.owner && c.owner !== 'default' ? ` (${c.owner})` : ''} — ${c.video_count} video${c.video_count === 1 ? '' : 's'}`;
+    }
+    sel.value = keep ?? '';
+  } catch {
+    /* the counts are a nicety */
+  }
+}
+
+$('refresh').addEventListener('click', guarded(loadVideos));
+
+// ---- uploads ----------------------------------------------------------------------------------
+
+const queue = [];
+let uploading = false;
+
+function addFiles(files) {
+  if (!state.collection) return showError('Create or pick a collection first.');
+  for (const file of files) {
+    const bar = el('progress', { max: 1, value: 0, 'aria-label': `Upload of ${file.name}` });
+    const status = el('span', { class: 'status', text: 'waiting' });
+    const item = el('li', { 'data-status': 'waiting' }, el('span', { class: 'name', text: file.name }), status, bar);
+    $('uploads').prepend(item);
+    queue.push({ file, collection: state.collection, item, bar, status });
+  }
+  if (!uploading) void drain();
+}
+
+async function drain() {
+  uploading = true;
+  while (queue.length) {
+    const job = queue.shift();
+    try {
+      await uploadOne(job);
+    } catch (err) {
+      setUpload(job, 'failed', err.message);
+    }
+  }
+  uploading = false;
+}
+
+function setUpload(job, status, text, fraction) {
+  job.item.dataset.status = status;
+  job.status.textContent = text;
+  job.status.className = `status${status === 'failed' ? ' failed' : ''}`;
+  if (fraction === undefined) job.bar.removeAttribute('value');
+  else job.bar.value = fraction;
+}
+
+function send(job) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `/collections/${enc(job.collection)}/videos/upload`);
+    for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.upload.addEventListener('progress', (e) => {
+      if (e.lengthComputable) setUpload(job, 'uploading', `uploading ${Math.round((100 * e.loaded) / e.total)}%`, e.loaded / e.total);
+    });
+    xhr.addEventListener('load', () => {
+      let body;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        body = undefined;
+      }
+      if (xhr.status === 202 && body) resolve(body);
+      else {
+        if (xhr.status === 401 && config.auth) signedOut('The server refused the key: sign in again.');
+        reject(new ApiError(xhr.status, describe(xhr.status, body)));
+      }
+    });
+    xhr.addEventListener('error', () => reject(new ApiError(0, 'the upload was cut off: is vidembed still running?')));
+    const form = new FormData();
+    form.append('file', job.file, job.file.name);
+    setUpload(job, 'uploading', 'uploading 0%', 0);
+    xhr.send(form);
+  });
+}
+
+async function uploadOne(job) {
+  const accepted = await send(job);
+  const id = accepted.video_id;
+  job.item.dataset.videoId = id;
+  if (accepted.duplicate) notice(`${job.file.name}: the collection already holds these bytes.`);
+  if (job.collection === state.collection) void loadVideos().catch(() => {});
+  // Follow the processing until it ends (the upload's progress bar becomes the processing one).
+  for (;;) {
+    let s;
+    try {
+      s = await api('GET', `/videos/${enc(id)}/status`);
+    } catch (err) {
+      if (err.status === 429) {
+        await sleep(2 * POLL_MS);
+        continue;
+      }
+      throw err;
+    }
+    if (s.status === 'processed') {
+      setUpload(job, 'processed', accepted.duplicate ? 'already there' : 'processed', 1);
+      break;
+    }
+    if (s.status === 'failed') {
+      setUpload(job, 'failed', `failed: ${s.error_message ?? 'the video could not be processed'}`, 0);
+      break;
+    }
+    const pct = typeof s.progress === 'number' ? s.progress : undefined;
+    setUpload(job, s.status, pct === undefined ? s.status : `${s.status} ${Math.round(pct)}%`, pct === undefined ? undefined : pct / 100);
+    await sleep(POLL_MS);
+  }
+  if (job.collection === state.collection) await loadVideos().catch(() => {});
+  void refreshCounts();
+}
+
+$('file-input').addEventListener('change', (ev) => {
+  addFiles([...ev.target.files]);
+  ev.target.value = '';
+});
+const drop = $('drop');
+for (const type of ['dragenter', 'dragover']) {
+  drop.addEventListener(type, (ev) => {
+    ev.preventDefault();
+    drop.classList.add('over');
+  });
+}
+for (const type of ['dragleave', 'drop']) drop.addEventListener(type, () => drop.classList.remove('over'));
+drop.addEventListener('drop', (ev) => {
+  ev.preventDefault();
+  const files = [...(ev.dataTransfer?.files ?? [])];
+  if (files.length) addFiles(files);
+});
+// A file dropped beside the zone must not navigate away from the page.
+window.addEventListener('dragover', (ev) => ev.preventDefault());
+window.addEventListener('drop', (ev) => ev.preventDefault());
+
+// ---- search -----------------------------------------------------------------------------------
+
+function fillFilters() {
+  for (const sel of document.querySelectorAll('[data-filter]')) {
+    const labels = config.filters?.[sel.dataset.filter] ?? [];
+    sel.replaceChildren(el('option', { value: '', text: 'any' }), ...labels.map((l) => el('option', { value: l, text: l.replaceAll('_', ' ') })));
+  }
+}
+
+async function search() {
+  const text = $('search-text').value.trim();
+  if (!text || !state.collection) return;
+  const body = { text, top_k: 20 };
+  for (const sel of document.querySelectorAll('[data-filter]')) if (sel.value) body[sel.dataset.filter] = sel.value;
+  if ($('explain').checked) body.explain = true;
+  state.lastQuery = text;
+  $('search-status').textContent = 'Searching…';
+  const out = await api('POST', `/collections/${enc(state.collection)}/search`, body);
+  const list = $('results');
+  list.replaceChildren(...out.results.map((r) => el('li', {}, resultCard(r, body.explain === true))));
+  const warn = out.warnings?.length ? ` ${out.warnings.join(' ')}` : '';
+  $('search-status').textContent = `${out.results.length} result${out.results.length === 1 ? '' : 's'} for “${text}”.${warn}`;
+  void fillTags(out.results);
+}
+
+function resultCard(r, explain) {
+  const b = el('button', { type: 'button', class: 'result', 'data-video-id': r.video_id, 'data-start': r.start, 'data-end': r.end });
+  b.setAttribute('aria-label', `Play ${r.filename} from ${fmtTime(r.start)} to ${fmtTime(r.end)}`);
+  const thumb = typeof r.thumbnail_url === 'string' && r.thumbnail_url.startsWith('/') ? r.thumbnail_url : `/videos/${enc(r.video_id)}/thumbnail?t=${r.start}`;
+  b.append(
+    el('img', { class: 'thumb', src: thumb, alt: '', loading: 'lazy' }),
+    el('p', { class: 'title', text: r.filename }),
+    el('p', { class: 'meta', text: `relevance ${r.relevance.toFixed(3)} · ${r.confidence_label} confidence · ${fmtTime(r.start)}–${fmtTime(r.end)}` }),
+    el('ul', { class: 'tags', 'aria-label': 'tags' }),
+  );
+  if (explain) {
+    if (r.description) b.append(el('p', { class: 'meta', text: `saw: ${r.description}` }));
+    b.append(el('p', { class: 'meta', text: r.matched_words?.length ? `matched words: ${r.matched_words.join(', ')}` : 'no query word matched: found by similarity' }));
+  }
+  b.addEventListener('click', () => playMoment(r, b));
+  return b;
+}
+
+/** Each result's tags: those of its segment, from GET /videos/{id} (one call per video). */
+async function fillTags(results) {
+  await Promise.all(
+    results.map(async (r) => {
+      let d = details.get(r.video_id);
+      if (!d) {
+        d = api('GET', `/videos/${enc(r.video_id)}`).catch(() => null);
+        details.set(r.video_id, d);
+      }
+      const video = await d;
+      if (!video) return details.delete(r.video_id);
+      const seg = (video.segments ?? []).reduce((best, s) => (s.start <= r.start + 1e-3 && (!best || s.start > best.start) ? s : best), null);
+      const tags = tagWords(seg?.tags ?? video.tags);
+      for (const b of document.querySelectorAll(`#results .result[data-video-id="${CSS.escape(r.video_id)}"][data-start="${CSS.escape(String(r.start))}"] .tags`)) {
+        b.replaceChildren(...tags.map((t) => el('li', { text: t })));
+      }
+    }),
+  );
+}
+
+function tagWords(tags) {
+  if (!tags) return [];
+  const out = [];
+  for (const k of ['shot_size', 'camera_movement', 'shooting_angle']) {
+    const label = tags[k]?.label;
+    if (typeof label === 'string') out.push(label.replaceAll('_', ' '));
+  }
+  return out;
+}
+
+$('search-form').addEventListener(
+  'submit',
+  guarded(async (ev) => {
+    ev.preventDefault();
+    await search();
+  }),
+);
+for (const id of ['explain', 'f-shot_size', 'f-camera_movement', 'f-shooting_angle']) {
+  $(id).addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
+}
+
+// ---- player -----------------------------------------------------------------------------------
+
+const player = $('player');
+let pending = null; // the moment to seek to once the file's metadata is in
+let stopAt = null; // pause here (the moment's end)
+let ourSeek = false;
+
+function playMoment(r, button) {
+  for (const b of document.querySelectorAll('.result.playing')) b.classList.remove('playing');
+  button?.classList.add('playing');
+  $('now-playing').textContent = `${r.filename}: ${fmtTime(r.start)}–${fmtTime(r.end)}`;
+  const moment = { start: Number(r.start) || 0, end: Number(r.end) || 0 };
+  if (player.dataset.videoId === r.video_id && player.readyState >= 1) return seekTo(moment);
+  pending = moment;
+  player.dataset.videoId = r.video_id;
+  player.src = `/videos/${enc(r.video_id)}/file`;
+}
+
+function seekTo(m) {
+  stopAt = m.end > m.start ? m.end : null;
+  ourSeek = true;
+  player.currentTime = m.start;
+  player.play().catch(() => {
+    /* the user can press play */
+  });
+}
+
+player.addEventListener('loadedmetadata', () => {
+  if (!pending) return;
+  const m = pending;
+  pending = null;
+  seekTo(m);
+});
+player.addEventListener('seeking', () => {
+  if (!ourSeek) stopAt = null; // the user took over
+  ourSeek = false;
+});
+function checkStop() {
+  if (stopAt !== null && player.currentTime >= stopAt) {
+    stopAt = null;
+    player.pause();
+  }
+}
+// timeupdate comes every 15-250 ms; where the browser offers it, every frame is checked too.
+player.addEventListener('timeupdate', checkStop);
+if ('requestVideoFrameCallback' in HTMLVideoElement.prototype) {
+  const onFrame = () => {
+    checkStop();
+    player.requestVideoFrameCallback(onFrame);
+  };
+  player.requestVideoFrameCallback(onFrame);
+}
+player.addEventListener('error', () => {
+  if (player.getAttribute('src')) showError('The video could not be played (this browser may not decode its format, or the session ended: reload the page).');
+});
+
+function fmtTime(t) {
+  const s = Math.max(0, Number(t) || 0);
+  const m = Math.floor(s / 60);
+  const rest = s - m * 60;
+  const secs = Number.isInteger(rest) ? String(rest).padStart(2, '0') : rest.toFixed(1).padStart(4, '0');
+  return `${m}:${secs}`;
+}
+
+start().catch(showError);
