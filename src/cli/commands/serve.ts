@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { BadRequestError } from '../../api/errors.js';
+import type { LocalEngine } from '../../engine/engine.js';
+import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
 
-interface ServeOptions {
+export interface ServeOptions {
   port: number;
   host: string;
   auth: boolean;
@@ -24,61 +26,79 @@ export function registerServe(program: Command, run: Run): void {
     .option('--sync-timeout <seconds>', 'time budget of synchronous model calls (default 120)', Number)
     .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
     .option('--log', 'log every request as JSON lines')
-    .description('serve the HTTP API over the local engine')
+    .description('serve the HTTP API, and the web page at /, over the local engine')
     .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
     .action(async (opts: ServeOptions, cmd: Command) =>
       run(
         cmd,
         async (ctx) => {
           await ctx.close(); // the server opens its own engine with server settings
-          const [{ LocalEngine }, { Worker }, { buildServer }] = await Promise.all([
-            import('../../engine/engine.js'),
-            import('../../engine/worker.js'),
-            import('../../server/app.js'),
-          ]);
-          const engine = new LocalEngine({
-            home: ctx.paths.home,
-            maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
-            fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
-            memoryIndex: true,
-          });
-          const app = await buildServer(engine, {
-            auth: opts.auth,
-            syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
-            logger: Boolean(opts.log),
-          });
-          // Listen first: a busy port is a one-line error and exit code, with no worker left running.
-          let address: string;
-          try {
-            address = await app.listen({ port: opts.port, host: opts.host });
-          } catch (err) {
-            await engine.close();
-            const code = (err as NodeJS.ErrnoException).code;
-            if (code === 'EADDRINUSE') throw new BadRequestError(`port ${opts.port} on ${opts.host} is already in use: pick another with --port`);
-            if (code === 'EACCES') throw new BadRequestError(`not allowed to listen on ${opts.host}:${opts.port}: pick a port above 1024 with --port`);
-            throw err;
-          }
-          const stopWorker = new AbortController();
-          const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
-          const working = worker?.run(stopWorker.signal);
-          process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
-          if (opts.auth && engine.store.keys.list().every((k) => k.revoked_at)) {
-            process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
-          }
-          await new Promise<void>((resolve) => {
-            const shutdown = async (sig: string) => {
-              process.stderr.write(`${sig}: stopping (in-flight requests finish; the running job goes back to the queue)\n`);
-              stopWorker.abort();
-              await app.close();
-              await working?.catch(() => {});
-              await engine.close();
-              resolve();
-            };
-            process.once('SIGTERM', () => void shutdown('SIGTERM'));
-            process.once('SIGINT', () => void shutdown('SIGINT'));
+          await serveUntilStopped(ctx.paths.home, opts, {
+            ready: (address, engine) => {
+              process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
+              if (opts.auth && engine.store.keys.list().every((k) => k.revoked_at)) {
+                process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
+              }
+            },
           });
         },
         { localOnly: true },
       ),
     );
+}
+
+/**
+ * Opens the engine, listens (a busy port is a one-line error before any worker starts), runs the
+ * worker, calls `ready`, and serves until SIGTERM/SIGINT, then shuts down in order. Shared by
+ * `serve` and `ui`.
+ */
+export async function serveUntilStopped(
+  home: string,
+  opts: ServeOptions,
+  hooks: { ui?: UiSessions; ready: (address: string, engine: LocalEngine) => void | Promise<void> },
+): Promise<void> {
+  const [{ LocalEngine }, { Worker }, { buildServer }] = await Promise.all([
+    import('../../engine/engine.js'),
+    import('../../engine/worker.js'),
+    import('../../server/app.js'),
+  ]);
+  const engine = new LocalEngine({
+    home,
+    maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
+    fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
+    memoryIndex: true,
+  });
+  const app = await buildServer(engine, {
+    auth: opts.auth,
+    syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
+    logger: Boolean(opts.log),
+    ui: hooks.ui,
+  });
+  // Listen first: a busy port is a one-line error and exit code, with no worker left running.
+  let address: string;
+  try {
+    address = await app.listen({ port: opts.port, host: opts.host });
+  } catch (err) {
+    await engine.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new BadRequestError(`port ${opts.port} on ${opts.host} is already in use: pick another with --port`);
+    if (code === 'EACCES') throw new BadRequestError(`not allowed to listen on ${opts.host}:${opts.port}: pick a port above 1024 with --port`);
+    throw err;
+  }
+  const stopWorker = new AbortController();
+  const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
+  const working = worker?.run(stopWorker.signal);
+  await hooks.ready(address, engine);
+  await new Promise<void>((resolve) => {
+    const shutdown = async (sig: string) => {
+      process.stderr.write(`${sig}: stopping (in-flight requests finish; the running job goes back to the queue)\n`);
+      stopWorker.abort();
+      await app.close();
+      await working?.catch(() => {});
+      await engine.close();
+      resolve();
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  });
 }
