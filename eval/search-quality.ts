@@ -54,6 +54,8 @@ export interface LibraryOptions {
   /** Engine home (kept across runs by `--home`); the library is built once per half. */
   home: string;
   log?: (s: string) => void;
+  /** The collection's embedder (default: the engine's default, the perception tier). */
+  model?: string;
 }
 
 /** The half's collection in `home`, ingested through the real engine (built once, then reused). */
@@ -64,7 +66,7 @@ export async function ensureLibrary(engine: LocalEngine, rows: CatalogRow[], hal
   if (existing) throw new Error(`${opts.home} holds a partial ${name} collection: remove the directory and run again`);
   const clipDir = join(opts.home, 'clips');
   mkdirSync(clipDir, { recursive: true });
-  const id = (await engine.createCollection({ name })).collection_id;
+  const id = (await engine.createCollection({ name, model: opts.model })).collection_id;
   const files = await pool(rows, 2, async (r) => (r.kind === 'photo' ? stillClip(r.file, join(clipDir, `${r.name}.mp4`)) : r.file));
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];

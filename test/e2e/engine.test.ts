@@ -237,9 +237,23 @@ describe('the CLI, as a user types it', () => {
     expect(played.code, played.stderr).toBe(0);
     expect(played.stderr).toMatch(/playing dog\.mp4 from 0:01\.5 in mpv/);
     await expect.poll(() => (existsSync(path.join(dir, 'mpv-args')) ? readFileSync(path.join(dir, 'mpv-args'), 'utf8') : '')).toMatch(/^--start=1\.5 \/.+\.mp4\n$/);
+    // By example: a picture, a moment; and an EDL an editor can load.
+    const byImage = await runCli(['search', '--image', evalPhoto('opencv-doc__chicky_512.jpg'), '--json'], env);
+    expect(byImage.code, byImage.stderr).toBe(0);
+    expect(byImage.json.results[0].video_id).toBe(up.json.video_id);
+    const like = await runCli(['search', '--like', `${up.json.video_id}@1`, '--json'], env);
+    expect(like.code, like.stderr).toBe(0);
+    expect(like.json.results.map((r: { video_id: string }) => r.video_id)).not.toContain(up.json.video_id);
+    const edl = await runCli(['search', 'a dog', '--export', 'edl'], env);
+    expect(edl.code, edl.stderr).toBe(0);
+    const event = /^001 {2}AX {7}V {5}C {8}(\d\d:\d\d:\d\d:\d\d) (\d\d:\d\d:\d\d:\d\d) 01:00:00:00 \S+\r?$/m.exec(edl.stdout);
+    expect(event, edl.stdout).not.toBeNull();
+    expect(edl.stdout).toMatch(/^\* FROM CLIP NAME: dog\.mp4\r?$/m);
+    expect(event![1]).toBe('00:00:00:00'); // the still clip (25 fps) matches from its start…
+    expect(event![2]).toBe('00:00:04:00'); // …to its end, 4 s
     const none = await runCli(['open', '7'], env);
     expect(none.code).toBe(2);
-    expect(none.stderr.trim()).toBe('vidembed: error: the last search ("a dog") showed results 1–1, not 7');
+    expect(none.stderr.trim()).toBe('vidembed: error: the last search ("a dog") showed results 1–2, not 7');
 
     const status = await runCli(['video', 'status', up.json.video_id, '--json'], env);
     expect(status.json).toEqual({ video_id: up.json.video_id, status: 'processed', progress: 100 });

@@ -1,0 +1,87 @@
+/**
+ * Search by example, measured on a half's library (built by ensureLibrary): each item's picture,
+ * changed the way an editor's reference still differs from the footage — cropped to the central
+ * 80 %, brighter (+0.06) and more saturated (×1.3), re-encoded as JPEG — is the query
+ * (`image_path`); for a video item, a frame grab at 40 % of its length, changed the same way.
+ * Recall@1 is the share whose own item comes first; chance is 1/n.
+ *
+ * Then `like`: a few items are re-encoded at another size and bitrate and added to the library;
+ * each copy, as `like {video_id}`, must find its original first (and never itself).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LocalEngine } from '../src/engine/engine.js';
+import { Worker } from '../src/engine/worker.js';
+import type { CatalogRow } from './catalog.js';
+import { run } from './clips.js';
+
+export const QUERY_CHANGE = 'crop=trunc(iw*0.4)*2:trunc(ih*0.4)*2,eq=brightness=0.06:saturation=1.3';
+
+export interface ExampleQuality {
+  n: number;
+  recallAt1: number;
+  chanceAt1: number;
+  ranks: { item: string; rank: number; top: string }[];
+}
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+const fileOf = (r: CatalogRow): string => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
+
+/** The changed picture of an item (made once into `dir`). */
+export async function queryPicture(r: CatalogRow, dir: string, durationOf: (r: CatalogRow) => number): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, `${r.name}.query.jpg`);
+  if (!existsSync(out)) {
+    const seek = r.kind === 'video' ? ['-ss', (durationOf(r) * 0.4).toFixed(2)] : [];
+    await run(['-y', ...seek, '-i', r.file, '-frames:v', '1', '-vf', QUERY_CHANGE, '-q:v', '4', out]);
+  }
+  return out;
+}
+
+export async function evaluateImageQueries(engine: LocalEngine, collectionId: string, rows: CatalogRow[], dir: string): Promise<ExampleQuality> {
+  const videos = await engine.listVideos(collectionId, { limit: 1000 });
+  const duration = new Map(videos.map((v) => [v.filename, v.duration ?? 0]));
+  const ranks: ExampleQuality['ranks'] = [];
+  for (const r of rows) {
+    const picture = await queryPicture(r, dir, (x) => duration.get(fileOf(x)) ?? 0);
+    const res = await engine.search(collectionId, { image_path: picture, top_k: 100 });
+    const at = res.results.findIndex((x) => x.filename === fileOf(r));
+    ranks.push({ item: r.name, rank: at < 0 ? rows.length : at + 1, top: res.results[0]?.filename ?? '' });
+  }
+  return { n: rows.length, recallAt1: r3(ranks.filter((q) => q.rank === 1).length / rows.length), chanceAt1: r3(1 / rows.length), ranks };
+}
+
+export interface LikeOutcome {
+  item: string;
+  /** Rank of the original among the results of `like {copy}`. */
+  rank: number;
+  /** Whether the copy came back in its own results (it never may). */
+  selfReturned: boolean;
+}
+
+/**
+ * Re-encodes `picks` (items already in the library) at half the width and a low bitrate, adds the
+ * copies, and asks `like` with each copy. The copies stay in the collection (a separate home).
+ */
+export async function evaluateLike(engine: LocalEngine, collectionId: string, picks: CatalogRow[], dir: string): Promise<LikeOutcome[]> {
+  mkdirSync(dir, { recursive: true });
+  const videos = await engine.listVideos(collectionId, { limit: 1000 });
+  const originals = new Map(videos.map((v) => [v.filename, v.video_id]));
+  const copies: { item: CatalogRow; id: string }[] = [];
+  for (const r of picks) {
+    const original = engine.videoFile(originals.get(fileOf(r))!).path;
+    const out = join(dir, `${r.name}.copy.mp4`);
+    if (!existsSync(out)) {
+      await run(['-y', '-i', original, '-vf', "scale='2*trunc(iw/4)':-2", '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '300k', '-an', out]);
+    }
+    copies.push({ item: r, id: (await engine.uploadVideo(collectionId, { path: out, filename: `copy of ${fileOf(r)}`, force: true })).video_id });
+  }
+  await new Worker(engine, { idleExitMs: 200, pollMs: 50 }).run(new AbortController().signal);
+  const out: LikeOutcome[] = [];
+  for (const c of copies) {
+    const res = await engine.search(collectionId, { like: { video_id: c.id }, top_k: 100 });
+    const at = res.results.findIndex((x) => x.filename === fileOf(c.item));
+    out.push({ item: c.item.name, rank: at < 0 ? 1000 : at + 1, selfReturned: res.results.some((x) => x.video_id === c.id) });
+  }
+  return out;
+}
