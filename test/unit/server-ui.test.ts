@@ -3,11 +3,13 @@
  * the one-time login of `vidembed ui`, ephemeral keys, and the media cookie that opens thumbnails
  * and video files (GET only) and nothing else. The page itself runs in Chromium in test/e2e/web-ui.test.ts.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemas } from '../../src/api/schemas.js';
+import { systemOpener } from '../../src/cli/commands/ui.js';
 import { hashKey } from '../../src/store/keys.js';
 import { LOGIN_TOKEN_TTL_MS, MEDIA_COOKIE, UI_ASSETS, UI_SESSION_MAX_AGE_S, UiSessions } from '../../src/server/ui.js';
 import { repoRoot } from '../helpers/clips.js';
@@ -269,5 +271,28 @@ describe('the web page without auth (serve --no-auth)', () => {
     expect(thumb.statusCode).toBe(200);
     expect(Buffer.from(await thumb.body.arrayBuffer()).equals(POSTER)).toBe(true);
     expect((await http(s.url, 'GET', `/videos/${videoId}/file`)).status).toBe(200);
+  });
+});
+
+describe('vidembed ui: the system opener', () => {
+  it('uses xdg-open on Linux and open on macOS when on PATH, start on Windows, else none (the link is printed)', () => {
+    const bin = mkdtempSync(path.join(os.tmpdir(), 'vidembed-opener-'));
+    try {
+      for (const name of ['xdg-open', 'open']) {
+        writeFileSync(path.join(bin, name), '#!/bin/sh\n');
+        chmodSync(path.join(bin, name), 0o755);
+      }
+      const linux = systemOpener('linux', `/nonexistent${path.delimiter}${bin}`);
+      expect(linux?.cmd).toBe(path.join(bin, 'xdg-open'));
+      expect(linux?.args('http://127.0.0.1:1/#login=t')).toEqual(['http://127.0.0.1:1/#login=t']);
+      expect(systemOpener('darwin', bin)?.cmd).toBe(path.join(bin, 'open'));
+      expect(systemOpener('linux', '/nonexistent')).toBeUndefined();
+      expect(systemOpener('linux', '')).toBeUndefined();
+      const win = systemOpener('win32', '');
+      expect(win?.cmd).toBe('cmd');
+      expect(win?.args('http://x/')).toEqual(['/c', 'start', '', 'http://x/']);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });

@@ -40,7 +40,7 @@ function openInBrowser(url: string): Promise<boolean> {
 export function registerUi(program: Command, run: Run): void {
   program
     .command('ui')
-    .option('-p, --port <port>', 'port (default: any free one)', Number, 0)
+    .option('-p, --port <port>', 'port (0: any free one)', Number, 0)
     .option('--no-open', 'print the sign-in link instead of opening a browser')
     .option('--no-worker', 'do not process queued work in this process (run `vidembed worker` elsewhere)')
     .option('--log', 'log every request as JSON lines (never keys, tokens or cookies)')
