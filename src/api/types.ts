@@ -104,6 +104,11 @@ export interface UploadVideoResponse {
   status: VideoStatus;
   /** True when the collection already held these bytes: nothing was stored, `video_id` is that video (send `force` to add it again). */
   duplicate?: boolean;
+  /**
+   * With `skip_duplicates`: the file's pictures are already in `video_id` (a re-encode, resize or
+   * trim of it), so nothing was stored (`duplicate` is true); what that video is and how close.
+   */
+  near_duplicate?: { filename: string; similarity: number; coverage: number };
 }
 
 export interface VideoStatusResponse {
@@ -281,6 +286,52 @@ export interface IngestFile {
   move?: boolean;
   /** Store it even when the collection already holds the same bytes. */
   force?: boolean;
+  /** Skip it when its pictures are already in a video of the collection (re-encoded, resized or trimmed). */
+  skipDuplicates?: boolean;
+}
+
+export interface DuplicatesRequest {
+  /** Videos at this similarity or above are grouped, in [0, 1] (default 0.5, docs/engine.md). */
+  min_similarity?: number;
+  /** Also say where each segment of a group's first video is in the others. */
+  segments?: boolean;
+}
+
+export interface DuplicateVideo {
+  video_id: string;
+  filename: string;
+  duration?: number;
+  /** Similarity to the group's first video (the earliest added); absent on that one. */
+  similarity?: number;
+}
+
+/** A segment of a group's first video and where its pictures are in the group's other videos. */
+export interface DuplicateSegment {
+  start: number;
+  end: number;
+  /** Share of the segment's pictures found in each other video, and the segment there that holds them. */
+  matches: Array<{ video_id: string; start: number; end: number; similarity: number }>;
+}
+
+export interface DuplicateGroup {
+  /** The lowest similarity among the links that hold the group together, in [0, 1]. */
+  similarity: number;
+  /** Earliest added first. */
+  videos: DuplicateVideo[];
+  segments?: DuplicateSegment[];
+}
+
+/** `GET /collections/{id}/duplicates`, `vidembed duplicates`. */
+export interface DuplicatesResponse {
+  collection_id: string;
+  min_similarity: number;
+  /** Strongest first. */
+  groups: DuplicateGroup[];
+  /** Videos compared: those with a visual signature. */
+  compared: number;
+  /** Processed videos without a visual signature (processed by an earlier release): `vidembed collection reindex` gives them one. */
+  missing_signature: number;
+  warnings?: string[];
 }
 
 /**
@@ -302,6 +353,8 @@ export interface VideoService {
   videoDetails(videoId: string): Promise<VideoDetails>;
   deleteVideo(videoId: string): Promise<DeleteResponse>;
   reprocessVideo(videoId: string): Promise<VideoStatusResponse>;
+  /** Groups of near-identical videos of a collection (re-encoded, resized, trimmed copies). */
+  findDuplicates(collectionIdOrName: string, req?: DuplicatesRequest): Promise<DuplicatesResponse>;
   uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse>;
   videoStatus(videoId: string): Promise<VideoStatusResponse>;
   search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;

@@ -19,6 +19,8 @@ import type {
   ReindexResponse,
   CollectionDetails,
   DeleteResponse,
+  DuplicatesRequest,
+  DuplicatesResponse,
   ListVideosRequest,
   UpdateCollectionRequest,
   VideoDetails,
@@ -162,11 +164,22 @@ export class RemoteService implements VideoService {
     return this.call('POST', `/videos/${encodeURIComponent(videoId)}/reprocess`);
   }
 
+  async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
+    const id = (await this.getCollection(collectionIdOrName)).id;
+    const q = new URLSearchParams();
+    if (req.min_similarity !== undefined) q.set('min_similarity', String(req.min_similarity));
+    if (req.segments) q.set('segments', 'true');
+    return this.call('GET', `/collections/${encodeURIComponent(id)}/duplicates${q.size ? `?${q}` : ''}`);
+  }
+
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {
     const st = await stat(file.path).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${file.path}`);
     if (!st.isFile()) throw new BadRequestError(`${file.path} is a directory, not a video file`);
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${file.force ? '?force=true' : ''}`, undefined, async () => {
+    const q = new URLSearchParams();
+    if (file.force) q.set('force', 'true');
+    if (file.skipDuplicates) q.set('skip_duplicates', 'true');
+    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, async () => {
       const form = new FormData();
       // openAsBlob streams from disk: a 2 GB file is never held in memory.
       form.set('file', await openAsBlob(file.path), file.filename);

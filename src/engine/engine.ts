@@ -29,6 +29,8 @@ import type {
   ReindexResponse,
   CollectionDetails,
   DeleteResponse,
+  DuplicatesRequest,
+  DuplicatesResponse,
   UpdateCollectionRequest,
   VideoDetails,
   VideoStatus,
@@ -57,6 +59,8 @@ import type { VideoRow } from '../store/videos.js';
 import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
+import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from './duplicates.js';
+import { phashToHex } from '../media/phash.js';
 import { loadTensorFrames, storeTensorUpload, tensorKeyOwner } from './tensors.js';
 import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
 import { hybridSearch, MAX_SEARCH_HITS } from './search.js';
@@ -276,6 +280,19 @@ export class LocalEngine implements VideoService {
       if (file.move) await unlink(file.path).catch(() => {});
       return { video_id: existing.id, status: existing.status, duplicate: true };
     }
+    // Near-duplicates (asked for): a quick decode of the file's own, compared with the collection's
+    // signatures before anything is stored. A file that does not decode is stored as usual (its
+    // processing will say what is wrong with it).
+    let quick: VideoSignature | undefined;
+    if (file.skipDuplicates && !file.force) {
+      quick = await sampleSignature(file.path).catch(() => undefined);
+      const near = quick && nearDuplicateOf(this.store, collection.id, quick);
+      if (near) {
+        if (file.move) await unlink(file.path).catch(() => {});
+        const { video, coverage, similarity } = near;
+        return { video_id: video.id, status: video.status, duplicate: true, near_duplicate: { filename: video.filename, coverage: round3(coverage), similarity: round3(similarity) } };
+      }
+    }
     const id = newId('vid');
     const ext = safeExtension(file.filename);
     const stored = path.join(this.paths.videosDir, `${id}${ext}`);
@@ -285,6 +302,8 @@ export class LocalEngine implements VideoService {
       this.store.db.transaction(() => {
         this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), path: stored, size_bytes: st.size, content_sha256: sha256 });
         this.store.jobs.enqueue('video.process', id);
+        // Later files of the same upload compare with this one before it is processed.
+        if (quick) storeSignature(this.store, id, quick);
       })();
     } catch (err) {
       await unlink(stored).catch(() => {});
@@ -396,6 +415,16 @@ export class LocalEngine implements VideoService {
     })();
     this.onWorkQueued();
     return this.videoStatus(v.id);
+  }
+
+  /** Groups of near-identical videos of a collection: re-encoded, resized or trimmed copies (docs/engine.md). */
+  async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
+    const collection = this.collection(collectionIdOrName);
+    const minSimilarity = numberInRange(req?.min_similarity, ['query', 'min_similarity'], (n) => n > 0 && n <= 1, 'in (0, 1]', DUPLICATE_THRESHOLDS.minSimilarity);
+    if (req?.segments !== undefined && typeof req.segments !== 'boolean') {
+      throw new ValidationError([{ loc: ['query', 'segments'], msg: 'must be a boolean', type: 'type_error.bool' }]);
+    }
+    return findDuplicateGroups(this.store, collection, { minSimilarity, segments: req?.segments === true });
   }
 
   // ---- search and embeddings -------------------------------------------------------------
@@ -650,6 +679,7 @@ export class LocalEngine implements VideoService {
       const analyzed = await analyzeVideo(video.path, embedder, {
         analyzers,
         thumbnails: true,
+        signature: true,
         segmentSeconds: DEFAULTS.segmentSeconds,
         fps: DEFAULTS.fps,
         signal: ctx.signal,
@@ -679,9 +709,11 @@ export class LocalEngine implements VideoService {
             shot_size: s.tags.shot_size?.label,
             camera_movement: s.tags.camera_movement?.label,
             shooting_angle: s.tags.shooting_angle?.label,
+            phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
             vector: s.vector,
           })),
         );
+        if (analyzed.signature) storeSignature(this.store, videoId, analyzed.signature);
         this.store.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
         this.store.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
       })();
@@ -689,6 +721,7 @@ export class LocalEngine implements VideoService {
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
       this.store.videos.markFailed(videoId, failureMessage(this.redact(err, [[video.path, video.filename]])));
+      this.store.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
     }
   }
@@ -850,6 +883,10 @@ async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
 }
 
 /** Keeps a short alphanumeric extension so ffmpeg can use it as a hint; never a path. */

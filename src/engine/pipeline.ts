@@ -1,6 +1,7 @@
 import { MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
 import { probe, sampleFrames } from '../media/index.js';
+import type { PHash } from '../media/phash.js';
 import { resizeFrame } from '../media/resize.js';
 import { encodeThumbnail, encodeThumbnails } from '../media/thumbnail.js';
 import type { Frame, ProbeResult } from '../media/types.js';
@@ -9,6 +10,7 @@ import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
 import { meanVector } from '../models/vectors.js';
 import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
+import { SignatureBuilder, type VideoSignature } from './duplicates.js';
 
 export interface AnalyzeOptions {
   /** Longest segment, seconds; segments also end at detected cuts. */
@@ -22,6 +24,8 @@ export interface AnalyzeOptions {
   analyzers?: Analyzer[];
   /** Keep a JPEG thumbnail of each segment's keyframe (ingest; not for one-off encode/tag calls). */
   thumbnails?: boolean;
+  /** Keep the visual signature (pHash of a frame every 1/4 s, and of each segment's keyframe) for near-duplicate detection (ingest). */
+  signature?: boolean;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -33,6 +37,8 @@ export interface AnalyzedSegment extends SegmentEmbedding {
   analysis: SegmentAnalysis;
   /** JPEG of the segment's keyframe (with `thumbnails`). */
   thumbnail?: Buffer;
+  /** pHash of the segment's keyframe, the frame its thumbnail shows (with `signature`). */
+  phash?: PHash;
 }
 
 export interface AnalyzedVideo {
@@ -42,6 +48,8 @@ export interface AnalyzedVideo {
   videoVector: Float32Array;
   /** Whole-video pixel tags: movement, lighting, horizon, shots and cuts. */
   pixels: PixelTags;
+  /** With `signature`: the pHashes of frames every 1/4 s (src/engine/duplicates.ts). */
+  signature?: VideoSignature;
   timings: { analyzeMs: number; taggingCpuMs: number };
 }
 
@@ -129,6 +137,7 @@ async function analyzeFrameStream(
   const started = Date.now();
   const segLen = opts.segmentSeconds;
   const pixel = new PixelTagger();
+  const signature = opts.signature ? new SignatureBuilder() : undefined;
   const segments: AnalyzedSegment[] = [];
   let buffer: Frame[] = [];
   let segStart = 0;
@@ -160,9 +169,11 @@ async function analyzeFrameStream(
     // What a person reads comes from analysis whatever the embedder (CLIP has no words of its own).
     const description = analysis.perception ? analysisDescription(analysis) : emb.description;
     const details = emb.details ?? analysis.perception?.details;
+    const keyframe = picked[picked.length >> 1];
     segments.push({ idx: segments.length, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
+    if (signature) segments[segments.length - 1].phash = signature.hashOf(keyframe);
     if (opts.thumbnails) {
-      pendingThumbs.push({ seg: segments[segments.length - 1], frame: picked[picked.length >> 1] });
+      pendingThumbs.push({ seg: segments[segments.length - 1], frame: keyframe });
       if (pendingThumbs.length >= THUMB_BATCH) await encodePending();
     }
     if (knownDuration) opts.onProgress?.(Math.min(1, end / knownDuration));
@@ -178,6 +189,7 @@ async function analyzeFrameStream(
     if (frame.t <= lastT) continue;
     lastT = frame.t;
     pixel.push(frame);
+    signature?.push(frame);
     buffer.push(frame);
     // Close segments once the cut detector has seen enough frames past their end.
     while (frame.t >= segStart + segLen + CUT_CONTEXT_S) {
@@ -206,6 +218,7 @@ async function analyzeFrameStream(
     segments,
     videoVector: meanVector(segments.map((s) => s.vector)),
     pixels,
+    ...(signature ? { signature: signature.finish() } : {}),
     timings: { analyzeMs: Date.now() - started, taggingCpuMs: pixels.cpuMs },
   };
 }

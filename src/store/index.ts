@@ -5,6 +5,7 @@ import { SegmentsRepo } from './segments.js';
 import { JobQueue } from './jobs.js';
 import { TasksRepo } from './tasks.js';
 import { KeysRepo } from './keys.js';
+import { SignaturesRepo } from './signatures.js';
 
 /** The database and its repositories, opened once per process. */
 export class Store {
@@ -14,6 +15,7 @@ export class Store {
   readonly jobs: JobQueue;
   readonly tasks: TasksRepo;
   readonly keys: KeysRepo;
+  readonly signatures: SignaturesRepo;
 
   constructor(
     readonly db: Db,
@@ -25,6 +27,7 @@ export class Store {
     this.jobs = new JobQueue(db);
     this.tasks = new TasksRepo(db);
     this.keys = new KeysRepo(db);
+    this.signatures = new SignaturesRepo(db);
   }
 
   static open(file: string, opts: { memoryIndex?: boolean } = {}): Store {

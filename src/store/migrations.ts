@@ -152,6 +152,20 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    version: 7,
+    name: 'visual signatures for near-duplicates: pHash of each segment keyframe; per video, pHashes of frames every 1/4 s',
+    sql: `
+      ALTER TABLE segments ADD COLUMN phash TEXT;
+      CREATE TABLE video_signatures (
+        video_id TEXT PRIMARY KEY REFERENCES videos(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        frames INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
     // 8, not 7: version 7 is taken by the near-duplicate signatures landing beside it.
     version: 8,
     name: 'video codec; width and height are the displayed size (after rotation)',

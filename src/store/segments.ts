@@ -15,6 +15,8 @@ export interface NewSegment {
   shot_size?: string;
   camera_movement?: string;
   shooting_angle?: string;
+  /** pHash of the keyframe, 16 hex digits (src/media/phash.ts); none for a flat picture. */
+  phash?: string;
   vector: Float32Array;
 }
 
@@ -32,6 +34,7 @@ export interface SegmentRow {
   shot_size: string | null;
   camera_movement: string | null;
   shooting_angle: string | null;
+  phash: string | null;
 }
 
 export interface TagFilter {
@@ -104,8 +107,8 @@ export class SegmentsRepo {
     const table = vecTable(dim);
     const insertSeg = this.db.prepare(
       `INSERT INTO segments (video_id, collection_id, idx, start, end, description, details_json, tags_json,
-         shot_size, camera_movement, shooting_angle, facts_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         shot_size, camera_movement, shooting_angle, facts_json, phash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertVec = this.db.prepare(
       `INSERT INTO ${table} (segment_id, collection_id, shot_size, camera_movement, shooting_angle, embedding)
@@ -130,6 +133,7 @@ export class SegmentsRepo {
           s.camera_movement ?? null,
           s.shooting_angle ?? null,
           s.facts ? JSON.stringify(s.facts) : null,
+          s.phash ?? null,
         );
         const id = BigInt(info.lastInsertRowid);
         // vec0 metadata columns take no NULL: '' stands for "not tagged".
