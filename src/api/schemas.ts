@@ -2,6 +2,7 @@
  * JSON Schemas of the API's requests and responses: the server validates with them and
  * /openapi.json is generated from them, so the document cannot drift from what is enforced.
  */
+import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
 import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
 import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
 
@@ -288,6 +289,63 @@ export const schemas = {
       properties: { collection_id: str, queued: { type: 'integer', minimum: 0 } },
     },
   },
+  duplicates: {
+    params: collectionParams,
+    querystring: {
+      type: 'object',
+      properties: {
+        min_similarity: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: DUPLICATE_THRESHOLDS.minSimilarity, description: 'group videos at this similarity or above' },
+        segments: { type: 'boolean', default: false, description: "say where each segment of a group's first video is in the others" },
+      },
+    },
+    response: {
+      type: 'object',
+      required: ['collection_id', 'min_similarity', 'groups', 'compared', 'missing_signature'],
+      additionalProperties: true,
+      properties: {
+        collection_id: str,
+        min_similarity: num,
+        compared: { type: 'integer', minimum: 0, description: 'videos compared: those with a visual signature' },
+        missing_signature: { type: 'integer', minimum: 0, description: 'processed videos without a visual signature (an earlier release processed them): reindex the collection' },
+        warnings: { type: 'array', items: str },
+        groups: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['similarity', 'videos'],
+            additionalProperties: true,
+            properties: {
+              similarity: { type: 'number', minimum: 0, maximum: 1, description: 'the weakest link that holds the group together' },
+              videos: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['video_id', 'filename'],
+                  additionalProperties: true,
+                  properties: { video_id: str, filename: str, duration: num, similarity: { type: 'number', minimum: 0, maximum: 1, description: "to the group's first video" } },
+                },
+              },
+              segments: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['start', 'end', 'matches'],
+                  properties: {
+                    start: num,
+                    end: num,
+                    matches: {
+                      type: 'array',
+                      items: { type: 'object', required: ['video_id', 'start', 'end', 'similarity'], properties: { video_id: str, start: num, end: num, similarity: num } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
   search: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
     body: {
@@ -355,12 +413,28 @@ export const schemas = {
   },
   uploadVideo: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
-    querystring: { type: 'object', properties: { force: { type: 'boolean', default: false, description: 'store it even if the collection already holds the same bytes' } } },
+    querystring: {
+      type: 'object',
+      properties: {
+        force: { type: 'boolean', default: false, description: 'store it even if the collection already holds the same bytes' },
+        skip_duplicates: { type: 'boolean', default: false, description: "skip it when its pictures are already in a video of the collection (re-encoded, resized or trimmed)" },
+      },
+    },
     response: {
       type: 'object',
       required: ['video_id', 'status'],
       additionalProperties: true,
-      properties: { video_id: str, status: videoStatus, duplicate: { type: 'boolean', description: 'the collection already held these bytes: video_id is that video, nothing was stored' } },
+      properties: {
+        video_id: str,
+        status: videoStatus,
+        duplicate: { type: 'boolean', description: 'the collection already held these bytes (or, with skip_duplicates, these pictures): video_id is that video, nothing was stored' },
+        near_duplicate: {
+          type: 'object',
+          description: "with skip_duplicates: the video that already holds the file's pictures",
+          required: ['filename', 'similarity', 'coverage'],
+          properties: { filename: str, similarity: { type: 'number', minimum: 0, maximum: 1 }, coverage: { type: 'number', minimum: 0, maximum: 1, description: "share of the file's pictures found in that video" } },
+        },
+      },
     },
     examples: {
       file: { summary: 'one part named "file" holding the video', value: { file: '(binary contents of beach.mp4)' } },

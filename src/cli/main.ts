@@ -14,6 +14,7 @@ import { registerTensors } from './commands/tensors.js';
 import { registerTag } from './commands/tag.js';
 import { registerModels } from './commands/models.js';
 import { registerOpen } from './commands/open.js';
+import { registerDuplicates } from './commands/duplicates.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
@@ -97,6 +98,7 @@ Quick start:
   registerVideos(program, run);
   registerSearch(program, run);
   registerOpen(program, run);
+  registerDuplicates(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);

@@ -10,7 +10,7 @@ import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, TimeoutError, VidembedError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL } from '../api/principal.js';
-import type { ListVideosRequest, UpdateCollectionRequest } from '../api/types.js';
+import type { DuplicatesRequest, ListVideosRequest, UpdateCollectionRequest } from '../api/types.js';
 import type { AsyncSubmitRequest, CreateCollectionRequest, EncodeVideoRequest, SearchRequest, TensorUploadRequest } from '../api/types.js';
 import { schemas } from '../api/schemas.js';
 import { DEFAULTS } from '../engine/config.js';
@@ -207,6 +207,10 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
     202,
   );
   route(
+    { method: 'GET', url: '/collections/:collection_id/duplicates', operationId: 'findDuplicates', tags: ['collections'], errors: [400, 404, 409, 414, 422], summary: 'groups of near-identical videos (re-encoded, resized, trimmed copies), with a similarity', schema: schemas.duplicates },
+    async (request) => svc(request).findDuplicates(collectionParam(request), request.query as DuplicatesRequest),
+  );
+  route(
     { method: 'POST', url: '/collections/:collection_id/search', operationId: 'searchCollection', tags: ['collections'], errors: [400, 404, 409, 413, 414, 422, 502, 504], mediaErrors: true, summary: 'search a collection by text, a picture or a moment (or a mix)', schema: schemas.search },
     async (request) => {
       const body = withoutPath(request.body as SearchRequest & { explain?: boolean });
@@ -237,8 +241,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
           if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
         }
         if (!saved) throw new BadRequestError('missing multipart part "file"');
-        const { force } = request.query as { force?: boolean };
-        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true });
+        const { force, skip_duplicates } = request.query as { force?: boolean; skip_duplicates?: boolean };
+        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true, skipDuplicates: skip_duplicates === true });
       } catch (err) {
         // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
         if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;

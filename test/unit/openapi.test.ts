@@ -80,6 +80,7 @@ describe('GET /openapi.json', () => {
         'health',
         'openapi',
         'reindexCollection',
+        'findDuplicates',
         'getCollection',
         'updateCollection',
         'deleteCollection',

@@ -16,28 +16,34 @@ export function registerVideos(program: Command, run: Run): void {
     .option('-w, --wait', 'wait until processed, then print one summary table')
     .option('--no-wait', 'return as soon as the files are stored (the default)')
     .option('--force', 'add files whose bytes the collection already holds')
+    .option('--skip-duplicates', 'also skip files whose pictures the collection already holds (re-encoded, resized or trimmed copies)')
     .description('upload videos into a collection; a background worker processes them')
     .addHelpText(
       'after',
-      '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and counted.\nA file whose bytes are already in the collection is skipped (--force adds it again).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json',
+      '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and counted.\nA file whose bytes are already in the collection is skipped (--force adds it again).\nWith --skip-duplicates, so is a file whose pictures are already in one of its videos (each file is\ndecoded once more to compare its pictures; `vidembed duplicates` finds copies already stored).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json\n  $ vidembed upload ./exports/ --skip-duplicates --wait',
     )
-    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean }, cmd: Command) =>
+    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean; skipDuplicates?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const collectionId = await resolveCollection(ctx, opts.collection);
         const { files, skipped } = await expandVideoPaths(paths);
         if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped ? ` (${skipped} other file${skipped === 1 ? '' : 's'} skipped)` : ''}`);
         const total = files.reduce((a, f) => a + f.size, 0);
         const progress = spinner('uploading', { json: globals.json }).start();
-        const rows: { file: string; res: UploadVideoResponse | VideoStatusResponse; duplicate?: boolean }[] = [];
+        const rows: { file: string; res: UploadVideoResponse | VideoStatusResponse; duplicate?: boolean; near?: UploadVideoResponse['near_duplicate'] }[] = [];
         let sent = 0;
         for (const [i, f] of files.entries()) {
           progress.text = `uploading ${i + 1}/${files.length} files, ${formatBytes(sent)} of ${formatBytes(total)}: ${path.basename(f.path)}`;
-          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force });
+          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates });
           sent += f.size;
-          rows.push({ file: f.path, res: uploaded, duplicate: uploaded.duplicate });
+          const near = uploaded.near_duplicate;
+          rows.push({ file: f.path, res: uploaded, duplicate: uploaded.duplicate, near });
           if (uploaded.duplicate && !globals.json) {
             progress.clear();
-            process.stderr.write(`skipped ${f.path}: already in the collection as ${uploaded.video_id} (--force adds it again)\n`);
+            process.stderr.write(
+              near
+                ? `skipped ${f.path}: its pictures are already in the collection as ${uploaded.video_id} (${near.filename}: ${Math.round(near.coverage * 100)}% of its pictures, similarity ${near.similarity.toFixed(2)}; --force adds it)\n`
+                : `skipped ${f.path}: already in the collection as ${uploaded.video_id} (--force adds it again)\n`,
+            );
           }
         }
         progress.stop();
@@ -54,13 +60,27 @@ export function registerVideos(program: Command, run: Run): void {
         if (rows.length > 1 || opts.wait) {
           printTable(
             ['video', 'file', 'status'],
-            rows.map((r) => [r.res.video_id, path.relative(process.cwd(), r.file) || r.file, r.duplicate ? 'skipped (already there)' : `${r.res.status}${'error_message' in r.res && r.res.error_message ? `: ${r.res.error_message}` : ''}`]),
+            rows.map((r) => [
+              r.res.video_id,
+              path.relative(process.cwd(), r.file) || r.file,
+              r.near
+                ? `skipped (near-duplicate of ${r.near.filename}, similarity ${r.near.similarity.toFixed(2)})`
+                : r.duplicate
+                  ? 'skipped (already there)'
+                  : `${r.res.status}${'error_message' in r.res && r.res.error_message ? `: ${r.res.error_message}` : ''}`,
+            ]),
           );
-        } else for (const r of rows) process.stdout.write(`${r.res.video_id}  ${path.basename(r.file)}  ${r.duplicate ? 'already in the collection' : r.res.status}\n`);
+        } else {
+          for (const r of rows) {
+            const what = r.near ? `near-duplicate of ${r.near.filename} (similarity ${r.near.similarity.toFixed(2)}): not added` : r.duplicate ? 'already in the collection' : r.res.status;
+            process.stdout.write(`${r.res.video_id}  ${path.basename(r.file)}  ${what}\n`);
+          }
+        }
+        const nears = rows.filter((r) => r.near).length;
         const counts = [
           `${added.length} uploaded`,
           opts.wait ? `${added.filter((r) => r.res.status === 'processed').length} processed, ${failures} failed` : '',
-          rows.length - added.length ? `${rows.length - added.length} already there` : '',
+          rows.length - added.length ? `${rows.length - added.length} already there${nears ? ` (${nears} as near-duplicates)` : ''}` : '',
           skipped ? `${skipped} non-video file${skipped === 1 ? '' : 's'} skipped` : '',
         ].filter(Boolean);
         process.stderr.write(`${counts.join(', ')}\n`);
