@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, rss, http, media, clip, ocr. Default: all.
+ * Sections: search, ingest, rss, http, media, clip, ocr, cli. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -14,6 +14,7 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   media: async () => (await import('./media.js')).benchMedia(),
   clip: async () => (await import('./clip.js')).benchClipPreprocess(),
   ocr: async () => (await import('./ocr.js')).benchOcr(),
+  cli: async () => (await import('./cli.js')).benchCli(),
 };
 
 async function main(): Promise<void> {

@@ -1,8 +1,8 @@
 import { BadRequestError } from '../api/errors.js';
 import type { VideoService } from '../api/types.js';
-import { pathsFor, readUserConfig, resolveHome, type Paths } from '../engine/config.js';
-import { LocalEngine } from '../engine/engine.js';
-import { ensureBackgroundWorker } from '../engine/launcher.js';
+import { pathsFor, readUserConfig, resolveHome, warmIdleMs, type Paths } from '../engine/config.js';
+import { callWarm, WARM_OPS, type WarmOp } from '../engine/warm.js';
+import type { LocalEngine } from '../engine/engine.js';
 import { isInteractive } from './output.js';
 
 export interface GlobalOptions {
@@ -42,7 +42,7 @@ export function remoteTarget(globals: GlobalOptions, paths: Paths): { baseUrl: s
   return { baseUrl, apiKey };
 }
 
-export async function openContext(globals: GlobalOptions, opts: { localOnly?: boolean | 'say' } = {}): Promise<CliContext> {
+export async function openContext(globals: GlobalOptions, opts: { localOnly?: boolean | 'say'; warm?: boolean } = {}): Promise<CliContext> {
   const paths = homePaths(globals);
   const target = opts.localOnly ? undefined : remoteTarget(globals, paths);
   if (target) {
@@ -50,12 +50,50 @@ export async function openContext(globals: GlobalOptions, opts: { localOnly?: bo
     const service = new RemoteService({ baseUrl: target.baseUrl, apiKey: target.apiKey });
     return { service, paths, remoteBaseUrl: target.baseUrl, close: () => service.close() };
   }
-  let engine: LocalEngine | undefined;
-  engine = new LocalEngine({
-    home: paths.home,
-    onWorkQueued: () => ensureBackgroundWorker(engine!.store, paths),
+  // Loaded on demand: a command a warm process answers never loads the engine here.
+  const makeEngine = async () => {
+    const [{ LocalEngine }, { ensureBackgroundWorker }] = await Promise.all([import('../engine/engine.js'), import('../engine/launcher.js')]);
+    const engine: LocalEngine = new LocalEngine({ home: paths.home, onWorkQueued: () => ensureBackgroundWorker(engine.store, paths) });
+    return { engine, warmUp: () => ensureBackgroundWorker(engine.store, paths) };
+  };
+  if (opts.warm && warmIdleMs() > 0) return warmContext(paths, makeEngine);
+  const { engine } = await makeEngine();
+  return { service: engine, local: engine, paths, close: () => engine.close() };
+}
+
+/**
+ * The CLI's face for `search` and `embed text`: each call goes to a warm process of this home
+ * (`serve`, or the background worker) when one answers on its socket, else to the local engine,
+ * opened only then — after which a background worker is started, so the next call finds one warm.
+ */
+function warmContext(paths: Paths, makeEngine: () => Promise<{ engine: LocalEngine; warmUp: () => unknown }>): CliContext {
+  let local: Promise<{ engine: LocalEngine; warmUp: () => unknown }> | undefined;
+  let warmGone = false;
+  const service = new Proxy({} as VideoService, {
+    get(_target, prop) {
+      if (prop === 'then') return undefined;
+      if (prop === 'close') return async () => (local ? (await local).engine.close() : undefined);
+      return async (...args: unknown[]) => {
+        if (!warmGone && (WARM_OPS as readonly (string | symbol)[]).includes(prop)) {
+          const warm = await callWarm(paths.home, prop as WarmOp, args);
+          if (warm.answered) return warm.result;
+          warmGone = true; // nobody warm: the rest of this call runs here
+        }
+        local ??= makeEngine();
+        const { engine, warmUp } = await local;
+        const out = await (engine[prop as keyof LocalEngine] as (...a: unknown[]) => Promise<unknown>).apply(engine, args);
+        if (prop === 'search' || prop === 'encodeText') {
+          try {
+            warmUp();
+          } catch {
+            // Starting a helper process is a convenience; the answer is already here.
+          }
+        }
+        return out;
+      };
+    },
   });
-  return { service: engine, local: engine, paths, close: () => engine!.close() };
+  return { service, paths, close: () => service.close() };
 }
 
 /**
@@ -83,5 +121,5 @@ export type Run = (
   cmd: import('commander').Command,
   fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>,
   /** true: runs on the local engine; 'say': and says so when a server is configured (keys, models). */
-  opts?: { localOnly?: boolean | 'say' },
+  opts?: { localOnly?: boolean | 'say'; warm?: boolean },
 ) => Promise<void>;

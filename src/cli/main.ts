@@ -23,7 +23,7 @@ import { describeError, exitCodeFor } from './errors.js';
 async function run(
   cmd: Command,
   fn: (ctx: CliContext, globals: GlobalOptions) => Promise<number | void>,
-  opts: { localOnly?: boolean | 'say' } = {},
+  opts: { localOnly?: boolean | 'say'; warm?: boolean } = {},
 ): Promise<void> {
   const globals = cmd.optsWithGlobals() as GlobalOptions;
   let ctx: CliContext | undefined;

@@ -1,4 +1,5 @@
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+import type TableType from 'cli-table3';
 import ora, { type Ora } from 'ora';
 
 export interface OutputOptions {
@@ -15,7 +16,9 @@ export function printJson(value: unknown): void {
  */
 export function formatTable(head: string[], rows: (string | number)[][], width?: number): string {
   const cells = rows.map((r) => r.map((c) => String(c)));
-  const opts: ConstructorParameters<typeof Table>[0] = { head, style: { head: [], border: [] } };
+  // Loaded on first use: commands that print no table start without it.
+  const Table = createRequire(import.meta.url)('cli-table3') as typeof TableType;
+  const opts: ConstructorParameters<typeof TableType>[0] = { head, style: { head: [], border: [] } };
   if (width && width > 20) {
     // cli-table3 widths include one space of padding on each side; borders add 1 per column + 1.
     const natural = head.map((h, i) => Math.max(h.length, ...cells.map((r) => Math.max(...(r[i] ?? '').split('\n').map((l) => l.length)))) + 2);

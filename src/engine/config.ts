@@ -1,12 +1,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BadRequestError } from '../api/errors.js';
 
 /** Defaults a user can rely on; each is documented in docs/engine.md. */
 export const DEFAULTS = {
   segmentSeconds: 4,
   fps: 1,
   topK: 10,
+  /** Query embeddings kept by the LRU cache in front of the text encoder (search, encode_text). */
+  textCacheEntries: 10_000,
   maxUploadBytes: 2 * 1024 ** 3,
   /**
    * Decoded tensor bytes per upload. The payload arrives as base64 in one JSON body (4/3 larger),
@@ -20,8 +23,16 @@ export const DEFAULTS = {
   heartbeatMs: 10_000,
   /** A background worker started by `upload` exits after this long with an empty queue. */
   workerIdleExitMs: 30_000,
+  /** A background process that answered a CLI search stays this long after the last one. */
+  warmIdleMs: 300_000,
   pollMs: 2_000,
 } as const;
+
+/** How long a warm process outlives its last CLI search (VIDEMBED_WARM_IDLE_MS; 0: no warm CLI). */
+export function warmIdleMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.VIDEMBED_WARM_IDLE_MS);
+  return env.VIDEMBED_WARM_IDLE_MS !== undefined && env.VIDEMBED_WARM_IDLE_MS !== '' && Number.isFinite(v) && v >= 0 ? v : DEFAULTS.warmIdleMs;
+}
 
 export interface UserConfig {
   default_collection?: string;
@@ -77,4 +88,16 @@ export function writeUserConfig(p: Paths, patch: Partial<UserConfig>): UserConfi
   writeFileSync(tmp, JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, p.configFile);
   return next;
+}
+
+/**
+ * Worker threads of the server's query text encoder (`serve --encoder-threads`, else
+ * VIDEMBED_ENCODER_THREADS, else one per core). 0 encodes on the event loop, as the one-shot CLI
+ * does. A value that is not an integer in 0–64 is an error naming where it came from.
+ */
+export function encoderThreads(flag?: number, env: NodeJS.ProcessEnv = process.env): number {
+  const [raw, where] = flag !== undefined ? [flag, '--encoder-threads'] : env.VIDEMBED_ENCODER_THREADS ? [Number(env.VIDEMBED_ENCODER_THREADS), 'VIDEMBED_ENCODER_THREADS'] : [undefined, ''];
+  if (raw === undefined) return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: encode on the event loop)`);
+  return raw;
 }

@@ -758,6 +758,16 @@ export class LocalEngine implements VideoService {
     return redactError(err, names, [this.paths.home]);
   }
 
+  /**
+   * Loads the embedders the library's collections use (a warm process does this once, so the
+   * first search it answers for the CLI is as quick as the next). Failures are left for the call
+   * that needs the model to report.
+   */
+  async preloadEmbedders(): Promise<void> {
+    const models = new Set(this.store.collections.list(1000, 0).map((c) => c.model));
+    for (const id of models) await this.embedder(id).load().catch(() => {});
+  }
+
   private embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
     try {
       return this.embedderFor(id);

@@ -14,6 +14,12 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   pollMs?: number;
   log?: (line: string) => void;
+  /**
+   * Other work this process does (answering the warm CLI): the worker does not retire while it
+   * returns a time within `busyGraceMs` of now.
+   */
+  lastActiveAt?: () => number;
+  busyGraceMs?: number;
 }
 
 /**
@@ -70,7 +76,8 @@ export class Worker {
         );
         if (!job) {
           reapDeadWorkers(store, this.id);
-          if (this.opts.idleExitMs !== undefined && Date.now() - idleSince >= this.opts.idleExitMs && this.retire()) return;
+          const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
+          if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && this.retire()) return;
           await sleep(pollMs, undefined, { signal }).catch(() => {});
           continue;
         }

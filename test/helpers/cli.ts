@@ -15,7 +15,7 @@ export interface CliResult {
 export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 240_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, CI: '1', VIDEMBED_POLL_MS: '250', ...env },
+      env: { ...process.env, CI: '1', VIDEMBED_POLL_MS: '250', VIDEMBED_WARM_IDLE_MS: '2000', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

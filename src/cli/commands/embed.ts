@@ -17,7 +17,7 @@ export function registerEmbed(program: Command, run: Run): void {
         const res = await ctx.service.encodeText({ text, ...(opts.model ? { model: opts.model } : {}) } as { text: string });
         if (globals.json) return printJson(res);
         process.stdout.write(`model ${res.model}, dim ${res.dim}${res.truncated ? ' (text truncated)' : ''}\n[${res.embedding.slice(0, 8).map((x) => x.toFixed(4)).join(', ')}, …]\n`);
-      }),
+      }, { warm: true }),
     );
   embed
     .command('video')

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ModelError } from '../../api/errors.js';
 import { readUserConfig, writeUserConfig } from '../../engine/config.js';
-import { checkUsable, ModelManager, type PullProgress } from '../../models/manager.js';
+import type { ModelManager, PullProgress } from '../../models/manager.js';
 import { BUILTIN_MODEL_ID } from '../../models/manifest.js';
 import type { Run } from '../context.js';
 import { printJson, printTable, spinner } from '../output.js';
@@ -16,7 +16,9 @@ export function progressLine(p: PullProgress): string {
   return `${p.model}: ${p.file} ${formatBytes(p.received)} / ${formatBytes(p.total)} (${pct}%${rate}${resumed})`;
 }
 
+/** The model manager, loaded when a models command runs (other commands start without it). */
 async function withManager<T>(fn: (m: ModelManager) => Promise<T>): Promise<T> {
+  const { ModelManager } = await import('../../models/manager.js');
   const manager = new ModelManager();
   try {
     return await fn(manager);
@@ -150,6 +152,7 @@ model, so \`models use\` refuses it.`,
         cmd,
         async (ctx, globals) =>
           withManager(async (manager) => {
+            const { checkUsable } = await import('../../models/manager.js');
             const m = checkUsable(manager, id);
             writeUserConfig(ctx.paths, { default_model: m.id });
             if (globals.json) return printJson({ default_model: m.id, dim: m.dimension });

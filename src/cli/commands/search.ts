@@ -66,7 +66,7 @@ export function registerSearch(program: Command, run: Run): void {
           collectionId,
           {
             text,
-            image_path: opts.image,
+            image_path: opts.image ? path.resolve(opts.image) : undefined, // a warm process has another cwd
             like,
             top_k: opts.topK,
             offset: opts.offset,
@@ -105,6 +105,6 @@ export function registerSearch(program: Command, run: Run): void {
           }),
         );
         if (res.next_offset !== undefined) process.stderr.write(`more: --offset ${res.next_offset}\n`);
-      }),
+      }, { warm: true }),
     );
 }

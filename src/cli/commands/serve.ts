@@ -3,6 +3,9 @@ import { BadRequestError } from '../../api/errors.js';
 import type { LocalEngine } from '../../engine/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
+import { DEFAULTS, encoderThreads } from '../../engine/config.js';
+import { startWarmHost } from '../../engine/warm.js';
+import { warmIdleMs } from '../../engine/config.js';
 
 export interface ServeOptions {
   port: number;
@@ -88,11 +91,14 @@ export async function serveUntilStopped(
   const stopWorker = new AbortController();
   const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
   const working = worker?.run(stopWorker.signal);
+  // The CLI on this machine sends its searches here (no model load per call).
+  const warm = warmIdleMs() > 0 ? await startWarmHost(engine, home) : undefined;
   await hooks.ready(address, engine);
   await new Promise<void>((resolve) => {
     const shutdown = async (sig: string) => {
       process.stderr.write(`${sig}: stopping (in-flight requests finish; the running job goes back to the queue)\n`);
       stopWorker.abort();
+      await warm?.close();
       await app.close();
       await working?.catch(() => {});
       await engine.close();

@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError, NotFoundError } from '../../api/errors.js';
 import type { TaskKind, TensorUploadRequest } from '../../api/types.js';
-import { buildTensorPayload } from '../../engine/tensor-payload.js';
 import type { Run } from '../context.js';
 import { printJson } from '../output.js';
 
@@ -27,6 +26,7 @@ export function registerTensors(program: Command, run: Run): void {
           if (opts.service !== 'embedding' && opts.service !== 'tagging') throw new BadRequestError('--service must be embedding or tagging');
           // A payload is megabytes of base64: never onto a terminal.
           if (!opts.out && process.stdout.isTTY) throw new BadRequestError('the payload is megabytes of base64: write it to a file with --out payload.json (or pipe stdout)');
+          const { buildTensorPayload } = await import('../../engine/tensor-payload.js');
           const payload = await buildTensorPayload(path.resolve(file), {
             service: opts.service as TaskKind,
             fps: opts.fps,

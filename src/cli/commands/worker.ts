@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Worker } from '../../engine/worker.js';
+import { warmIdleMs } from '../../engine/config.js';
 import type { Run } from '../context.js';
 
 export function registerWorker(program: Command, run: Run): void {
@@ -16,9 +16,22 @@ export function registerWorker(program: Command, run: Run): void {
         process.once('SIGTERM', onSignal);
         process.once('SIGINT', onSignal);
         const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-        const worker = new Worker(ctx.local, { idleExitMs: opts.idleExit !== undefined ? opts.idleExit * 1000 : undefined, log });
-        log(`worker ${worker.id} pid ${process.pid} started`);
-        await worker.run(stop.signal);
+        // Answer the CLI's searches while alive (a warm process skips loading the models each call).
+        const [{ Worker }, { startWarmHost }] = await Promise.all([import('../../engine/worker.js'), import('../../engine/warm.js')]);
+        const warm = warmIdleMs() > 0 ? await startWarmHost(ctx.local, ctx.paths.home) : undefined;
+        const worker = new Worker(ctx.local, {
+          idleExitMs: opts.idleExit !== undefined ? opts.idleExit * 1000 : undefined,
+          log,
+          lastActiveAt: () => warm?.lastRequestAt ?? 0,
+          busyGraceMs: warmIdleMs(),
+        });
+        log(`worker ${worker.id} pid ${process.pid} started${warm ? `; answering CLI searches on ${warm.socketPath}` : ''}`);
+        if (warm) void ctx.local.preloadEmbedders();
+        try {
+          await worker.run(stop.signal);
+        } finally {
+          await warm?.close();
+        }
         log(`worker ${worker.id} stopped`);
       }, { localOnly: true }),
     );
