@@ -461,10 +461,11 @@ function resultCard(r, explain) {
   return b;
 }
 
-/** Each result's tags: those of its segment, from GET /videos/{id} (one call per video). */
+/** Each result's tags: those of its moment, in the result; from GET /videos/{id} for an older server. */
 async function fillTags(results) {
   await Promise.all(
     results.map(async (r) => {
+      if (r.tags) return showTags(r, tagWords(r.tags));
       let d = details.get(r.video_id);
       if (!d) {
         d = api('GET', `/videos/${enc(r.video_id)}`).catch(() => null);
@@ -473,12 +474,15 @@ async function fillTags(results) {
       const video = await d;
       if (!video) return details.delete(r.video_id);
       const seg = (video.segments ?? []).reduce((best, s) => (s.start <= r.start + 1e-3 && (!best || s.start > best.start) ? s : best), null);
-      const tags = tagWords(seg?.tags ?? video.tags);
-      for (const b of document.querySelectorAll(`#results .result[data-video-id="${CSS.escape(r.video_id)}"][data-start="${CSS.escape(String(r.start))}"] .tags`)) {
-        b.replaceChildren(...tags.map((t) => el('li', { text: t })));
-      }
+      showTags(r, tagWords(seg?.tags ?? video.tags));
     }),
   );
+}
+
+function showTags(r, tags) {
+  for (const b of document.querySelectorAll(`#results .result[data-video-id="${CSS.escape(r.video_id)}"][data-start="${CSS.escape(String(r.start))}"] .tags`)) {
+    b.replaceChildren(...tags.map((t) => el('li', { text: t })));
+  }
 }
 
 function tagWords(tags) {

@@ -160,6 +160,8 @@ export interface SearchResult {
   matched_words?: string[];
   /** API path of the matching moment's keyframe (`GET /videos/{id}/thumbnail?t=`). */
   thumbnail_url?: string;
+  /** The moment's shot tags: shot size, camera movement, shooting angle (label and confidence). */
+  tags?: Partial<Record<'shot_size' | 'camera_movement' | 'shooting_angle', { label: string; confidence: number }>>;
 }
 
 export interface SearchResponse {

@@ -125,6 +125,8 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
       filename: video?.filename ?? '',
       thumbnail_url: thumbnailUrl(videoId, row.start),
     };
+    const tags = momentTags(row.tags_json);
+    if (tags) result.tags = tags;
     if (input.explain) {
       result.description = row.description;
       const matched = terms.filter((t) => matches.get(t)?.includes(best.segmentId));
@@ -133,6 +135,18 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
     out.push(result);
   }
   return out;
+}
+
+/** The moment's shot tags (label and confidence of shot size, movement, angle), from its segment. */
+function momentTags(json: string | null): SearchResult['tags'] {
+  if (!json) return undefined;
+  const all = JSON.parse(json) as Record<string, { label?: unknown; confidence?: unknown }>;
+  const out: NonNullable<SearchResult['tags']> = {};
+  for (const k of ['shot_size', 'camera_movement', 'shooting_angle'] as const) {
+    const t = all[k];
+    if (t && typeof t.label === 'string') out[k] = { label: t.label, confidence: typeof t.confidence === 'number' ? round(t.confidence, 3) : 0 };
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 function round(n: number, digits = 6): number {

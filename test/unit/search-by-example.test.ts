@@ -48,6 +48,15 @@ describe.skipIf(!haveData)('search by example (real clips, fake embedder)', () =
     }
   });
 
+  it("gives each result its moment's shot tags, as the video's segment has them", async () => {
+    const r = await search({ text: 'anything', top_k: 5 });
+    for (const res of r.body.results) {
+      const seg = (await http(s.url, 'GET', `/videos/${res.video_id}`, { key: s.key })).body.segments.find((x: { start: number }) => x.start === res.start);
+      expect(res.tags.camera_movement).toEqual({ label: seg.tags.camera_movement.label, confidence: expect.closeTo(seg.tags.camera_movement.confidence, 3) });
+      expect(res.tags.camera_movement.label).toBe('static'); // still clips
+    }
+  });
+
   it('takes a moment as the query and leaves its own video out; mixes it with text and a picture', async () => {
     const like = await search({ like: { video_id: vids[0] }, top_k: 10 });
     expect(like.status).toBe(200);
