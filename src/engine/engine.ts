@@ -51,6 +51,7 @@ import type { Embedder } from '../models/embedder.js';
 import type { Analyzer } from '../analysis/types.js';
 import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
 import { DEFAULT_EMBEDDER_ID as DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
+import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
 import { Store } from '../store/index.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
@@ -92,6 +93,12 @@ export interface EngineOptions {
    * process; the server runs workers itself and passes a no-op.
    */
   onWorkQueued?: () => void;
+  /**
+   * Encodes the text of `search` and `encodeText`. Default: the embedder on this thread behind an
+   * LRU cache (the one-shot CLI); the server passes a pool of worker threads behind the cache.
+   * The engine closes it in `close()`.
+   */
+  textEncoder?: QueryTextEncoder;
 }
 
 export interface JobContext {
@@ -109,6 +116,7 @@ export class LocalEngine implements VideoService {
   readonly maxTensorBytes: number;
   readonly blobs: BlobStore;
   private readonly onWorkQueued: () => void;
+  readonly textEncoder: QueryTextEncoder;
   /** Who this engine acts for: full rights by default (the local CLI); see `as()`. */
   readonly principal: Principal = LOCAL_PRINCIPAL;
 
@@ -123,6 +131,7 @@ export class LocalEngine implements VideoService {
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
     this.blobs = new LocalBlobStore(this.paths.blobsDir);
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
+    this.textEncoder = opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder((id) => this.embedderFor(id)), DEFAULTS.textCacheEntries);
   }
 
   /**
@@ -465,15 +474,15 @@ export class LocalEngine implements VideoService {
       parts.push(vector);
       exclude.add(videoId);
     }
-    await embedder.load();
     const bounded = boundText(text);
     let truncated = false;
     if (textGiven) {
-      const t = await embedder.embedText(bounded.text);
+      const t = await this.textEncoder.embedText(embedder.id, bounded.text);
       parts.push(t.vector);
       truncated = t.truncated;
     }
     if (imageGiven) {
+      await embedder.load();
       parts.push(await embedImageQuery(req, embedder, await this.analyzers(embedder), { allowPath: true, fetchPolicy: this.fetchPolicy, signal: opts.signal }));
     }
     const all = hybridSearch(this.store.segments, this.store.videos, {
@@ -529,9 +538,8 @@ export class LocalEngine implements VideoService {
   async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {
     const text = requireText(req?.text, ['body', 'text']);
     const embedder = this.embedder(req.model ?? DEFAULT_MODEL_ID, ['body', 'model']);
-    await embedder.load();
     const bounded = boundText(text);
-    const { vector, truncated } = await embedder.embedText(bounded.text);
+    const { vector, truncated } = await this.textEncoder.embedText(embedder.id, bounded.text);
     return { embedding: Array.from(vector), model: embedder.id, dim: embedder.dim, truncated: truncated || bounded.cut };
   }
 
@@ -777,6 +785,7 @@ export class LocalEngine implements VideoService {
   }
 
   async close(): Promise<void> {
+    await this.textEncoder.close();
     this.store.close();
   }
 }

@@ -16,6 +16,8 @@ export interface ServeOptions {
   syncTimeout?: number;
   allowPrivateUrls?: boolean;
   log?: boolean;
+  /** Threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: the event loop). */
+  encoderThreads?: number;
 }
 
 export function registerServe(program: Command, run: Run): void {
@@ -29,6 +31,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--sync-timeout <seconds>', 'time budget of synchronous model calls (default 120)', Number)
     .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
     .option('--log', 'log every request as JSON lines')
+    .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
     .description('serve the HTTP API, and the web page at /, over the local engine')
     .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
     .action(async (opts: ServeOptions, cmd: Command) =>
@@ -60,12 +63,17 @@ export async function serveUntilStopped(
   opts: ServeOptions,
   hooks: { ui?: UiSessions; ready: (address: string, engine: LocalEngine) => void | Promise<void> },
 ): Promise<void> {
-  const [{ LocalEngine }, { Worker }, { buildServer }] = await Promise.all([
+  const threads = encoderThreads(opts.encoderThreads); // a bad value fails before anything starts
+  const [{ LocalEngine }, { Worker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
     import('../../engine/engine.js'),
     import('../../engine/worker.js'),
     import('../../server/app.js'),
+    import('../../models/text-encoder.js'),
+    import('../../models/text-encoder-pool.js'),
   ]);
   const engine = new LocalEngine({
+    // Query text is encoded on worker threads, so the event loop keeps reading requests.
+    textEncoder: threads > 0 ? new CachedTextEncoder(new TextEncoderPool({ threads }), DEFAULTS.textCacheEntries) : undefined,
     home,
     maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
