@@ -11,6 +11,8 @@ export interface JobRow {
   attempts: number;
   max_attempts: number;
   lease_owner: string | null;
+  /** Incremented by every claim, here and in src/store/queue (which fences by it, not by owner). */
+  lease_token: number;
   lease_expires_at: number | null;
   last_error: string | null;
   created_at: number;
@@ -76,7 +78,7 @@ export class JobQueue {
           }
           this.db
             .prepare(
-              `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?
+              `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_token = lease_token + 1, lease_expires_at = ?, updated_at = ?
                WHERE id = ?`,
             )
             .run(owner, now + leaseMs, now, job.id);

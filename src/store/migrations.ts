@@ -173,6 +173,19 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE videos ADD COLUMN codec TEXT;
     `,
   },
+  {
+    // 10, not 9: version 9 is taken by the float32 segment vectors landing beside it.
+    // The async job queue (src/store/queue/sqlite.ts; the same one on PostgreSQL) fences a job's
+    // calls with a token that every claim increments, not with the worker's id: a worker that
+    // claims the same job again after its own lease ran out must not complete it with the old one.
+    // Workers carry their info (host, pid, kinds) for the heartbeat registry.
+    version: 10,
+    name: 'fencing token of job leases; worker info for the heartbeat registry',
+    sql: `
+      ALTER TABLE jobs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE workers ADD COLUMN info_json TEXT;
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

@@ -1,0 +1,93 @@
+import pg from 'pg';
+
+/**
+ * PostgreSQL schema of vidembed, versioned like the SQLite one (src/store/migrations.ts):
+ * append-only, never edit a released step. Only the job queue and the worker registry live here so
+ * far (issue 10, first slice); the catalog, blobs and indexes will follow as new versions.
+ */
+export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'job queue (leases with fencing tokens) and worker registry by heartbeat',
+    sql: `
+      CREATE TABLE jobs (
+        id text PRIMARY KEY,
+        -- FIFO order that does not depend on two clients' clocks or on equal timestamps
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        kind text NOT NULL,
+        ref_id text NOT NULL,
+        status text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        max_attempts integer NOT NULL DEFAULT 3 CHECK (max_attempts >= 1),
+        lease_owner text,
+        lease_token bigint NOT NULL DEFAULT 0,
+        lease_expires_at timestamptz,
+        last_error text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      -- what a claim scans: the runnable jobs in order; settled ones drop out of the index
+      CREATE INDEX jobs_runnable ON jobs (seq) WHERE status IN ('queued', 'running');
+      CREATE INDEX jobs_ref ON jobs (ref_id);
+      CREATE TABLE workers (
+        id text PRIMARY KEY,
+        info jsonb NOT NULL,
+        heartbeat_at timestamptz NOT NULL
+      );
+      CREATE INDEX workers_heartbeat ON workers (heartbeat_at);
+    `,
+  },
+];
+
+/** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
+const MIGRATION_LOCK = 0x76696465; // "vide"
+
+/**
+ * Applies the missing steps in one transaction under an advisory lock, so processes starting
+ * together do not race (the second waits, then finds nothing left to do). PostgreSQL's DDL is
+ * transactional: a failing step leaves the schema as it was. Returns the versions applied.
+ */
+export async function migratePg(pool: pg.Pool, upTo = Number.POSITIVE_INFINITY): Promise<number[]> {
+  const client = await pool.connect();
+  const applied: number[] = [];
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS vidembed_schema_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+    );
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM vidembed_schema_migrations')).rows.map((r) => r.version));
+    for (const m of PG_MIGRATIONS) {
+      if (done.has(m.version) || m.version > upTo) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO vidembed_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export async function pgSchemaVersion(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ v: number | null }>('SELECT max(version) AS v FROM vidembed_schema_migrations');
+  return rows[0]?.v ?? 0;
+}
+
+/**
+ * A pool for a `postgres://` URL. An idle client whose connection breaks (server restart) makes
+ * the pool emit 'error'; unhandled, that would end the process, so it is only noted here — the
+ * next query gets a fresh connection or fails with its own error.
+ */
+export function openPgPool(url: string, max = 4): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  pool.on('error', (err) => {
+    process.emitWarning(`vidembed: an idle PostgreSQL connection failed: ${err.message}`);
+  });
+  return pool;
+}

@@ -1,0 +1,248 @@
+import type pg from 'pg';
+import { newId } from '../ids.js';
+import { migratePg, openPgPool } from '../pg/migrate.js';
+import {
+  checkLeaseMs,
+  checkMaxAttempts,
+  DEFAULT_MAX_ATTEMPTS,
+  type ClaimedJob,
+  type GiveUpHandler,
+  type JobKind,
+  type JobQueue,
+  type LiveWorker,
+  type QueuedJob,
+  type WorkerInfo,
+  type WorkerRegistry,
+} from './types.js';
+
+interface Row {
+  id: string;
+  kind: JobKind;
+  ref_id: string;
+  status: QueuedJob['status'];
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_token: string; // bigint arrives as a string
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const ms = (col: string) => `(extract(epoch FROM ${col}) * 1000)::float8`;
+const cols = (t = '') =>
+  `${t}id, ${t}kind, ${t}ref_id, ${t}status, ${t}attempts, ${t}max_attempts, ${t}lease_owner, ${t}lease_token,
+   ${ms(`${t}lease_expires_at`)} AS lease_expires_at, ${t}last_error, ${ms(`${t}created_at`)} AS created_at, ${ms(`${t}updated_at`)} AS updated_at`;
+const interval = (param: string) => `make_interval(secs => ${param}::float8 / 1000)`;
+
+function toJob(r: Row): QueuedJob {
+  return {
+    id: r.id,
+    kind: r.kind,
+    refId: r.ref_id,
+    status: r.status,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    leaseOwner: r.lease_owner,
+    token: Number(r.lease_token),
+    leaseExpiresAt: r.lease_expires_at === null ? null : Math.round(r.lease_expires_at),
+    lastError: r.last_error,
+    createdAt: Math.round(r.created_at),
+    updatedAt: Math.round(r.updated_at),
+  };
+}
+
+/**
+ * One claim is one statement, so one transaction: the CTE picks the oldest runnable job and locks
+ * it (`FOR UPDATE SKIP LOCKED`: a job another claimer is taking is passed over, not waited for),
+ * and the UPDATE either takes it (attempt + 1, token + 1, lease from now) or, when its attempts are
+ * used up, fails it. READ COMMITTED re-checks the WHERE of a locked row against its latest version,
+ * so a job claimed and committed a moment ago is not returned again.
+ */
+const CLAIM = `
+  WITH cand AS (
+    SELECT id FROM jobs
+    WHERE (status = 'queued' OR (status = 'running' AND lease_expires_at < clock_timestamp()))
+      AND ($3::text[] IS NULL OR kind = ANY ($3::text[]))
+    ORDER BY seq
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE jobs j SET
+    status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'running' END,
+    attempts = CASE WHEN j.attempts >= j.max_attempts THEN j.attempts ELSE j.attempts + 1 END,
+    lease_owner = CASE WHEN j.attempts >= j.max_attempts THEN NULL ELSE $1::text END,
+    lease_token = CASE WHEN j.attempts >= j.max_attempts THEN j.lease_token ELSE j.lease_token + 1 END,
+    lease_expires_at = CASE WHEN j.attempts >= j.max_attempts THEN NULL ELSE clock_timestamp() + ${interval('$2')} END,
+    last_error = CASE WHEN j.attempts >= j.max_attempts
+      THEN coalesce(j.last_error, format('gave up after %s attempts (the worker stopped each time)', j.attempts))
+      ELSE j.last_error END,
+    updated_at = clock_timestamp()
+  FROM cand
+  WHERE j.id = cand.id
+  RETURNING ${cols('j.')}`;
+
+/**
+ * The job queue on PostgreSQL, for many workers on many machines. Lease times come from the
+ * database's clock (clock_timestamp()), so workers with skewed clocks still agree on who holds a
+ * job. Every call is a single statement except cancelFor (one transaction).
+ */
+export class PgJobQueue implements JobQueue {
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly ownsPool = false,
+  ) {}
+
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
+    checkMaxAttempts(maxAttempts);
+    const id = newId('job');
+    await this.pool.query(`INSERT INTO jobs (id, kind, ref_id, status, max_attempts) VALUES ($1, $2, $3, 'queued', $4)`, [id, kind, refId, maxAttempts]);
+    return id;
+  }
+
+  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined> {
+    const lease = checkLeaseMs(leaseMs);
+    const params = [workerId, lease, kinds?.length ? [...kinds] : null];
+    for (;;) {
+      const { rows } = await this.pool.query<Row>(CLAIM, params);
+      const row = rows[0];
+      if (!row) return undefined;
+      const job = toJob(row);
+      if (job.status === 'running') return job as ClaimedJob;
+      // Given up (committed already): report it and look for the next runnable job.
+      await onGiveUp?.(job);
+    }
+  }
+
+  async renew(jobId: string, token: number, leaseMs: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE jobs SET lease_expires_at = clock_timestamp() + ${interval('$3')}, updated_at = clock_timestamp()
+       WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
+      [jobId, token, checkLeaseMs(leaseMs)],
+    );
+    return r.rowCount === 1;
+  }
+
+  async complete(jobId: string, token: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE jobs SET status = 'done', lease_expires_at = NULL, updated_at = clock_timestamp()
+       WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
+      [jobId, token],
+    );
+    return r.rowCount === 1;
+  }
+
+  async fail(jobId: string, token: number, error: string): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE jobs SET status = 'failed', last_error = $3, lease_expires_at = NULL, updated_at = clock_timestamp()
+       WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
+      [jobId, token, error],
+    );
+    return r.rowCount === 1;
+  }
+
+  async release(jobId: string, token: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE jobs SET status = 'queued', attempts = greatest(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL,
+         updated_at = clock_timestamp()
+       WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
+      [jobId, token],
+    );
+    return r.rowCount === 1;
+  }
+
+  /**
+   * Locks the subject's unsettled jobs first (waiting for a claim that holds one), so a job being
+   * claimed at this moment is seen as running, and failed, rather than missed by both statements.
+   */
+  async cancelFor(refId: string): Promise<number> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT id FROM jobs WHERE ref_id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [refId]);
+      const queued = await client.query(`DELETE FROM jobs WHERE ref_id = $1 AND status = 'queued'`, [refId]);
+      const running = await client.query(
+        `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL,
+           last_error = 'cancelled: its subject was deleted', updated_at = clock_timestamp()
+         WHERE ref_id = $1 AND status = 'running'`,
+        [refId],
+      );
+      await client.query('COMMIT');
+      return (queued.rowCount ?? 0) + (running.rowCount ?? 0);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async get(jobId: string): Promise<QueuedJob | undefined> {
+    const { rows } = await this.pool.query<Row>(`SELECT ${cols()} FROM jobs WHERE id = $1`, [jobId]);
+    return rows[0] && toJob(rows[0]);
+  }
+
+  async pendingCount(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`);
+    return rows[0].n;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}
+
+/** Workers by heartbeat, judged by the database's clock. */
+export class PgWorkerRegistry implements WorkerRegistry {
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly ownsPool = false,
+  ) {}
+
+  async heartbeat(workerId: string, info: WorkerInfo): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO workers (id, info, heartbeat_at) VALUES ($1, $2, clock_timestamp())
+       ON CONFLICT (id) DO UPDATE SET info = excluded.info, heartbeat_at = excluded.heartbeat_at`,
+      [workerId, JSON.stringify(info)],
+    );
+  }
+
+  async alive(withinMs: number): Promise<LiveWorker[]> {
+    const { rows } = await this.pool.query<{ id: string; info: WorkerInfo; heartbeat_at: number }>(
+      `SELECT id, info, ${ms('heartbeat_at')} AS heartbeat_at FROM workers
+       WHERE heartbeat_at >= clock_timestamp() - ${interval('$1')} ORDER BY id`,
+      [withinMs],
+    );
+    return rows.map((r) => ({ ...r.info, id: r.id, heartbeatAt: Math.round(r.heartbeat_at) }));
+  }
+
+  async remove(workerId: string): Promise<boolean> {
+    const r = await this.pool.query('DELETE FROM workers WHERE id = $1', [workerId]);
+    return r.rowCount === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}
+
+/** A pool on `url`, the schema migrated, and the queue and registry on it. */
+export async function openPgQueue(
+  url: string,
+  opts: { max?: number } = {},
+): Promise<{ pool: pg.Pool; queue: PgJobQueue; registry: PgWorkerRegistry; close(): Promise<void> }> {
+  const pool = openPgPool(url, opts.max ?? 4);
+  try {
+    await migratePg(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return {
+    pool,
+    queue: new PgJobQueue(pool),
+    registry: new PgWorkerRegistry(pool),
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,235 @@
+import os from 'node:os';
+import { openDatabase, type Db } from '../db.js';
+import { newId } from '../ids.js';
+import {
+  checkLeaseMs,
+  checkMaxAttempts,
+  DEFAULT_MAX_ATTEMPTS,
+  giveUpMessage,
+  type ClaimedJob,
+  type GiveUpHandler,
+  type JobKind,
+  type JobQueue,
+  type LiveWorker,
+  type QueuedJob,
+  type WorkerInfo,
+  type WorkerRegistry,
+} from './types.js';
+
+interface Row {
+  id: string;
+  kind: JobKind;
+  ref_id: string;
+  status: QueuedJob['status'];
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_token: number;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+function toJob(r: Row): QueuedJob {
+  return {
+    id: r.id,
+    kind: r.kind,
+    refId: r.ref_id,
+    status: r.status,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    leaseOwner: r.lease_owner,
+    token: r.lease_token,
+    leaseExpiresAt: r.lease_expires_at,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * The job queue on the `jobs` table of a vidembed SQLite database (the same rows the synchronous
+ * src/store/jobs.ts works on; both increment `lease_token` on a claim, so they can share a file).
+ * better-sqlite3 is synchronous: every call does its work before returning a settled promise. A
+ * claim is one IMMEDIATE transaction, so claimers in other connections or processes wait for it
+ * (busy_timeout) rather than read the same candidate. Times come from this process's clock, which
+ * is the machine's: every process that opens the file runs on this machine.
+ */
+export class SqliteJobQueue implements JobQueue {
+  constructor(
+    readonly db: Db,
+    private readonly ownsDb = false,
+  ) {}
+
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
+    checkMaxAttempts(maxAttempts);
+    const id = newId('job');
+    const now = Date.now();
+    this.db
+      .prepare(
+        `INSERT INTO jobs (id, kind, ref_id, status, attempts, max_attempts, lease_token, created_at, updated_at)
+         VALUES (?, ?, ?, 'queued', 0, ?, 0, ?, ?)`,
+      )
+      .run(id, kind, refId, maxAttempts, now, now);
+    return id;
+  }
+
+  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined> {
+    const lease = checkLeaseMs(leaseMs);
+    const kindFilter = kinds?.length ? `AND kind IN (${kinds.map(() => '?').join(',')})` : '';
+    const next = this.db.prepare(
+      `SELECT * FROM jobs WHERE (status = 'queued' OR (status = 'running' AND lease_expires_at < ?)) ${kindFilter}
+       ORDER BY created_at, rowid LIMIT 1`,
+    );
+    const giveUp = this.db.prepare(
+      `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
+    );
+    const take = this.db.prepare(
+      `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_token = lease_token + 1,
+         lease_expires_at = ?, updated_at = ?
+       WHERE id = ? RETURNING *`,
+    );
+    const gaveUp: QueuedJob[] = [];
+    const claimed = this.db
+      .transaction((): Row | undefined => {
+        const now = Date.now();
+        for (;;) {
+          const job = next.get(now, ...(kinds ?? [])) as Row | undefined;
+          if (!job) return undefined;
+          if (job.attempts >= job.max_attempts) {
+            // Its worker stopped on each of its attempts: redoing it again would only stop another.
+            const lastError = job.last_error ?? giveUpMessage(job.attempts);
+            giveUp.run(lastError, now, job.id);
+            gaveUp.push(toJob({ ...job, status: 'failed', lease_owner: null, lease_expires_at: null, last_error: lastError, updated_at: now }));
+            continue;
+          }
+          return take.get(workerId, now + lease, now, job.id) as Row;
+        }
+      })
+      .immediate();
+    for (const job of gaveUp) await onGiveUp?.(job);
+    return claimed ? (toJob(claimed) as ClaimedJob) : undefined;
+  }
+
+  async renew(jobId: string, token: number, leaseMs: number): Promise<boolean> {
+    const now = Date.now();
+    return (
+      this.db
+        .prepare(`UPDATE jobs SET lease_expires_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'`)
+        .run(now + checkLeaseMs(leaseMs), now, jobId, token).changes === 1
+    );
+  }
+
+  async complete(jobId: string, token: number): Promise<boolean> {
+    return (
+      this.db
+        .prepare(`UPDATE jobs SET status = 'done', lease_expires_at = NULL, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'`)
+        .run(Date.now(), jobId, token).changes === 1
+    );
+  }
+
+  async fail(jobId: string, token: number, error: string): Promise<boolean> {
+    return (
+      this.db
+        .prepare(
+          `UPDATE jobs SET status = 'failed', last_error = ?, lease_expires_at = NULL, updated_at = ?
+           WHERE id = ? AND lease_token = ? AND status = 'running'`,
+        )
+        .run(error, Date.now(), jobId, token).changes === 1
+    );
+  }
+
+  async release(jobId: string, token: number): Promise<boolean> {
+    return (
+      this.db
+        .prepare(
+          `UPDATE jobs SET status = 'queued', attempts = MAX(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+           WHERE id = ? AND lease_token = ? AND status = 'running'`,
+        )
+        .run(Date.now(), jobId, token).changes === 1
+    );
+  }
+
+  async cancelFor(refId: string): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const now = Date.now();
+        const queued = this.db.prepare(`DELETE FROM jobs WHERE ref_id = ? AND status = 'queued'`).run(refId).changes;
+        const running = this.db
+          .prepare(
+            `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL,
+               last_error = 'cancelled: its subject was deleted', updated_at = ?
+             WHERE ref_id = ? AND status = 'running'`,
+          )
+          .run(now, refId).changes;
+        return queued + running;
+      })
+      .immediate();
+  }
+
+  async get(jobId: string): Promise<QueuedJob | undefined> {
+    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(jobId) as Row | undefined;
+    return row && toJob(row);
+  }
+
+  async pendingCount(): Promise<number> {
+    return this.db.prepare(`SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')`).pluck().get() as number;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDb && this.db.open) this.db.close();
+  }
+}
+
+/**
+ * Workers by heartbeat on the `workers` table. The `pid` column (which the synchronous launcher
+ * still checks) is filled from the info; liveness here is the heartbeat time alone.
+ */
+export class SqliteWorkerRegistry implements WorkerRegistry {
+  constructor(
+    readonly db: Db,
+    private readonly ownsDb = false,
+  ) {}
+
+  async heartbeat(workerId: string, info: WorkerInfo): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO workers (id, pid, heartbeat_at, info_json) VALUES (?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, heartbeat_at = excluded.heartbeat_at, info_json = excluded.info_json`,
+      )
+      .run(workerId, info.pid, Date.now(), JSON.stringify(info));
+  }
+
+  async alive(withinMs: number): Promise<LiveWorker[]> {
+    const rows = this.db
+      .prepare('SELECT id, pid, heartbeat_at, info_json FROM workers WHERE heartbeat_at >= ? ORDER BY id')
+      .all(Date.now() - withinMs) as { id: string; pid: number; heartbeat_at: number; info_json: string | null }[];
+    return rows.map((r) => {
+      // Rows the synchronous launcher wrote have no info: they are this machine's.
+      const info = r.info_json ? (JSON.parse(r.info_json) as WorkerInfo) : { pid: r.pid, host: os.hostname() };
+      return { ...info, id: r.id, heartbeatAt: r.heartbeat_at };
+    });
+  }
+
+  async remove(workerId: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM workers WHERE id = ?').run(workerId).changes === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDb && this.db.open) this.db.close();
+  }
+}
+
+/** Opens (migrating) a vidembed database file and the queue and registry on it, in one connection. */
+export function openSqliteQueue(file: string): { db: Db; queue: SqliteJobQueue; registry: SqliteWorkerRegistry; close(): Promise<void> } {
+  const db = openDatabase(file);
+  return {
+    db,
+    queue: new SqliteJobQueue(db),
+    registry: new SqliteWorkerRegistry(db),
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}

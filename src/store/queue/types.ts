@@ -1,0 +1,112 @@
+import type { JobKind } from '../jobs.js';
+
+export type { JobKind };
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+/** A job as the queue holds it. Times are milliseconds since the epoch, of the backend's clock. */
+export interface QueuedJob {
+  id: string;
+  kind: JobKind;
+  refId: string;
+  status: JobStatus;
+  /** Claims that were not handed back (release) — each started an attempt. */
+  attempts: number;
+  maxAttempts: number;
+  /** The worker that holds (or last held) the lease; null once the job is settled or handed back. */
+  leaseOwner: string | null;
+  /** The fencing token of the latest claim: 0 before the first one, +1 on every claim. */
+  token: number;
+  leaseExpiresAt: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a claim hands its worker: the job, and the token that every later call about it must carry. */
+export interface ClaimedJob extends QueuedJob {
+  status: 'running';
+  leaseOwner: string;
+  leaseExpiresAt: number;
+}
+
+/**
+ * Called for each job a claim gave up on (its worker stopped maxAttempts times), after the claim's
+ * transaction committed, so the engine can fail the job's subject (video, task).
+ */
+export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
+
+/**
+ * The durable job queue the engine needs, on any backend (SQLite: src/store/queue/sqlite.ts,
+ * PostgreSQL: src/store/queue/postgres.ts). One conformance suite (test/unit/queue-conformance.test.ts)
+ * holds both to these rules:
+ *
+ * - claim takes the oldest runnable job — queued, or running under a lease that has run out — marks
+ *   it running under `workerId` for `leaseMs`, counts an attempt and increments its fencing token.
+ *   Two claimers never get the same job while its lease runs.
+ * - renew, complete, fail and release take the token of the claim. They are refused (false) once
+ *   another claim took the job (the token moved on), or the job was cancelled or settled. A lease
+ *   that ran out but that nobody has claimed since is still its holder's: these calls accept it, as
+ *   src/store/jobs.ts does; what protects the work of a worker that took over is the token.
+ * - complete and fail settle the job (done / failed); a failed job is not retried.
+ * - release hands the job back (graceful shutdown) without counting the attempt.
+ * - a job whose lease ran out after its maxAttempts-th attempt is not claimed again: the claim that
+ *   finds it marks it failed ("gave up after N attempts") and reports it to `onGiveUp`.
+ * - cancelFor drops the queued jobs of a subject and fails its running ones, so their holders'
+ *   complete/fail/renew are refused.
+ */
+export interface JobQueue {
+  enqueue(kind: JobKind, refId: string, maxAttempts?: number): Promise<string>;
+  claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined>;
+  /** Extends the lease to `leaseMs` from now; false when this token no longer holds the job. */
+  renew(jobId: string, token: number, leaseMs: number): Promise<boolean>;
+  complete(jobId: string, token: number): Promise<boolean>;
+  fail(jobId: string, token: number, error: string): Promise<boolean>;
+  /** Gives the job back to the queue without counting the attempt; false when the token no longer holds it. */
+  release(jobId: string, token: number): Promise<boolean>;
+  /** Drops queued jobs about `refId` and fails the running ones; how many it touched. */
+  cancelFor(refId: string): Promise<number>;
+  get(jobId: string): Promise<QueuedJob | undefined>;
+  /** Queued or running jobs (what a worker about to retire must look at). */
+  pendingCount(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface WorkerInfo {
+  /** The process id on its own host: shown to people, never used to judge liveness. */
+  pid: number;
+  host: string;
+  kinds?: JobKind[];
+}
+
+export interface LiveWorker extends WorkerInfo {
+  id: string;
+  heartbeatAt: number;
+}
+
+/**
+ * Who is working, judged by heartbeat time, not by pid: a pid means nothing on another machine
+ * and can be reused on this one. A worker beats every few seconds; `alive(withinMs)` lists those
+ * whose last beat is at most `withinMs` old (by the backend's clock).
+ */
+export interface WorkerRegistry {
+  heartbeat(workerId: string, info: WorkerInfo): Promise<void>;
+  alive(withinMs: number): Promise<LiveWorker[]>;
+  remove(workerId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+export function giveUpMessage(attempts: number): string {
+  return `gave up after ${attempts} attempts (the worker stopped each time)`;
+}
+
+export function checkMaxAttempts(maxAttempts: number): number {
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError(`maxAttempts must be a positive integer, not ${maxAttempts}`);
+  return maxAttempts;
+}
+
+export function checkLeaseMs(leaseMs: number): number {
+  if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`leaseMs must be positive, not ${leaseMs}`);
+  return Math.ceil(leaseMs);
+}
