@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { findPgBin, startThrowawayCluster, type ThrowawayCluster } from '../../src/store/pg/throwaway.js';
+
+/**
+ * PostgreSQL for a test file. With VIDEMBED_TEST_DATABASE_URL set, a fresh database is created on
+ * that server (and dropped afterwards); otherwise a throwaway cluster is started in a temp dir on a
+ * free port (src/store/pg/throwaway.ts) and stopped afterwards, also when tests fail (the caller's
+ * afterAll, plus an exit handler in case the file never gets there).
+ *
+ * Availability: under CI=true the PostgreSQL suites must run — `pgTestAvailable()` answers true and
+ * the start fails loudly when the binaries are missing. Elsewhere, without binaries and without a
+ * URL, it answers false after one loud line, and the caller skips.
+ */
+export function pgTestAvailable(): boolean {
+  if (process.env.VIDEMBED_TEST_DATABASE_URL) return true;
+  if (process.env.CI === 'true' || process.env.CI === '1') return true;
+  if (findPgBin()) return true;
+  console.warn(
+    '!!! PostgreSQL suites SKIPPED: no server binaries in /usr/lib/postgresql/*/bin (apt-get install postgresql-15) and VIDEMBED_TEST_DATABASE_URL is unset !!!',
+  );
+  return false;
+}
+
+export interface PgTestDatabase {
+  /** URL of this test file's own database. */
+  url: string;
+  /** Drops the database and stops the throwaway cluster, if this file started one. Idempotent. */
+  teardown(): Promise<void>;
+}
+
+async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function startTestDatabase(): Promise<PgTestDatabase> {
+  const name = `vidembed_test_${randomBytes(6).toString('hex')}`;
+  const given = process.env.VIDEMBED_TEST_DATABASE_URL;
+  let cluster: ThrowawayCluster | undefined;
+  let adminUrl: string;
+  if (given) {
+    adminUrl = given;
+  } else {
+    if (!findPgBin()) {
+      throw new Error(
+        'PostgreSQL is required here (CI=true) but no server binaries were found in /usr/lib/postgresql/*/bin: install postgresql-15 or set VIDEMBED_TEST_DATABASE_URL',
+      );
+    }
+    cluster = await startThrowawayCluster();
+    adminUrl = cluster.url('postgres');
+  }
+  const onExit = () => cluster?.stop();
+  process.once('exit', onExit);
+  try {
+    await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  } catch (err) {
+    cluster?.stop();
+    process.off('exit', onExit);
+    throw err;
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  let done = false;
+  return {
+    url: url.toString(),
+    async teardown() {
+      if (done) return;
+      done = true;
+      try {
+        if (!cluster) await withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      } finally {
+        cluster?.stop();
+        process.off('exit', onExit);
+      }
+    },
+  };
+}

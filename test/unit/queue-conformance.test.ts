@@ -1,0 +1,429 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/db.js';
+import { JobQueue as SyncJobQueue } from '../../src/store/jobs.js';
+import { openPgPool } from '../../src/store/pg/migrate.js';
+import { openPgQueue } from '../../src/store/queue/postgres.js';
+import { openSqliteQueue } from '../../src/store/queue/sqlite.js';
+import type { JobQueue, QueuedJob, WorkerRegistry } from '../../src/store/queue/types.js';
+import { repoRoot } from '../helpers/clips.js';
+import { pgTestAvailable, startTestDatabase, type PgTestDatabase } from '../helpers/postgres.js';
+
+interface Handle {
+  queue: JobQueue;
+  registry: WorkerRegistry;
+  close(): Promise<void>;
+}
+
+interface Backend {
+  /** A new connection (SQLite) or pool (PostgreSQL) on the same store: several act as separate workers. */
+  open(): Promise<Handle>;
+}
+
+/** Long enough to outlast any test step on a loaded machine; short ones are only used to be run out. */
+const LONG = 60_000;
+const SHORT = 5;
+/** Waits past a SHORT lease. Tests never assert how long anything took. */
+const expire = () => sleep(60);
+
+/**
+ * The rules of src/store/queue/types.ts, run against one backend. `backend()` is read in each test
+ * (the describe block sets it up in a hook), and every test starts from an empty queue.
+ */
+function conformance(backend: () => Backend): void {
+  let h: Handle;
+  const extra: Handle[] = [];
+  beforeEach(async () => {
+    h = await backend().open();
+  });
+  afterEach(async () => {
+    for (const x of extra.splice(0)) await x.close();
+    await h.close();
+  });
+  const another = async () => {
+    const x = await backend().open();
+    extra.push(x);
+    return x;
+  };
+
+  it('claims the oldest job once, with token 1 and an attempt, and completes it once', async () => {
+    const a = await h.queue.enqueue('video.process', 'v1');
+    const b = await h.queue.enqueue('video.process', 'v2');
+    const job = await h.queue.claim('A', LONG);
+    expect(job).toMatchObject({ id: a, kind: 'video.process', refId: 'v1', status: 'running', attempts: 1, maxAttempts: 3, leaseOwner: 'A', token: 1 });
+    expect(job!.leaseExpiresAt).toBeGreaterThan(job!.createdAt);
+    const next = await h.queue.claim('B', LONG);
+    expect(next?.id).toBe(b);
+    expect(await h.queue.claim('C', LONG)).toBeUndefined();
+    expect(await h.queue.pendingCount()).toBe(2);
+    expect(await h.queue.complete(a, job!.token)).toBe(true);
+    expect(await h.queue.complete(a, job!.token)).toBe(false);
+    expect(await h.queue.get(a)).toMatchObject({ status: 'done', leaseExpiresAt: null });
+    expect(await h.queue.pendingCount()).toBe(1);
+    expect(await h.queue.claim('C', LONG)).toBeUndefined();
+    expect(await h.queue.get('job_missing')).toBeUndefined();
+  });
+
+  it('fails a job for good: not retried, and its token does nothing more', async () => {
+    const id = await h.queue.enqueue('task.embedding', 'r1');
+    const job = (await h.queue.claim('A', LONG))!;
+    expect(await h.queue.fail(id, job.token, 'decoder said no')).toBe(true);
+    expect(await h.queue.get(id)).toMatchObject({ status: 'failed', lastError: 'decoder said no' });
+    expect(await h.queue.claim('B', LONG)).toBeUndefined();
+    expect(await h.queue.complete(id, job.token)).toBe(false);
+    expect(await h.queue.fail(id, job.token, 'again')).toBe(false);
+    expect(await h.queue.renew(id, job.token, LONG)).toBe(false);
+  });
+
+  it('makes a job whose lease ran out claimable again, and renewing keeps it', async () => {
+    const id = await h.queue.enqueue('video.process', 'v1');
+    const first = (await h.queue.claim('A', SHORT))!;
+    await expire();
+    // Nobody claimed it since: still A's, and a renew puts a long lease on it.
+    expect(await h.queue.renew(id, first.token, LONG)).toBe(true);
+    expect(await h.queue.claim('B', LONG)).toBeUndefined();
+    // Shortened again and run out: B takes it over.
+    expect(await h.queue.renew(id, first.token, SHORT)).toBe(true);
+    await expire();
+    const second = await h.queue.claim('B', LONG);
+    expect(second).toMatchObject({ id, leaseOwner: 'B', attempts: 2, token: first.token + 1 });
+  });
+
+  it('fences: once another claim took the job, the old token cannot renew, complete, fail or release it', async () => {
+    const id = await h.queue.enqueue('video.process', 'v1');
+    const a = (await h.queue.claim('A', SHORT))!;
+    await expire();
+    const other = await another();
+    const b = (await other.queue.claim('B', LONG))!;
+    expect(b.token).toBeGreaterThan(a.token);
+    expect(await h.queue.renew(id, a.token, LONG)).toBe(false);
+    expect(await h.queue.complete(id, a.token)).toBe(false);
+    expect(await h.queue.fail(id, a.token, 'late')).toBe(false);
+    expect(await h.queue.release(id, a.token)).toBe(false);
+    expect(await h.queue.get(id)).toMatchObject({ status: 'running', leaseOwner: 'B', token: b.token });
+    expect(await other.queue.complete(id, b.token)).toBe(true);
+    expect(await h.queue.get(id)).toMatchObject({ status: 'done', lastError: null });
+  });
+
+  it('fences by token, not by worker: the same worker re-claiming its own run-out job gets a new token', async () => {
+    const id = await h.queue.enqueue('video.process', 'v1');
+    const first = (await h.queue.claim('A', SHORT))!;
+    await expire();
+    const again = (await h.queue.claim('A', LONG))!;
+    expect(again.token).toBe(first.token + 1);
+    expect(await h.queue.complete(id, first.token)).toBe(false);
+    expect(await h.queue.complete(id, again.token)).toBe(true);
+  });
+
+  it('release hands a job back without counting the attempt; the next claim fences the old token', async () => {
+    const id = await h.queue.enqueue('task.tagging', 'r1', 1);
+    const a = (await h.queue.claim('A', LONG))!;
+    expect(await h.queue.release(id, a.token)).toBe(true);
+    expect(await h.queue.get(id)).toMatchObject({ status: 'queued', attempts: 0, leaseOwner: null, leaseExpiresAt: null });
+    expect(await h.queue.release(id, a.token)).toBe(false);
+    // maxAttempts 1, yet the job runs again: a hand-back is not a crash.
+    const b = await h.queue.claim('B', LONG);
+    expect(b).toMatchObject({ id, attempts: 1, token: a.token + 1 });
+    expect(await h.queue.complete(id, a.token)).toBe(false);
+    expect(await h.queue.complete(id, b!.token)).toBe(true);
+  });
+
+  it('gives a job up after maxAttempts crashes, reports it once, and claims the next job in the same call', async () => {
+    const crashy = await h.queue.enqueue('video.process', 'v-crashy', 2);
+    for (const worker of ['A', 'B']) {
+      expect((await h.queue.claim(worker, SHORT))?.id).toBe(crashy);
+      await expire(); // the worker "died": no renew, no complete
+    }
+    const fine = await h.queue.enqueue('video.process', 'v-fine');
+    const gaveUp: QueuedJob[] = [];
+    const next = await h.queue.claim('C', LONG, undefined, (job) => {
+      gaveUp.push(job);
+    });
+    expect(next?.id).toBe(fine);
+    expect(gaveUp).toHaveLength(1);
+    expect(gaveUp[0]).toMatchObject({ id: crashy, refId: 'v-crashy', status: 'failed', attempts: 2 });
+    expect(gaveUp[0].lastError).toMatch(/gave up after 2 attempts/);
+    expect(await h.queue.get(crashy)).toMatchObject({ status: 'failed', leaseOwner: null });
+    const more: QueuedJob[] = [];
+    expect(await h.queue.claim('D', LONG, undefined, (job) => void more.push(job))).toBeUndefined();
+    expect(more).toEqual([]);
+  });
+
+  it('waits for an async give-up handler before the claim returns', async () => {
+    const id = await h.queue.enqueue('task.embedding', 'r1', 1);
+    await h.queue.claim('A', SHORT);
+    await expire();
+    let handled = false;
+    expect(
+      await h.queue.claim('B', LONG, undefined, async () => {
+        await sleep(5);
+        handled = true;
+      }),
+    ).toBeUndefined();
+    expect(handled).toBe(true);
+    expect((await h.queue.get(id))?.status).toBe('failed');
+  });
+
+  it('claims only the kinds asked for', async () => {
+    const emb = await h.queue.enqueue('task.embedding', 'r1');
+    const vid = await h.queue.enqueue('video.process', 'v1');
+    expect(await h.queue.claim('A', LONG, ['task.tagging'])).toBeUndefined();
+    expect((await h.queue.claim('A', LONG, ['video.process']))?.id).toBe(vid);
+    expect((await h.queue.claim('A', LONG, ['video.process', 'task.embedding']))?.id).toBe(emb);
+  });
+
+  it('cancelFor drops queued jobs of a subject and fails its running one, whose holder is then refused', async () => {
+    const running = await h.queue.enqueue('video.process', 'v1');
+    const held = (await h.queue.claim('A', LONG))!;
+    const queued = await h.queue.enqueue('video.process', 'v1');
+    const other = await h.queue.enqueue('video.process', 'v2');
+    expect(await h.queue.cancelFor('v1')).toBe(2);
+    expect(await h.queue.get(queued)).toBeUndefined();
+    const cancelled = await h.queue.get(running);
+    expect(cancelled).toMatchObject({ status: 'failed', leaseOwner: null });
+    expect(cancelled!.lastError).toMatch(/cancelled/);
+    expect(await h.queue.renew(running, held.token, LONG)).toBe(false);
+    expect(await h.queue.complete(running, held.token)).toBe(false);
+    expect(await h.queue.fail(running, held.token, 'x')).toBe(false);
+    expect((await h.queue.claim('B', LONG))?.id).toBe(other);
+    expect(await h.queue.cancelFor('nothing')).toBe(0);
+  });
+
+  it('refuses nonsense: maxAttempts below 1, a lease that is not positive', async () => {
+    await expect(h.queue.enqueue('video.process', 'v1', 0)).rejects.toThrow(RangeError);
+    await expect(h.queue.claim('A', 0)).rejects.toThrow(RangeError);
+  });
+
+  it('keeps workers by heartbeat time: alive within a window, gone once removed', async () => {
+    await h.registry.heartbeat('wrk_a', { pid: 11, host: 'h1', kinds: ['video.process'] });
+    await h.registry.heartbeat('wrk_b', { pid: 12, host: 'h2' });
+    await h.registry.heartbeat('wrk_a', { pid: 11, host: 'h1', kinds: ['task.embedding'] }); // a second beat updates
+    const alive = await h.registry.alive(LONG);
+    expect(alive.map((w) => w.id)).toEqual(['wrk_a', 'wrk_b']);
+    expect(alive[0]).toMatchObject({ pid: 11, host: 'h1', kinds: ['task.embedding'] });
+    expect(typeof alive[0].heartbeatAt).toBe('number');
+    expect(await h.registry.remove('wrk_a')).toBe(true);
+    expect(await h.registry.remove('wrk_a')).toBe(false);
+    expect((await h.registry.alive(LONG)).map((w) => w.id)).toEqual(['wrk_b']);
+    await expire();
+    // wrk_b's last beat is older than 5 ms now; a pid that still exists (12 may) does not matter.
+    expect(await h.registry.alive(SHORT)).toEqual([]);
+    await h.registry.heartbeat('wrk_b', { pid: 12, host: 'h2' });
+    expect((await h.registry.alive(LONG)).map((w) => w.id)).toEqual(['wrk_b']);
+  });
+
+  it('exactly once under concurrency: separate connections claim together, a job is never held twice and completes once', async () => {
+    const claimers = 4;
+    const total = 60;
+    const ids = new Set<string>();
+    for (let i = 0; i < total; i++) ids.add(await h.queue.enqueue(i % 2 ? 'video.process' : 'task.embedding', `r${i}`));
+    const handles = [h, ...(await Promise.all(Array.from({ length: claimers - 1 }, another)))];
+    const holder = new Map<string, string>();
+    const completed = new Map<string, number>();
+    const overlaps: string[] = [];
+    const refused: string[] = [];
+    await Promise.all(
+      handles.map(async (x, n) => {
+        const me = `W${n}`;
+        for (;;) {
+          const job = await x.queue.claim(me, LONG);
+          if (!job) break; // with long leases, nothing left to claim means everything is taken or done
+          if (holder.has(job.id)) overlaps.push(`${job.id}: ${holder.get(job.id)} and ${me}`);
+          holder.set(job.id, me);
+          await sleep(Math.random() * 3);
+          if (Math.random() < 0.3) expect(await x.queue.renew(job.id, job.token, LONG)).toBe(true);
+          holder.delete(job.id);
+          if (await x.queue.complete(job.id, job.token)) completed.set(job.id, (completed.get(job.id) ?? 0) + 1);
+          else refused.push(job.id);
+        }
+      }),
+    );
+    expect(overlaps).toEqual([]);
+    expect(refused).toEqual([]);
+    expect(completed.size).toBe(total);
+    expect([...completed.values()].every((c) => c === 1)).toBe(true);
+    expect(new Set(completed.keys())).toEqual(ids);
+    expect(await h.queue.pendingCount()).toBe(0);
+  });
+
+  it('exactly once when workers crash mid-job: what a dead worker held is redone by a live one, once', async () => {
+    const total = 30;
+    for (let i = 0; i < total; i++) await h.queue.enqueue('video.process', `v${i}`, 5);
+    const handles = [h, ...(await Promise.all([another(), another(), another()]))];
+    // The crasher takes a few jobs under short leases and walks away from them, like a SIGKILLed worker.
+    // (Its own short leases may run out between its claims, so it can take one job twice.)
+    const abandoned = new Map<string, number>();
+    for (let i = 0; i < 4; i++) {
+      const job = await handles[3].queue.claim('crasher', SHORT);
+      if (job) abandoned.set(job.id, (abandoned.get(job.id) ?? 0) + 1);
+    }
+    expect(abandoned.size).toBeGreaterThan(0);
+    const holder = new Map<string, string>();
+    const completed = new Map<string, string[]>();
+    const overlaps: string[] = [];
+    await Promise.all(
+      handles.slice(0, 3).map(async (x, n) => {
+        const me = `W${n}`;
+        for (;;) {
+          const job = await x.queue.claim(me, LONG);
+          if (!job) {
+            if ((await x.queue.pendingCount()) === 0) break;
+            await sleep(10); // the crasher's leases have not run out yet
+            continue;
+          }
+          if (holder.has(job.id)) overlaps.push(job.id);
+          holder.set(job.id, me);
+          await sleep(Math.random() * 3);
+          holder.delete(job.id);
+          expect(await x.queue.complete(job.id, job.token)).toBe(true);
+          completed.set(job.id, [...(completed.get(job.id) ?? []), me]);
+        }
+      }),
+    );
+    expect(overlaps).toEqual([]);
+    expect(completed.size).toBe(total);
+    expect([...completed.values()].every((by) => by.length === 1)).toBe(true);
+    for (const [id, times] of abandoned) {
+      const job = await h.queue.get(id);
+      expect(job).toMatchObject({ status: 'done', attempts: times + 1, token: times + 1 });
+      expect(job!.leaseOwner).not.toBe('crasher');
+    }
+  });
+}
+
+describe('job queue conformance: SQLite', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'vidembed-queue-'));
+    file = path.join(dir, 'vidembed.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  conformance(() => ({ open: async () => openSqliteQueue(file) }));
+
+  it('shares the jobs table with the synchronous queue: its claims move the token too', async () => {
+    const h = openSqliteQueue(file);
+    try {
+      const id = await h.queue.enqueue('video.process', 'v1');
+      const a = (await h.queue.claim('A', SHORT))!;
+      await expire();
+      const syncDb = openDatabase(file);
+      const b = new SyncJobQueue(syncDb).claim('B', LONG)!;
+      syncDb.close();
+      expect(b.lease_token).toBe(a.token + 1);
+      expect(await h.queue.complete(id, a.token)).toBe(false);
+      expect(await h.queue.complete(id, b.lease_token)).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+const pgOk = pgTestAvailable();
+
+describe.skipIf(!pgOk)('job queue conformance: PostgreSQL', () => {
+  let db: PgTestDatabase;
+  beforeAll(async () => {
+    db = await startTestDatabase();
+    // Migrate once up front, so the first test does not race a migration with another pool.
+    await (await openPgQueue(db.url)).close();
+  });
+  afterAll(async () => {
+    await db?.teardown();
+  });
+  beforeEach(async () => {
+    const pool = openPgPool(db.url, 1);
+    try {
+      await pool.query('TRUNCATE jobs, workers');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  conformance(() => ({ open: () => openPgQueue(db.url, { max: 2 }) }));
+
+  it('applies its migrations once, also when several processes start together', async () => {
+    const pools = await Promise.all([openPgQueue(db.url), openPgQueue(db.url), openPgQueue(db.url)]);
+    try {
+      const { rows } = await pools[0].pool.query('SELECT version FROM vidembed_schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual([1]);
+    } finally {
+      for (const p of pools) await p.close();
+    }
+  });
+
+  it('three worker processes, one SIGKILLed mid-job: every job is completed exactly once', async () => {
+    const script = path.join(repoRoot, 'test/helpers/pg-queue-child.mjs');
+    expect(existsSync(path.join(repoRoot, 'dist/src/store/queue/postgres.js')), 'run npm run build first').toBe(true);
+    const admin = openPgPool(db.url, 1);
+    const children: ChildProcess[] = [];
+    try {
+      await admin.query('DROP TABLE IF EXISTS test_claims, test_completions');
+      await admin.query('CREATE TABLE test_claims (job_id text NOT NULL, worker text NOT NULL, token bigint NOT NULL)');
+      await admin.query('CREATE TABLE test_completions (job_id text NOT NULL, worker text NOT NULL, token bigint NOT NULL)');
+      const total = 30;
+      const producer = await openPgQueue(db.url, { max: 1 });
+      for (let i = 0; i < total; i++) await producer.queue.enqueue('video.process', `v${i}`);
+      await producer.close();
+
+      const start = (id: string, env: Record<string, string> = {}) => {
+        const child = spawn(process.execPath, [script], {
+          env: { ...process.env, QUEUE_URL: db.url, WORKER_ID: id, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => (out += d));
+        child.stderr!.on('data', (d: Buffer) => (out += d));
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
+          child.on('exit', (code, signal) => resolve({ code, signal, out })),
+        );
+        children.push(child);
+        return { child, exited, output: () => out };
+      };
+      // The victim works one job, then hangs inside its second while renewing the lease.
+      const victim = start('victim', { HANG_ON_CLAIM: '2' });
+      const workers = [start('w1'), start('w2')];
+      for (let i = 0; !victim.output().includes('hung on'); i++) {
+        if (i > 600) throw new Error(`the victim never hung:\n${victim.output()}`);
+        await sleep(100);
+      }
+      const hungJob = /hung on (\S+)/.exec(victim.output())![1];
+      victim.child.kill('SIGKILL');
+      expect((await victim.exited).signal).toBe('SIGKILL');
+
+      const results = await Promise.all(workers.map((w) => w.exited));
+      for (const r of results) expect(r.code, r.out).toBe(0);
+
+      const { rows: done } = await admin.query<{ job_id: string; worker: string; token: string }>('SELECT job_id, worker, token FROM test_completions');
+      const perJob = new Map<string, number>();
+      for (const r of done) perJob.set(r.job_id, (perJob.get(r.job_id) ?? 0) + 1);
+      expect(perJob.size).toBe(total);
+      expect([...perJob.values()].every((n) => n === 1)).toBe(true);
+      const { rows: jobs } = await admin.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM jobs GROUP BY status');
+      expect(jobs).toEqual([{ status: 'done', n: total }]);
+
+      // The job the victim died in was taken over by a live worker under a newer token.
+      const { rows: hungClaims } = await admin.query<{ worker: string; token: string }>(
+        'SELECT worker, token FROM test_claims WHERE job_id = $1 ORDER BY token',
+        [hungJob],
+      );
+      expect(hungClaims[0].worker).toBe('victim');
+      const finish = done.find((r) => r.job_id === hungJob)!;
+      expect(finish.worker).not.toBe('victim');
+      expect(Number(finish.token)).toBeGreaterThan(Number(hungClaims[0].token));
+      // Every accepted completion carried the job's latest token.
+      const { rows: stale } = await admin.query(
+        'SELECT c.job_id FROM test_completions c JOIN jobs j ON j.id = c.job_id WHERE c.token <> j.lease_token',
+      );
+      expect(stale).toEqual([]);
+    } finally {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await admin.end();
+    }
+  });
+});
