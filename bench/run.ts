@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, rss, http, media, clip, ocr, cli. Default: all.
+ * Sections: search, ingest, rss, http, media, clip, ocr, cli, queue. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -15,6 +15,7 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   clip: async () => (await import('./clip.js')).benchClipPreprocess(),
   ocr: async () => (await import('./ocr.js')).benchOcr(),
   cli: async () => (await import('./cli.js')).benchCli(),
+  queue: async () => (await import('./queue.js')).benchQueue(),
 };
 
 async function main(): Promise<void> {
