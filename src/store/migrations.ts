@@ -174,6 +174,29 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    // The in-memory index (src/store/memory-index.ts) re-ranks its int8 candidates with the exact
+    // float32 vectors: a point lookup here costs microseconds where sqlite-vec's costs ~0.3 ms. It
+    // follows other processes' writes without reloading: appends past the largest segment id it
+    // has, deletions from this log (filled by the trigger, so cascades count too). Rows written
+    // before this version get their vectors copied from sqlite-vec on a collection's first load.
+    version: 9,
+    name: 'float32 segment vectors by segment id; a log of deleted segments (incremental in-memory index)',
+    sql: `
+      CREATE TABLE segment_vectors (
+        segment_id INTEGER PRIMARY KEY REFERENCES segments(id) ON DELETE CASCADE,
+        embedding BLOB NOT NULL
+      );
+      CREATE TABLE segment_deletions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        collection_id TEXT NOT NULL,
+        segment_id INTEGER NOT NULL
+      );
+      CREATE TRIGGER segments_log_delete AFTER DELETE ON segments BEGIN
+        INSERT INTO segment_deletions (collection_id, segment_id) VALUES (OLD.collection_id, OLD.id);
+      END;
+    `,
+  },
+  {
     // 10, not 9: version 9 is taken by the float32 segment vectors landing beside it.
     // The async job queue (src/store/queue/sqlite.ts; the same one on PostgreSQL) fences a job's
     // calls with a token that every claim increments, not with the worker's id: a worker that

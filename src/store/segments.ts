@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { MemoryVectorIndex } from './memory-index.js';
+import { DELETION_LOG_KEEP, MemoryVectorIndex } from './memory-index.js';
 
 export interface NewSegment {
   idx: number;
@@ -65,7 +65,7 @@ function bySimilarityThenId(a: VectorHit, b: VectorHit): number {
   return b.similarity - a.similarity || a.segmentId - b.segmentId;
 }
 
-function vecTable(dim: number): string {
+export function vecTable(dim: number): string {
   if (!Number.isInteger(dim) || dim <= 0 || dim > 8192) throw new Error(`bad vector dimension ${dim}`);
   return `vec_segments_${dim}`;
 }
@@ -78,12 +78,20 @@ export class SegmentsRepo {
   private readonly ensured = new Set<number>();
   private readonly memory: MemoryVectorIndex | undefined;
 
-  /** `memoryIndex`: serve unfiltered KNN from an exact in-memory SIMD copy (long-running processes). */
+  /**
+   * `memoryIndex`: serve unfiltered KNN from an int8 in-memory copy re-ranked with the exact
+   * vectors (long-running processes; src/store/memory-index.ts).
+   */
   constructor(
     private readonly db: Db,
     opts: { memoryIndex?: boolean } = {},
   ) {
     this.memory = opts.memoryIndex ? new MemoryVectorIndex(db) : undefined;
+  }
+
+  /** The in-memory index, when this repository has one (its `stats` count loads and catch-ups). */
+  get memoryIndex(): MemoryVectorIndex | undefined {
+    return this.memory;
   }
 
   ensureVectorTable(dim: number): void {
@@ -115,6 +123,7 @@ export class SegmentsRepo {
        VALUES (?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = this.db.prepare('INSERT INTO segments_fts (rowid, description) VALUES (?, ?)');
+    const insertFloat = this.db.prepare('INSERT INTO segment_vectors (segment_id, embedding) VALUES (?, ?)');
     this.db.transaction(() => {
       this.deleteForVideo(videoId, dim);
       this.db.prepare('UPDATE collections SET revision = revision + 1 WHERE id = ?').run(collectionId);
@@ -136,15 +145,10 @@ export class SegmentsRepo {
           s.phash ?? null,
         );
         const id = BigInt(info.lastInsertRowid);
+        const embedding = Buffer.from(s.vector.buffer, s.vector.byteOffset, s.vector.byteLength);
         // vec0 metadata columns take no NULL: '' stands for "not tagged".
-        insertVec.run(
-          id,
-          collectionId,
-          s.shot_size ?? '',
-          s.camera_movement ?? '',
-          s.shooting_angle ?? '',
-          Buffer.from(s.vector.buffer, s.vector.byteOffset, s.vector.byteLength),
-        );
+        insertVec.run(id, collectionId, s.shot_size ?? '', s.camera_movement ?? '', s.shooting_angle ?? '', embedding);
+        insertFloat.run(id, embedding);
         insertFts.run(id, s.keywords ?? s.description);
       }
     })();
@@ -163,6 +167,10 @@ export class SegmentsRepo {
       this.db.prepare('UPDATE collections SET revision = revision + 1 WHERE id = (SELECT collection_id FROM videos WHERE id = ?)').run(videoId);
     }
     this.db.prepare('DELETE FROM segments WHERE video_id = ?').run(videoId);
+    // segment_vectors rows go by cascade; the trigger logged each deletion for in-memory indexes.
+    if (ids.length) {
+      this.db.prepare('DELETE FROM segment_deletions WHERE seq <= (SELECT MAX(seq) FROM segment_deletions) - ?').run(DELETION_LOG_KEEP);
+    }
   }
 
   byIds(ids: number[]): Map<number, SegmentRow> {
@@ -206,13 +214,17 @@ export class SegmentsRepo {
     return rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance })).sort(bySimilarityThenId);
   }
 
-  /** The stored vectors of given segments (search by example: a moment as the query). */
+  /**
+   * The stored vectors of given segments (search by example: a moment as the query). Point lookups
+   * in `segment_vectors` (microseconds; sqlite-vec's cost ~0.3 ms), sqlite-vec for rows older than it.
+   */
   vectors(dim: number, ids: number[]): Map<number, Float32Array> {
     this.ensureVectorTable(dim);
-    const stmt = this.db.prepare(`SELECT embedding FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
+    const fast = this.db.prepare('SELECT embedding FROM segment_vectors WHERE segment_id = ?').pluck();
+    const slow = this.db.prepare(`SELECT embedding FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
     const out = new Map<number, Float32Array>();
     for (const id of ids) {
-      const blob = stmt.get(BigInt(id)) as Buffer | undefined;
+      const blob = (fast.get(id) ?? slow.get(BigInt(id))) as Buffer | undefined;
       if (blob) out.set(id, new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)));
     }
     return out;
@@ -221,14 +233,13 @@ export class SegmentsRepo {
   /** Cosine similarity of given segments to a query, by point lookups (for keyword-only hits). */
   similarities(dim: number, ids: number[], query: Float32Array): Map<number, number> {
     this.ensureVectorTable(dim);
-    const stmt = this.db.prepare(
-      `SELECT segment_id, vec_distance_cosine(embedding, ?) AS distance FROM ${vecTable(dim)} WHERE segment_id = ?`,
-    );
+    const fast = this.db.prepare('SELECT vec_distance_cosine(embedding, ?) FROM segment_vectors WHERE segment_id = ?').pluck();
+    const slow = this.db.prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
     const q = Buffer.from(query.buffer, query.byteOffset, query.byteLength);
     const out = new Map<number, number>();
     for (const id of ids) {
-      const row = stmt.get(q, BigInt(id)) as { segment_id: number; distance: number } | undefined;
-      if (row) out.set(id, 1 - row.distance);
+      const distance = (fast.get(q, id) ?? slow.get(q, BigInt(id))) as number | undefined;
+      if (distance !== undefined) out.set(id, 1 - distance);
     }
     return out;
   }
