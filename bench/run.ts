@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, rss, http, media, clip, ocr, cli, queue. Default: all.
+ * Sections: search, ingest, rss, http, media, clip, ocr, cli, scale1m, queue. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -14,6 +14,7 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   media: async () => (await import('./media.js')).benchMedia(),
   clip: async () => (await import('./clip.js')).benchClipPreprocess(),
   ocr: async () => (await import('./ocr.js')).benchOcr(),
+  scale1m: async () => (await import('./scale.js')).benchScale1m(),
   cli: async () => (await import('./cli.js')).benchCli(),
   queue: async () => (await import('./queue.js')).benchQueue(),
 };
