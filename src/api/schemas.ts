@@ -403,14 +403,9 @@ export const schemas = {
               thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
               tags: {
                 type: 'object',
-                description: "the moment's shot tags",
-                additionalProperties: false,
-                properties: Object.fromEntries(
-                  ['shot_size', 'camera_movement', 'shooting_angle'].map((k) => [
-                    k,
-                    { type: 'object', required: ['label', 'confidence'], properties: { label: str, confidence: { type: 'number', minimum: 0, maximum: 1 } } },
-                  ]),
-                ),
+                description: "the moment's shot tags: shot_size, camera_movement, shooting_angle (those measured)",
+                propertyNames: { enum: ['shot_size', 'camera_movement', 'shooting_angle'] },
+                additionalProperties: { type: 'object', required: ['label', 'confidence'], properties: { label: str, confidence: { type: 'number', minimum: 0, maximum: 1 } } },
               },
             },
           },
