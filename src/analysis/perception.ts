@@ -19,7 +19,7 @@ import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
 import { SerialQueue } from '../models/tfjs.js';
 import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../tagging/framing.js';
 import { estimateHorizon } from '../tagging/pixels.js';
-import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
+import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact, PixelWork } from './types.js';
 import { PERCEPTION_ANALYZER_VERSION } from './versions.js';
 
 export interface PerceptionOptions {
@@ -174,7 +174,7 @@ export class PerceptionAnalyzer implements Analyzer {
       keyframes.push({ ...last.kf, t: main.t });
       this.reused++;
     } else {
-      keyframes.push(await this.analyseKeyframe(main));
+      keyframes.push(await this.analyseKeyframe(main, ctx.pixelWork));
     }
     this.last = { stats: stats[mainIdx], kf: keyframes[0], width: main.width, height: main.height };
 
@@ -188,7 +188,7 @@ export class PerceptionAnalyzer implements Analyzer {
         farIdx = i;
       }
     });
-    if (farIdx >= 0 && farDiff >= this.secondKeyframeDiff) keyframes.push(await this.analyseKeyframe(frames[farIdx]));
+    if (farIdx >= 0 && farDiff >= this.secondKeyframeDiff) keyframes.push(await this.analyseKeyframe(frames[farIdx], ctx.pixelWork));
 
     const observation: SegmentObservation = {
       start: ctx.start,
@@ -203,7 +203,11 @@ export class PerceptionAnalyzer implements Analyzer {
     return { observation, description: describeSegment(observation) };
   }
 
-  private async analyseKeyframe(frame: Frame): Promise<KeyframeObservation> {
+  private async analyseKeyframe(frame: Frame, work?: PixelWork): Promise<KeyframeObservation> {
+    const local = () => ({ horizon: estimateHorizon(frame), cues: framingPixelCues(frame) });
+    // The horizon and framing cues are pixel work: handed off first (when the pipeline can), so
+    // they are measured while the models below run on this thread; else measured here at the end.
+    const handedOff = work?.framing(frame).catch(local);
     const dets = await this.timed('detector', () => this.detector.detect(frame));
     const objects = dets.map((d) => ({
       ...d,
@@ -225,9 +229,10 @@ export class PerceptionAnalyzer implements Analyzer {
       kf.poseKeypoints = pose.keypoints;
       kf.poseScore = pose.score;
     }
-    await this.timed('framing', () => {
-      kf.horizon = estimateHorizon(frame);
-      kf.cues = framingPixelCues(frame);
+    await this.timed('framing', async () => {
+      const { horizon, cues } = handedOff ? await handedOff : local();
+      kf.horizon = horizon;
+      kf.cues = cues;
     });
     return kf;
   }

@@ -1,5 +1,7 @@
 import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
+import type { FramingPixelCues } from '../tagging/framing.js';
+import type { HorizonEstimate } from '../tagging/pixels.js';
 
 /**
  * What analysis found in a segment, one thing at a time, with how sure it is. Analyzers produce
@@ -39,6 +41,17 @@ export interface AnalyzerContext {
   end: number;
   /** Pixel tags of the segment (camera movement, lighting, horizon). */
   tags?: Record<string, { label: string; confidence: number }>;
+  /** Pixel work the pipeline can run on another thread (ingest's worker thread), same results. */
+  pixelWork?: PixelWork;
+}
+
+/**
+ * Pure-TypeScript pixel measurements an analyzer may hand off while its models run. Each gives
+ * exactly what the same function gives on the caller's thread.
+ */
+export interface PixelWork {
+  /** `estimateHorizon(frame)` and `framingPixelCues(frame)` of src/tagging. */
+  framing(frame: Frame): Promise<{ horizon: HorizonEstimate; cues: FramingPixelCues }>;
 }
 
 /**

@@ -34,6 +34,15 @@ export function warmIdleMs(env: NodeJS.ProcessEnv = process.env): number {
   return env.VIDEMBED_WARM_IDLE_MS !== undefined && env.VIDEMBED_WARM_IDLE_MS !== '' && Number.isFinite(v) && v >= 0 ? v : DEFAULTS.warmIdleMs;
 }
 
+/**
+ * Ingest decodes and runs the pixel taggers in a worker thread while the event loop runs the models
+ * (src/engine/pixel-thread.ts). VIDEMBED_PIXEL_THREAD=0 keeps them on the event loop (tests,
+ * debugging, profiling one thread); the results are the same either way.
+ */
+export function pixelThread(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.VIDEMBED_PIXEL_THREAD !== '0';
+}
+
 export interface UserConfig {
   default_collection?: string;
   default_model?: string;

@@ -1,7 +1,7 @@
 import { MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
 import { probe, sampleFrames } from '../media/index.js';
-import type { PHash } from '../media/phash.js';
+import { phashFrame, type PHash } from '../media/phash.js';
 import { resizeFrame } from '../media/resize.js';
 import { encodeThumbnail, encodeThumbnails } from '../media/thumbnail.js';
 import type { Frame, ProbeResult } from '../media/types.js';
@@ -9,8 +9,11 @@ import { analysisDescription } from '../analysis/describe.js';
 import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
 import { meanVector } from '../models/vectors.js';
-import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
-import { SignatureBuilder, type VideoSignature } from './duplicates.js';
+import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
+import { pixelThread } from './config.js';
+import type { VideoSignature } from './duplicates.js';
+import { inThreadEvents, workerThreadEvents, type PixelEvent, type PixelEventSource } from './pixel-thread.js';
+import { round3, type SegmenterOptions, type SegmentRange } from './segmenter.js';
 
 export interface AnalyzeOptions {
   /** Longest segment, seconds; segments also end at detected cuts. */
@@ -26,6 +29,12 @@ export interface AnalyzeOptions {
   thumbnails?: boolean;
   /** Keep the visual signature (pHash of a frame every 1/4 s, and of each segment's keyframe) for near-duplicate detection (ingest). */
   signature?: boolean;
+  /**
+   * Decode and run the pixel taggers in a worker thread while this thread runs the models (video
+   * files only; default: `pixelThread()` of src/engine/config.ts, on unless VIDEMBED_PIXEL_THREAD=0).
+   * Both ways give the same segments, tags and vectors.
+   */
+  pixelThread?: boolean;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -56,16 +65,23 @@ export interface AnalyzedVideo {
 /** Thumbnails encoded per ffmpeg run during ingest. */
 const THUMB_BATCH = 8;
 
-/** A trailing segment shorter than this joins the one before it rather than standing alone. */
-const MIN_TAIL_SECONDS = 0.5;
-/** No segment shorter than this is cut off by a detected cut near its start. */
-const MIN_SHOT_SECONDS = 0.5;
+/**
+ * Frames a worker thread may hand over before the pipeline releases any: the segment being
+ * gathered, the cut detector's look-ahead, and up to one more segment (at most 4 s) decoded ahead
+ * while the models work.
+ */
+export function maxFramesInFlight(segmentSeconds: number, sampleFps: number): number {
+  return Math.ceil((segmentSeconds + CUT_CONTEXT_S + Math.min(segmentSeconds, 4)) * sampleFps) + 2;
+}
 
 /**
  * Decodes a video once, as a stream, at the pixel taggers' rate (4 fps); every frame goes to the
- * pixel tagger, a 1-fps subset to the embedder. Segments end at the segment length or at a hard
- * cut, whichever comes first, so they follow real shots. Memory holds about one segment's frames
- * (plus the cut detector's 1.5 s of look-ahead), whatever the video's length.
+ * pixel tagger, a 1-fps subset to the analyzers and the embedder. Segments end at the segment
+ * length or at a hard cut, whichever comes first, so they follow real shots. By default the decode
+ * and the pixel taggers run in a worker thread while this thread runs the models (pixel-thread.ts;
+ * `pixelThread: false` keeps them here, with the same results). Memory holds about one segment's
+ * frames (plus the cut detector's 1.5 s of look-ahead, and with the worker up to 4 s more decoded
+ * ahead), whatever the video's length.
  */
 export async function analyzeVideo(file: string, embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
   const media = await probe(file);
@@ -75,8 +91,14 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   const maxSide = Math.max(embedder.frameMaxSide, ...(opts.analyzers ?? []).map((a) => a.frameMaxSide));
   // fastDecode skips non-reference frames: 35-40% less decode CPU on B-frame streams, for frames up
   // to ~100 ms early, which neither the segment moments nor the motion tagger notice.
-  const frames = sampleFrames(file, { fps: sampleFps, maxSide, signal: opts.signal, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' });
-  return analyzeFrameStream(frames, media.durationSec > 0 ? media.durationSec : undefined, media, embedder, opts, basename(file));
+  const sample = { fps: sampleFps, maxSide, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' };
+  const knownDuration = media.durationSec > 0 ? media.durationSec : undefined;
+  const segmenter: SegmenterOptions = { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration, signature: opts.signature };
+  const source =
+    (opts.pixelThread ?? pixelThread())
+      ? workerThreadEvents({ file, sample, segmenter, maxInFlight: maxFramesInFlight(opts.segmentSeconds, sampleFps) }, opts.signal)
+      : inThreadEvents(sampleFrames(file, { ...sample, signal: opts.signal }), segmenter);
+  return analyzeFrameStream(source, knownDuration, media, embedder, opts, basename(file));
 }
 
 /** The same analysis over frames that arrive already decoded (tensor uploads). */
@@ -97,7 +119,9 @@ export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: A
     hasAudio: false,
     rotation: 0,
   };
-  return analyzeFrameStream(toAsync(resized), duration, media, embedder, opts, 'tensor');
+  // Frames already in memory: nothing to decode, so the segmenter runs on this thread.
+  const source = inThreadEvents(toAsync(resized), { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration: duration, signature: opts.signature });
+  return analyzeFrameStream(source, duration, media, embedder, opts, 'tensor');
 }
 
 async function* toAsync<T>(items: T[]): AsyncGenerator<T> {
@@ -127,7 +151,7 @@ function pixelTagValues(p: PixelSegmentTags): Record<string, TagValue> {
 }
 
 async function analyzeFrameStream(
-  frames: AsyncIterable<Frame>,
+  source: PixelEventSource,
   knownDuration: number | undefined,
   media: ProbeResult,
   embedder: Embedder,
@@ -135,13 +159,10 @@ async function analyzeFrameStream(
   name: string,
 ): Promise<AnalyzedVideo> {
   const started = Date.now();
-  const segLen = opts.segmentSeconds;
-  const pixel = new PixelTagger();
-  const signature = opts.signature ? new SignatureBuilder() : undefined;
   const segments: AnalyzedSegment[] = [];
+  /** Signature hashes of the frames that took one (a keyframe's pHash is the one its frame got). */
+  const hashes = new WeakMap<Frame, PHash>();
   let buffer: Frame[] = [];
-  let segStart = 0;
-  let lastT = -1;
 
   // Keyframe thumbnails are encoded a few at a time (one ffmpeg per batch): memory holds at most a batch of frames.
   const pendingThumbs: { seg: AnalyzedSegment; frame: Frame }[] = [];
@@ -154,77 +175,59 @@ async function analyzeFrameStream(
     batch.forEach((b, i) => (b.seg.thumbnail = jpegs[i]));
   };
 
-  const flush = async (start: number, end: number) => {
+  const flush = async ({ start, end, pixels }: SegmentRange) => {
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
     const own = buffer.filter((f) => f.t >= start && f.t < end);
-    buffer = buffer.filter((f) => f.t >= end);
-    if (own.length === 0) return; // a stretch with no frame (a gap in the stream) has nothing to say
-    const pixTags = pixelTagValues(pixel.tagRange(start, end));
+    const kept = buffer.filter((f) => f.t >= end);
+    const released = buffer.length - kept.length;
+    buffer = kept;
+    const pixTags = pixelTagValues(pixels);
     const picked = embedderFrames(own, opts.fps, start, end);
+    const keyframe = picked[picked.length >> 1];
+    const idx = segments.length;
     const analysis: SegmentAnalysis = {};
-    for (const a of opts.analyzers ?? []) analysis[a.name] = await a.analyzeSegment(picked, { start, end, tags: pixTags });
+    const ctx = { start, end, tags: pixTags, ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
+    for (const a of opts.analyzers ?? []) analysis[a.name] = await a.analyzeSegment(picked, ctx);
     const emb = await embedder.embedSegment(picked, { start, end, tags: pixTags, analysis });
     const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;
     const tags = { ...pixTags, ...analyzerTags, ...(emb.tags ?? {}) };
     // What a person reads comes from analysis whatever the embedder (CLIP has no words of its own).
     const description = analysis.perception ? analysisDescription(analysis) : emb.description;
     const details = emb.details ?? analysis.perception?.details;
-    const keyframe = picked[picked.length >> 1];
-    segments.push({ idx: segments.length, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
-    if (signature) segments[segments.length - 1].phash = signature.hashOf(keyframe);
+    segments.push({ idx, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
+    if (opts.signature) segments[segments.length - 1].phash = hashes.get(keyframe) ?? phashFrame(keyframe);
     if (opts.thumbnails) {
       pendingThumbs.push({ seg: segments[segments.length - 1], frame: keyframe });
       if (pendingThumbs.length >= THUMB_BATCH) await encodePending();
     }
+    // The segment's frames are done with (a thumbnail batch holds its keyframes until encoded).
+    source.release(released);
     if (knownDuration) opts.onProgress?.(Math.min(1, end / knownDuration));
   };
 
-  /** Where the segment starting at `from` ends: the first cut after a minimal shot, else `from + segLen`. */
-  const nextBoundary = (from: number, limit: number) => {
-    const cut = pixel.cutsIn(from + MIN_SHOT_SECONDS, Math.min(limit, from + segLen)).find(() => true);
-    return cut ? cut.t : Math.min(limit, from + segLen);
-  };
-
-  for await (const frame of frames) {
-    if (frame.t <= lastT) continue;
-    lastT = frame.t;
-    pixel.push(frame);
-    signature?.push(frame);
-    buffer.push(frame);
-    // Close segments once the cut detector has seen enough frames past their end.
-    while (frame.t >= segStart + segLen + CUT_CONTEXT_S) {
-      const end = nextBoundary(segStart, Number.POSITIVE_INFINITY);
-      await flush(segStart, end);
-      segStart = end;
+  let last: Extract<PixelEvent, { kind: 'end' }> | undefined;
+  for await (const ev of source.events) {
+    if (ev.kind === 'frame') {
+      buffer.push(ev.frame);
+      if (ev.hash) hashes.set(ev.frame, ev.hash);
+    } else if (ev.kind === 'segment') {
+      await flush(ev.segment);
+    } else {
+      last = ev;
     }
   }
-  if (lastT < 0 && segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
-
-  const sampleStep = pixel.frameCount > 1 ? Math.min(1, lastT / (pixel.frameCount - 1)) : 1 / opts.fps;
-  const duration = Math.max(knownDuration ?? 0, lastT + sampleStep);
-  while (buffer.length > 0) {
-    let end = nextBoundary(segStart, duration);
-    if (duration - end < MIN_TAIL_SECONDS) end = duration; // a short tail joins this segment
-    await flush(segStart, end);
-    segStart = end;
-    if (end >= duration) break;
-  }
-  if (segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
+  if (!last?.pixels || segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
   if (pendingThumbs.length) await encodePending();
-  const pixels = pixel.finish({ duration, segments: segments.map(({ start, end }) => ({ start, end })) });
+  const { pixels, duration } = last;
   opts.onProgress?.(1);
   return {
     media: { ...media, durationSec: media.durationSec > 0 ? media.durationSec : duration },
     segments,
     videoVector: meanVector(segments.map((s) => s.vector)),
     pixels,
-    ...(signature ? { signature: signature.finish() } : {}),
+    ...(opts.signature && last.signature ? { signature: last.signature } : {}),
     timings: { analyzeMs: Date.now() - started, taggingCpuMs: pixels.cpuMs },
   };
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
 
 function basename(file: string): string {
