@@ -31,8 +31,13 @@ export class ImagenetAnalyzer implements Analyzer {
 
   async load(): Promise<void> {}
 
-  async analyzeSegment(frames: Frame[], _ctx: AnalyzerContext): Promise<AnalyzerOutput> {
+  async analyzeSegment(frames: Frame[], ctx: AnalyzerContext): Promise<AnalyzerOutput> {
     if (frames.length === 0) throw new Error('analyzeSegment: no frames');
+    // The keyframe is nearly identical to one already classified (src/engine/keyframe-reuse.ts).
+    const prev = ctx.reuse?.analysis[this.name];
+    if (ctx.reuse && prev && prev.details?.reused_from === undefined) {
+      return { facts: prev.facts.map((f) => ({ ...f })), details: { ...prev.details, reused_from: ctx.reuse.from } };
+    }
     const keyframe = frames[frames.length >> 1];
     const classes = (await this.classifier.classify(keyframe, TOP_K)).filter((c) => c.p >= MIN_P);
     const facts: Fact[] = classes.map((c) => ({ kind: 'thing', label: classWords(c), confidence: Math.round(c.p * 1000) / 1000 }));

@@ -47,6 +47,10 @@ export class OcrAnalyzer implements Analyzer {
     return this.reader.load();
   }
 
+  /**
+   * Always reads its keyframe, even when the pipeline offers a nearly identical keyframe's words
+   * (`ctx.reuse`): the thumbnail that says "nearly identical" cannot see a subtitle change.
+   */
   async analyzeSegment(frames: Frame[], _ctx: AnalyzerContext): Promise<AnalyzerOutput> {
     if (frames.length === 0) throw new Error('analyzeSegment: no frames');
     const words = await this.reader.read(frames[frames.length >> 1]);

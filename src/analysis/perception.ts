@@ -7,11 +7,14 @@
  *
  * Cost control (2-core target): colour statistics on every frame (a few ms); the detector
  * (~270 ms on wasm) on the middle frame, plus a second frame only when the picture changes a lot
- * inside the segment, and skipped when the keyframe is nearly identical to the previous segment's
- * (static shots); faces on every analysed keyframe; pose only on the main person.
+ * inside the segment; faces on every analysed keyframe; pose only on the main person. When the
+ * pipeline says the middle frame is nearly identical to the last analysed keyframe of the video
+ * (`ctx.reuse`, src/engine/keyframe-reuse.ts), that keyframe's observation (objects, faces, pose,
+ * horizon, framing cues, same confidences) stands for it and no model runs on it
+ * (`details.reused_from`).
  */
 import type { Frame } from '../media/types.js';
-import { boxColour, colourStats, meanStats, thumbDiff, type ColourStats } from '../models/perception/colour.js';
+import { boxColour, colourStats, meanStats, thumbDiff } from '../models/perception/colour.js';
 import { describeSegment, type Description, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
 import { ObjectDetector } from '../models/perception/detector.js';
 import { FaceDetector } from '../models/perception/faces.js';
@@ -25,8 +28,6 @@ import { PERCEPTION_ANALYZER_VERSION } from './versions.js';
 export interface PerceptionOptions {
   /** Thumbnail difference above which a second keyframe is analysed. */
   secondKeyframeDiff?: number;
-  /** Thumbnail difference below which the previous segment's keyframe analysis is reused. */
-  reuseDiff?: number;
   /** Longest side of the frames wanted from the decoder. */
   frameMaxSide?: number;
   /** Square input side of the object detector (multiple of 32; 416 default, 512 = native). */
@@ -58,6 +59,8 @@ export function keyframeFramingEvidence(kf: KeyframeObservation): FramingEvidenc
 export interface PerceptionResult {
   observation: SegmentObservation;
   description: Description;
+  /** The main keyframe's observation was the one given to reuse (no model ran on it). */
+  reused?: boolean;
 }
 
 /** `details.description` of a perception output: the weighted English parts the embedder pools. */
@@ -76,17 +79,17 @@ export class PerceptionAnalyzer implements Analyzer {
   private readonly pose = new PoseEstimator();
   private loading: Promise<void> | null = null;
   private readonly secondKeyframeDiff: number;
-  private readonly reuseDiff: number;
-  private last: { stats: ColourStats; kf: KeyframeObservation; width: number; height: number } | null = null;
+  /** The main keyframe each output of this analyzer was made from (what `ctx.reuse` may reuse). */
+  private readonly analysed = new WeakMap<AnalyzerOutput, KeyframeObservation>();
   readonly timings: Record<TimingKey, ModelTiming> = PerceptionAnalyzer.emptyTimings();
+  /** Keyframes whose observation was reused rather than analysed. */
   reused = 0;
-  /** One segment at a time (single wasm thread; keeps `last` consistent). */
+  /** One segment at a time (single wasm thread). */
   private readonly queue = new SerialQueue();
 
   constructor(opts: PerceptionOptions = {}) {
     this.frameMaxSide = opts.frameMaxSide ?? 512;
     this.secondKeyframeDiff = opts.secondKeyframeDiff ?? 0.15;
-    this.reuseDiff = opts.reuseDiff ?? 0.02;
     this.detector = new ObjectDetector(opts.detectorInput);
   }
 
@@ -128,7 +131,9 @@ export class PerceptionAnalyzer implements Analyzer {
   }
 
   async analyzeSegment(frames: Frame[], ctx: AnalyzerContext): Promise<AnalyzerOutput> {
-    const { observation, description } = await this.observe(frames, ctx);
+    const prev = ctx.reuse?.analysis.perception;
+    const reuse = prev && ctx.reuse ? this.analysed.get(prev) : undefined;
+    const { observation, description, reused } = await this.observe(frames, ctx, reuse);
     const framing = observation.framing ?? tagFraming(observation.keyframes.map(keyframeFramingEvidence));
     const details: PerceptionDetails = {
       description: { text: description.text, parts: description.parts },
@@ -151,17 +156,24 @@ export class PerceptionAnalyzer implements Analyzer {
       frames: observation.frameCount,
       change: r3(observation.change),
     };
-    return { facts: perceptionFacts(description), tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle }, details };
+    const reusedFrom = reused && ctx.reuse ? ctx.reuse.from : undefined;
+    if (reusedFrom !== undefined) details.reused_from = reusedFrom;
+    const out: AnalyzerOutput = { facts: perceptionFacts(description), tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle }, details };
+    if (reusedFrom === undefined) this.analysed.set(out, observation.keyframes[0]);
+    return out;
   }
 
-  /** Runs the frame models on a segment and describes what they saw. */
-  async observe(frames: Frame[], ctx: AnalyzerContext): Promise<PerceptionResult> {
+  /**
+   * Runs the frame models on a segment and describes what they saw. `reuse`: the observation of a
+   * keyframe nearly identical to this segment's middle frame, which then stands for it (marked `reused`).
+   */
+  async observe(frames: Frame[], ctx: AnalyzerContext, reuse?: KeyframeObservation): Promise<PerceptionResult> {
     if (frames.length === 0) throw new Error('analyzeSegment: no frames');
     await this.load();
-    return this.queue.run(() => this.observeLocked(frames, ctx));
+    return this.queue.run(() => this.observeLocked(frames, ctx, reuse));
   }
 
-  private async observeLocked(frames: Frame[], ctx: AnalyzerContext): Promise<PerceptionResult> {
+  private async observeLocked(frames: Frame[], ctx: AnalyzerContext, reuse?: KeyframeObservation): Promise<PerceptionResult> {
     const stats = await this.timed('colour', () => frames.map((f) => colourStats(f)));
     let change = 0;
     for (let i = 1; i < stats.length; i++) change += thumbDiff(stats[i - 1], stats[i]) / (stats.length - 1);
@@ -169,14 +181,13 @@ export class PerceptionAnalyzer implements Analyzer {
     const mainIdx = frames.length >> 1;
     const keyframes: KeyframeObservation[] = [];
     const main = frames[mainIdx];
-    const last = this.last;
-    if (last && last.width === main.width && last.height === main.height && thumbDiff(last.stats, stats[mainIdx]) < this.reuseDiff) {
-      keyframes.push({ ...last.kf, t: main.t });
+    const reused = !!reuse && reuse.width === main.width && reuse.height === main.height;
+    if (reused) {
+      keyframes.push({ ...reuse, t: main.t });
       this.reused++;
     } else {
       keyframes.push(await this.analyseKeyframe(main, ctx.pixelWork));
     }
-    this.last = { stats: stats[mainIdx], kf: keyframes[0], width: main.width, height: main.height };
 
     // A second keyframe where the picture differs most from the main one (cut, big movement).
     let farIdx = -1;
@@ -200,7 +211,7 @@ export class PerceptionAnalyzer implements Analyzer {
       tags: ctx.tags,
       framing: tagFraming(keyframes.map(keyframeFramingEvidence)),
     };
-    return { observation, description: describeSegment(observation) };
+    return { observation, description: describeSegment(observation), reused };
   }
 
   private async analyseKeyframe(frame: Frame, work?: PixelWork): Promise<KeyframeObservation> {
@@ -238,7 +249,6 @@ export class PerceptionAnalyzer implements Analyzer {
   }
 
   async dispose(): Promise<void> {
-    this.last = null;
     this.loading = null;
     await Promise.all([this.detector.dispose(), this.faces.dispose(), this.pose.dispose()]);
   }

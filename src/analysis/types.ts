@@ -41,6 +41,14 @@ export interface AnalyzerContext {
   end: number;
   /** Pixel tags of the segment (camera movement, lighting, horizon). */
   tags?: Record<string, { label: string; confidence: number }>;
+  /**
+   * Set by the pipeline when this segment's keyframe (`frames[frames.length >> 1]`) is nearly
+   * identical to the keyframe of segment `from` of the same video, the last keyframe the models
+   * analysed (src/engine/keyframe-reuse.ts): per-keyframe models may reuse what they found there
+   * (`analysis`, that segment's outputs, as they returned them) and then say `reused_from: from`
+   * in their details. Analyzers that cannot safely reuse ignore it.
+   */
+  reuse?: { from: number; analysis: SegmentAnalysis };
   /** Pixel work the pipeline can run on another thread (ingest's worker thread), same results. */
   pixelWork?: PixelWork;
 }

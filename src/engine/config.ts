@@ -43,6 +43,14 @@ export function pixelThread(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.VIDEMBED_PIXEL_THREAD !== '0';
 }
 
+/**
+ * Ingest reuses the per-keyframe models' facts on a keyframe nearly identical to the last analysed
+ * one (src/engine/keyframe-reuse.ts). VIDEMBED_KEYFRAME_REUSE=0 analyses every keyframe.
+ */
+export function keyframeReuse(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.VIDEMBED_KEYFRAME_REUSE !== '0';
+}
+
 export interface UserConfig {
   default_collection?: string;
   default_model?: string;

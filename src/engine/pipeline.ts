@@ -10,8 +10,9 @@ import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
 import { meanVector } from '../models/vectors.js';
 import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
-import { pixelThread } from './config.js';
+import { keyframeReuse, pixelThread } from './config.js';
 import type { VideoSignature } from './duplicates.js';
+import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb, type KeyframeThumb } from './keyframe-reuse.js';
 import { inThreadEvents, workerThreadEvents, type PixelEvent, type PixelEventSource } from './pixel-thread.js';
 import { round3, type SegmenterOptions, type SegmentRange } from './segmenter.js';
 
@@ -35,6 +36,12 @@ export interface AnalyzeOptions {
    * Both ways give the same segments, tags and vectors.
    */
   pixelThread?: boolean;
+  /**
+   * Reuse the per-keyframe models' facts on a keyframe nearly identical to the last analysed one
+   * of the same video (src/engine/keyframe-reuse.ts; default `keyframeReuse()` of config.ts, on
+   * unless VIDEMBED_KEYFRAME_REUSE=0).
+   */
+  keyframeReuse?: boolean;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -163,6 +170,9 @@ async function analyzeFrameStream(
   /** Signature hashes of the frames that took one (a keyframe's pHash is the one its frame got). */
   const hashes = new WeakMap<Frame, PHash>();
   let buffer: Frame[] = [];
+  const reuseOn = opts.keyframeReuse ?? keyframeReuse();
+  /** The last segment whose keyframe the models analysed (what a later keyframe may reuse). */
+  let anchor: { idx: number; thumb: KeyframeThumb; analysis: SegmentAnalysis } | undefined;
 
   // Keyframe thumbnails are encoded a few at a time (one ffmpeg per batch): memory holds at most a batch of frames.
   const pendingThumbs: { seg: AnalyzedSegment; frame: Frame }[] = [];
@@ -185,15 +195,21 @@ async function analyzeFrameStream(
     const picked = embedderFrames(own, opts.fps, start, end);
     const keyframe = picked[picked.length >> 1];
     const idx = segments.length;
+    // A keyframe nearly identical to the last analysed one: the per-keyframe models may reuse its facts.
+    const thumb = reuseOn && opts.analyzers?.length ? keyframeThumb(keyframe) : undefined;
+    const reuse = thumb && anchor && keyframeDiff(anchor.thumb, thumb) <= KEYFRAME_REUSE.maxDiff ? { from: anchor.idx, analysis: anchor.analysis } : undefined;
     const analysis: SegmentAnalysis = {};
-    const ctx = { start, end, tags: pixTags, ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
+    const ctx = { start, end, tags: pixTags, ...(reuse ? { reuse } : {}), ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
     for (const a of opts.analyzers ?? []) analysis[a.name] = await a.analyzeSegment(picked, ctx);
+    if (thumb && !reuse) anchor = { idx, thumb, analysis };
     const emb = await embedder.embedSegment(picked, { start, end, tags: pixTags, analysis });
     const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;
     const tags = { ...pixTags, ...analyzerTags, ...(emb.tags ?? {}) };
     // What a person reads comes from analysis whatever the embedder (CLIP has no words of its own).
     const description = analysis.perception ? analysisDescription(analysis) : emb.description;
-    const details = emb.details ?? analysis.perception?.details;
+    let details = emb.details ?? analysis.perception?.details;
+    const reusedFrom = Object.values(analysis).find((a) => a.details?.reused_from !== undefined)?.details?.reused_from;
+    if (reusedFrom !== undefined && details?.reused_from === undefined) details = { ...details, reused_from: reusedFrom };
     segments.push({ idx, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
     if (opts.signature) segments[segments.length - 1].phash = hashes.get(keyframe) ?? phashFrame(keyframe);
     if (opts.thumbnails) {
