@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { analyzersFor } from '../src/analysis/index.js';
-import { analyzeVideo } from '../src/engine/pipeline.js';
+import { analyzeVideo, type AnalyzedVideo } from '../src/engine/pipeline.js';
 import { LocalEngine } from '../src/engine/engine.js';
-import { sampleFrames } from '../src/media/index.js';
+import { ffmpegPath, probeDetails, sampleFrames } from '../src/media/index.js';
+import { planSample } from '../src/media/frames.js';
+import { PIXEL_TAGGING_SAMPLING as SAMPLING } from '../src/tagging/index.js';
 import { getEmbedder } from '../src/models/registry.js';
 import { Store } from '../src/store/index.js';
 import { framingPixelCues } from '../src/tagging/framing.js';
@@ -59,13 +62,36 @@ export async function benchTaggingCost(clip: string, seconds = 8, reps = 3): Pro
   };
 }
 
+/** Wall seconds of one ffmpeg run whose output goes nowhere (its own process, like ingest's decoder). */
+async function ffmpegWall(args: string[]): Promise<number> {
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(ffmpegPath(), ['-hide_banner', '-nostdin', '-nostats', '-v', 'error', ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${String(code)}`))));
+  });
+  return (performance.now() - t0) / 1000;
+}
+
+const load1 = (): number => round(os.loadavg()[0]);
+
 /**
  * Ingest real-time factor at defaults (4 s segments, 1 fps) on a 60 s 1080p h264 clip, split into
  * decode (a decode-only pass), models (the rest of the analysis) and store (the write); plus the
  * pixel taggers' per-frame cost on the same clip (`tagging_ms`, {@link benchTaggingCost}).
+ *
+ * Decode-bound figures: `plain_decode_wall_s` is ffmpeg decoding the same file on one thread at its
+ * full frame rate to nothing (`-threads 1 -f null -`), `sampled_decode_wall_s` the decode ingest
+ * itself runs (4 fps, scaled, skip_frame noref, raw frames to nothing); `ingest_over_plain_decode`
+ * is the ingest wall over the plain decode (target ≤ 1.5). The ingest runs with the pixel taggers in
+ * a worker thread (the default), then once more on the main thread (`in_thread`) for comparison,
+ * both after a warm-up run on the first 8 s;
+ * `load_average` is the 1-minute load at the start (other work on the machine) and when each figure
+ * was taken (which then also counts the bench's own preceding work: encoding the clip, decoding).
  */
 export async function benchIngest(seconds = 60): Promise<Record<string, unknown>> {
   const dir = benchDir();
+  const loads: Record<string, number> = { start: load1() };
   try {
     const clip = makeMovingPhotoClip(path.join(dir, 'in.mp4'), { seconds, width: 1920, height: 1080 });
     const embedder = getEmbedder();
@@ -80,9 +106,29 @@ export async function benchIngest(seconds = 60): Promise<Record<string, unknown>
     for await (const _f of sampleFrames(clip, { fps: 1, maxSide: embedder.frameMaxSide })) frames++;
     const decodeMs = performance.now() - tDecode;
 
-    const tAll = performance.now();
-    const analyzed = await analyzeVideo(clip, embedder, { segmentSeconds: 4, fps: 1, analyzers });
-    const analyzeMs = performance.now() - tAll;
+    loads.plain_decode = load1();
+    const plainDecodeS = await ffmpegWall(['-threads', '1', '-i', clip, '-map', '0:v:0', '-f', 'null', '-']);
+    const maxSide = Math.max(embedder.frameMaxSide, ...analyzers.map((a) => a.frameMaxSide));
+    const plan = planSample(clip, await probeDetails(clip), { fps: SAMPLING.fps, maxSide, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' });
+    loads.sampled_decode = load1();
+    const sampledDecodeS = await ffmpegWall(['-y', ...plan.args.map((a) => (a === 'pipe:1' ? '/dev/null' : a))]);
+
+    const ingest = async (pixelThread: boolean): Promise<{ analyzed: AnalyzedVideo; ms: number }> => {
+      const t0 = performance.now();
+      const analyzed = await analyzeVideo(clip, embedder, { segmentSeconds: 4, fps: 1, analyzers, pixelThread });
+      return { analyzed, ms: performance.now() - t0 };
+    };
+    // Warm both ways up first (model first calls, the worker thread's start and JIT) on the first 8 s,
+    // as a worker that has already processed a video is.
+    const warm = path.join(dir, 'warm.mp4');
+    await ffmpegWall(['-y', '-i', clip, '-t', '8', '-c', 'copy', warm]);
+    for (const pixelThread of [true, false]) await analyzeVideo(warm, embedder, { segmentSeconds: 4, fps: 1, analyzers, pixelThread });
+
+    loads.ingest = load1();
+    const { analyzed, ms: analyzeMs } = await ingest(true);
+    loads.ingest_in_thread = load1();
+    const inThread = await ingest(false);
+    loads.end = load1();
 
     const store = Store.open(path.join(dir, 'db.sqlite'));
     const c = store.collections.insert({ name: 'b', description: '', model: embedder.id, dim: embedder.dim });
@@ -94,13 +140,26 @@ export async function benchIngest(seconds = 60): Promise<Record<string, unknown>
 
     const totalMs = analyzeMs + storeMs;
     const taggingMs = await benchTaggingCost(clip);
+    const ingestWallS = totalMs / 1000;
     return {
       video: `${seconds} s 1920x1080 h264 30 fps`,
       analyzers: analyzers.map((a) => `${a.name}@${a.version}`),
       segments: analyzed.segments.length,
+      keyframes_reused: analyzed.segments.filter((s) => s.details?.reused_from !== undefined).length,
       frames_sampled: frames,
-      realtime_factor: round(seconds / (totalMs / 1000)),
+      realtime_factor: round(seconds / ingestWallS),
       target_realtime_factor: 5,
+      ingest_wall_s: round(ingestWallS),
+      plain_decode_wall_s: round(plainDecodeS),
+      sampled_decode_wall_s: round(sampledDecodeS),
+      ingest_over_plain_decode: round(ingestWallS / plainDecodeS),
+      target_ingest_over_plain_decode: 1.5,
+      in_thread: { ingest_wall_s: round((inThread.ms + storeMs) / 1000), realtime_factor: round(seconds / ((inThread.ms + storeMs) / 1000)), ingest_over_plain_decode: round((inThread.ms + storeMs) / 1000 / plainDecodeS) },
+      load_average: loads,
+      decode_commands: {
+        plain: `ffmpeg -threads 1 -i in.mp4 -map 0:v:0 -f null -`,
+        sampled: `ffmpeg ${plan.args.join(' ').replace(clip, 'in.mp4').replace('pipe:1', '/dev/null')}`,
+      },
       seconds: { total: round(totalMs / 1000), decode_only_pass: round(decodeMs / 1000), models_and_rest: round((analyzeMs - decodeMs) / 1000), store: round(storeMs / 1000), model_load_once: round(loadMs / 1000) },
       note: 'decode runs in the ffmpeg child process concurrently with the models, so decode + models > total is expected',
       tagging_ms: taggingMs,
