@@ -109,3 +109,46 @@ export class ModelError extends VidembedError {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * An error as plain data, to cross a thread or process boundary (worker threads, the warm CLI's
+ * socket) and be rebuilt there as the same class with the same fields, so messages, HTTP statuses
+ * and exit codes do not depend on where the work ran.
+ */
+export interface WireError {
+  name: string;
+  message: string;
+  issues?: ValidationIssue[];
+  retryAfterSeconds?: number;
+}
+
+export function errorToWire(err: unknown): WireError {
+  if (err instanceof ValidationError) return { name: err.name, message: err.message, issues: err.issues };
+  if (err instanceof RateLimitedError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+  if (err instanceof VidembedError) return { name: err.name, message: err.message };
+  if (err instanceof Error) return { name: 'Error', message: err.message };
+  return { name: 'Error', message: String(err) };
+}
+
+const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
+  VidembedError,
+  BadRequestError,
+  UnauthorizedError,
+  QuotaExceededError,
+  NotFoundError,
+  ConflictError,
+  PayloadTooLargeError,
+  RangeNotSatisfiableError,
+  MediaError,
+  UpstreamError,
+  TimeoutError,
+  ModelError,
+};
+
+/** The same error class and fields as on the other side; a plain Error for anything else. */
+export function errorFromWire(e: WireError): Error {
+  if (e.name === 'ValidationError') return new ValidationError(e.issues ?? e.message);
+  if (e.name === 'RateLimitedError') return new RateLimitedError(e.message, e.retryAfterSeconds ?? 1);
+  const Cls = WIRE_CLASSES[e.name];
+  return Cls ? new Cls(e.message) : new Error(e.message);
+}

@@ -22,6 +22,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
+import { errorFromWire, type WireError } from '../api/errors.js';
 import { abortReason } from '../media/ffmpeg.js';
 import type { PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
@@ -80,12 +81,6 @@ export type ToWorker =
   /** Horizon and framing cues of one frame (a copy of a keyframe the caller keeps using). */
   | { type: 'framing'; id: number; t: number; width: number; height: number; data: ArrayBuffer };
 
-export interface WireError {
-  name: string;
-  message: string;
-  issues?: errors.ValidationIssue[];
-}
-
 export type FromWorker =
   | { type: 'frame'; t: number; width: number; height: number; data: ArrayBuffer; hash?: PHash }
   | { type: 'segment'; segment: SegmentRange }
@@ -94,28 +89,6 @@ export type FromWorker =
   /** The job is over (after `end`, `error` or a `stop`): the worker is free. */
   | { type: 'idle' }
   | { type: 'framing'; id: number; result?: { horizon: HorizonEstimate; cues: FramingPixelCues }; error?: WireError };
-
-export function errorToWire(err: unknown): WireError {
-  if (err instanceof errors.ValidationError) return { name: err.name, message: err.message, issues: err.issues };
-  if (err instanceof Error) return { name: err instanceof errors.VidembedError ? err.name : 'Error', message: err.message };
-  return { name: 'Error', message: String(err) };
-}
-
-const ERROR_CLASSES: Record<string, new (message: string) => Error> = {
-  VidembedError: errors.VidembedError,
-  MediaError: errors.MediaError,
-  ModelError: errors.ModelError,
-  TimeoutError: errors.TimeoutError,
-  UpstreamError: errors.UpstreamError,
-  BadRequestError: errors.BadRequestError,
-};
-
-/** The same error class and message as in the worker (a plain Error for anything else). */
-export function errorFromWire(e: WireError): Error {
-  if (e.name === 'ValidationError') return new errors.ValidationError(e.issues ?? e.message);
-  const Cls = ERROR_CLASSES[e.name];
-  return Cls ? new Cls(e.message) : new Error(e.message);
-}
 
 /** A frame's pixels as a buffer that can be transferred (copied only when the view does not own its buffer). */
 export function transferable(data: Uint8Array): ArrayBuffer {

@@ -8,7 +8,8 @@ import { parentPort } from 'node:worker_threads';
 import { sampleFrames } from '../media/frames.js';
 import { framingPixelCues } from '../tagging/framing.js';
 import { estimateHorizon } from '../tagging/pixels.js';
-import { errorToWire, transferable, type FromWorker, type PixelJob, type ToWorker } from './pixel-thread.js';
+import { errorToWire } from '../api/errors.js';
+import { transferable, type FromWorker, type PixelJob, type ToWorker } from './pixel-thread.js';
 import { Segmenter } from './segmenter.js';
 
 const port = parentPort;

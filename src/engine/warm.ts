@@ -12,6 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as errors from '../api/errors.js';
+import { errorFromWire, errorToWire, type WireError } from '../api/errors.js';
 import type { LocalEngine } from './engine.js';
 
 /** Longest unix socket path Linux and macOS accept (sun_path), with room for the terminator. */
@@ -28,42 +29,6 @@ export function warmSocketPath(home: string): string {
 /** What a warm process answers: the read calls a search or `embed text` makes. */
 export const WARM_OPS = ['search', 'encodeText', 'getCollection', 'listCollections', 'videoDetails'] as const;
 export type WarmOp = (typeof WARM_OPS)[number];
-
-interface WireError {
-  name: string;
-  message: string;
-  issues?: errors.ValidationIssue[];
-  retryAfterSeconds?: number;
-}
-
-function toWire(err: unknown): WireError {
-  if (err instanceof errors.ValidationError) return { name: err.name, message: err.message, issues: err.issues };
-  if (err instanceof errors.RateLimitedError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
-  if (err instanceof Error) return { name: err instanceof errors.VidembedError ? err.name : 'Error', message: err.message };
-  return { name: 'Error', message: String(err) };
-}
-
-const ERROR_CLASSES: Record<string, new (message: string) => Error> = {
-  BadRequestError: errors.BadRequestError,
-  UnauthorizedError: errors.UnauthorizedError,
-  QuotaExceededError: errors.QuotaExceededError,
-  NotFoundError: errors.NotFoundError,
-  ConflictError: errors.ConflictError,
-  PayloadTooLargeError: errors.PayloadTooLargeError,
-  RangeNotSatisfiableError: errors.RangeNotSatisfiableError,
-  MediaError: errors.MediaError,
-  UpstreamError: errors.UpstreamError,
-  TimeoutError: errors.TimeoutError,
-  ModelError: errors.ModelError,
-  VidembedError: errors.VidembedError,
-};
-
-export function fromWire(e: WireError): Error {
-  if (e.name === 'ValidationError') return new errors.ValidationError(e.issues ?? e.message);
-  if (e.name === 'RateLimitedError') return new errors.RateLimitedError(e.message, e.retryAfterSeconds ?? 1);
-  const Cls = ERROR_CLASSES[e.name];
-  return Cls ? new Cls(e.message) : new Error(e.message);
-}
 
 export interface WarmHost {
   /** When the last request arrived (ms since epoch); 0 before any. */
@@ -108,7 +73,7 @@ export async function startWarmHost(engine: LocalEngine, home: string): Promise<
       const result: unknown = await (engine[msg.op] as (...a: unknown[]) => Promise<unknown>).apply(engine, msg.args);
       socket.write(`${JSON.stringify({ id, ok: true, result })}\n`);
     } catch (err) {
-      if (!socket.destroyed) socket.write(`${JSON.stringify({ id, ok: false, error: toWire(err) })}\n`);
+      if (!socket.destroyed) socket.write(`${JSON.stringify({ id, ok: false, error: errorToWire(err) })}\n`);
     } finally {
       lastRequestAt = Date.now();
     }
@@ -198,7 +163,7 @@ export function callWarm<T>(home: string, op: WarmOp, args: unknown[], opts: { c
       try {
         const msg = JSON.parse(buffered.slice(0, nl)) as { ok: boolean; result?: T; error?: WireError };
         if (msg.ok) settle(() => resolve({ answered: true, result: msg.result as T }));
-        else settle(() => reject(fromWire(msg.error ?? { name: 'Error', message: 'the warm process failed' })));
+        else settle(() => reject(errorFromWire(msg.error ?? { name: 'Error', message: 'the warm process failed' })));
       } catch {
         settle(() => resolve({ answered: false }));
       }

@@ -21,17 +21,11 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
+import { errorFromWire, type WireError } from '../api/errors.js';
 import type { TextEmbedding } from './embedder.js';
 import type { QueryTextEncoder } from './text-encoder.js';
 
 // ---- the wire between the pool and its workers ---------------------------------------------------
-
-export interface WireError {
-  name: string;
-  message: string;
-  issues?: errors.ValidationIssue[];
-  retryAfterSeconds?: number;
-}
 
 export interface BatchMessage {
   type: 'batch';
@@ -42,37 +36,6 @@ export interface BatchMessage {
 export type ItemResult = { ok: true; vector: Float32Array; truncated: boolean } | { ok: false; error: WireError };
 
 export type WorkerReply = { type: 'ready' } | { type: 'result'; id: number; results: ItemResult[] };
-
-export function errorToWire(err: unknown): WireError {
-  if (err instanceof errors.ValidationError) return { name: err.name, message: err.message, issues: err.issues };
-  if (err instanceof errors.RateLimitedError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
-  if (err instanceof errors.VidembedError) return { name: err.name, message: err.message };
-  if (err instanceof Error) return { name: 'Error', message: err.message };
-  return { name: 'Error', message: String(err) };
-}
-
-const ERROR_CLASSES: Record<string, new (message: string) => Error> = {
-  VidembedError: errors.VidembedError,
-  BadRequestError: errors.BadRequestError,
-  UnauthorizedError: errors.UnauthorizedError,
-  QuotaExceededError: errors.QuotaExceededError,
-  NotFoundError: errors.NotFoundError,
-  ConflictError: errors.ConflictError,
-  PayloadTooLargeError: errors.PayloadTooLargeError,
-  RangeNotSatisfiableError: errors.RangeNotSatisfiableError,
-  MediaError: errors.MediaError,
-  UpstreamError: errors.UpstreamError,
-  TimeoutError: errors.TimeoutError,
-  ModelError: errors.ModelError,
-};
-
-/** The same error class and fields as thrown in the worker; a plain Error for anything else. */
-export function errorFromWire(e: WireError): Error {
-  if (e.name === 'ValidationError') return new errors.ValidationError(e.issues ?? e.message);
-  if (e.name === 'RateLimitedError') return new errors.RateLimitedError(e.message, e.retryAfterSeconds ?? 1);
-  const Cls = ERROR_CLASSES[e.name];
-  return Cls ? new Cls(e.message) : new Error(e.message);
-}
 
 // ---- the pool ------------------------------------------------------------------------------------
 

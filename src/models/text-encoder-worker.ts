@@ -11,7 +11,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { getEmbedder } from './registry.js';
-import { errorToWire, type BatchMessage, type ItemResult, type WorkerReply } from './text-encoder-pool.js';
+import { errorToWire } from '../api/errors.js';
+import type { BatchMessage, ItemResult, WorkerReply } from './text-encoder-pool.js';
 
 const port = parentPort;
 if (!port) throw new Error('text-encoder-worker runs as a worker thread (see TextEncoderPool)');

@@ -8,7 +8,8 @@ import { encoderThreads } from '../../src/engine/config.js';
 import { LocalEngine } from '../../src/engine/engine.js';
 import type { TextEmbedding } from '../../src/models/embedder.js';
 import { CachedTextEncoder, normalizeQueryText, type QueryTextEncoder } from '../../src/models/text-encoder.js';
-import { errorFromWire, errorToWire, TextEncoderPool } from '../../src/models/text-encoder-pool.js';
+import { errorFromWire, errorToWire } from '../../src/api/errors.js';
+import { TextEncoderPool } from '../../src/models/text-encoder-pool.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
