@@ -5,7 +5,9 @@ import {
   checkLeaseMs,
   checkMaxAttempts,
   DEFAULT_MAX_ATTEMPTS,
+  jobFromRecord,
   type ClaimedJob,
+  type JobRecord,
   type GiveUpHandler,
   type JobKind,
   type JobQueue,
@@ -15,20 +17,7 @@ import {
   type WorkerRegistry,
 } from './types.js';
 
-interface Row {
-  id: string;
-  kind: JobKind;
-  ref_id: string;
-  status: QueuedJob['status'];
-  attempts: number;
-  max_attempts: number;
-  lease_owner: string | null;
-  lease_token: string; // bigint arrives as a string
-  lease_expires_at: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type Row = JobRecord;
 
 const ms = (col: string) => `(extract(epoch FROM ${col}) * 1000)::float8`;
 const cols = (t = '') =>
@@ -36,22 +25,7 @@ const cols = (t = '') =>
    ${ms(`${t}lease_expires_at`)} AS lease_expires_at, ${t}last_error, ${ms(`${t}created_at`)} AS created_at, ${ms(`${t}updated_at`)} AS updated_at`;
 const interval = (param: string) => `make_interval(secs => ${param}::float8 / 1000)`;
 
-function toJob(r: Row): QueuedJob {
-  return {
-    id: r.id,
-    kind: r.kind,
-    refId: r.ref_id,
-    status: r.status,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    leaseOwner: r.lease_owner,
-    token: Number(r.lease_token),
-    leaseExpiresAt: r.lease_expires_at === null ? null : Math.round(r.lease_expires_at),
-    lastError: r.last_error,
-    createdAt: Math.round(r.created_at),
-    updatedAt: Math.round(r.updated_at),
-  };
-}
+const toJob = jobFromRecord;
 
 /**
  * One claim is one statement, so one transaction: the CTE picks the oldest runnable job and locks

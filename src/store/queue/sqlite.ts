@@ -6,7 +6,9 @@ import {
   checkMaxAttempts,
   DEFAULT_MAX_ATTEMPTS,
   giveUpMessage,
+  jobFromRecord,
   type ClaimedJob,
+  type JobRecord,
   type GiveUpHandler,
   type JobKind,
   type JobQueue,
@@ -16,37 +18,9 @@ import {
   type WorkerRegistry,
 } from './types.js';
 
-interface Row {
-  id: string;
-  kind: JobKind;
-  ref_id: string;
-  status: QueuedJob['status'];
-  attempts: number;
-  max_attempts: number;
-  lease_owner: string | null;
-  lease_token: number;
-  lease_expires_at: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type Row = JobRecord;
 
-function toJob(r: Row): QueuedJob {
-  return {
-    id: r.id,
-    kind: r.kind,
-    refId: r.ref_id,
-    status: r.status,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    leaseOwner: r.lease_owner,
-    token: r.lease_token,
-    leaseExpiresAt: r.lease_expires_at,
-    lastError: r.last_error,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+const toJob = jobFromRecord;
 
 /**
  * The job queue on the `jobs` table of a vidembed SQLite database (the same rows the synchronous

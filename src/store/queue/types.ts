@@ -110,3 +110,39 @@ export function checkLeaseMs(leaseMs: number): number {
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`leaseMs must be positive, not ${leaseMs}`);
   return Math.ceil(leaseMs);
 }
+
+/**
+ * A `jobs` row as either backend reads it (snake case; PostgreSQL hands bigints over as strings
+ * and epoch milliseconds as floats), and the one mapping to a QueuedJob.
+ */
+export interface JobRecord {
+  id: string;
+  kind: JobKind;
+  ref_id: string;
+  status: QueuedJob['status'];
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_token: number | string;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function jobFromRecord(r: JobRecord): QueuedJob {
+  return {
+    id: r.id,
+    kind: r.kind,
+    refId: r.ref_id,
+    status: r.status,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    leaseOwner: r.lease_owner,
+    token: Number(r.lease_token),
+    leaseExpiresAt: r.lease_expires_at === null ? null : Math.round(r.lease_expires_at),
+    lastError: r.last_error,
+    createdAt: Math.round(r.created_at),
+    updatedAt: Math.round(r.updated_at),
+  };
+}
