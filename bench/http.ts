@@ -38,8 +38,9 @@ async function startServe(home: string, port: number): Promise<ChildProcess> {
  * (streamed to disk, so it should barely move). The server's text encoder threads come from
  * VIDEMBED_ENCODER_THREADS in this process's environment (0: encoding on the event loop).
  */
-export async function benchHttp(opts: { segments?: number; concurrency?: number; requests?: number } = {}): Promise<Record<string, unknown>> {
+export async function benchHttp(opts: { segments?: number; largeSegments?: number; concurrency?: number; requests?: number } = {}): Promise<Record<string, unknown>> {
   const segments = opts.segments ?? 10000;
+  const largeSegments = opts.largeSegments ?? 100000;
   const concurrency = opts.concurrency ?? 32;
   const total = opts.requests ?? 1500;
   const threads = encoderThreads();
@@ -51,14 +52,18 @@ export async function benchHttp(opts: { segments?: number; concurrency?: number;
   const { key } = store.keys.create({ name: 'bench', qps: 1e6, owner: 'default' });
   let s = 1;
   const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-  for (let v = 0; v < segments / 25; v++) {
-    store.videos.insert({ id: `vid_${v}`, collection_id: c.id, filename: `v${v}.mp4`, path: '/dev/null', size_bytes: 1 });
-    store.segments.replaceForVideo(`vid_${v}`, c.id, embedder.dim, Array.from({ length: 25 }, (_, i) => {
-      const vec = new Float32Array(embedder.dim).map(() => rnd() - 0.5);
-      const n = Math.hypot(...vec);
-      return { idx: i, start: i * 4, end: i * 4 + 4, description: QUERIES[(v + i) % QUERIES.length], vector: vec.map((x) => x / n) };
-    }));
-  }
+  // Videos of 25 segments with random unit vectors; each description one of the query phrases.
+  const addVideos = (into: Store, from: number, to: number) => {
+    for (let v = from; v < to; v++) {
+      into.videos.insert({ id: `vid_${v}`, collection_id: c.id, filename: `v${v}.mp4`, path: '/dev/null', size_bytes: 1 });
+      into.segments.replaceForVideo(`vid_${v}`, c.id, embedder.dim, Array.from({ length: 25 }, (_, i) => {
+        const vec = new Float32Array(embedder.dim).map(() => rnd() - 0.5);
+        const n = Math.hypot(...vec);
+        return { idx: i, start: i * 4, end: i * 4 + 4, description: QUERIES[(v + i) % QUERIES.length], vector: vec.map((x) => x / n) };
+      }));
+    }
+  };
+  addVideos(store, 0, segments / 25);
   store.close();
   const port = 18000 + Math.floor(Math.random() * 2000);
   const server = await startServe(home, port);
@@ -92,16 +97,27 @@ export async function benchHttp(opts: { segments?: number; concurrency?: number;
     const queryText = (run: string, i: number) => `${QUERIES[i % QUERIES.length]} ${run} ${i}`;
     const searchBody = (run: string) => (i: number) => ({ path: `/collections/${c.id}/search`, body: JSON.stringify({ text: queryText(run, i), top_k: 10 }) });
     await run(128, searchBody('warm')); // warm-up: model load in every encoder thread, JIT
-    const byClients: Record<string, unknown> = {};
-    for (const clients of [1, 8, 32]) {
-      const n = clients === 1 ? Math.round(total / 10) : clients === 8 ? Math.round(total / 2) : total;
-      byClients[`c${clients}`] = { concurrency: clients, ...(await run(n, searchBody(`c${clients}`), clients)) };
-    }
+    const byClientsRun = async (tag: string) => {
+      const out: Record<string, unknown> = {};
+      for (const clients of [1, 8, 32]) {
+        const n = clients === 1 ? Math.round(total / 10) : clients === 8 ? Math.round(total / 2) : total;
+        out[`c${clients}`] = { concurrency: clients, ...(await run(n, searchBody(`${tag}c${clients}`), clients)) };
+      }
+      return out;
+    };
+    const byClients = await byClientsRun('');
     const search = byClients.c32 as Record<string, number>;
     // The same 200 texts over and over (sent once before, so every request is a cache hit).
     await run(200, searchBody('repeat'));
     const cached = await run(total, (i) => searchBody('repeat')(i % 200));
     const encodeText = await run(Math.round(total / 2), (i) => ({ path: '/video_embedding/encode_text', body: JSON.stringify({ text: `${QUERIES[i % QUERIES.length]} number ${i}` }) }));
+
+    // The same at 100k segments: the rest written while the server runs (its index catches up).
+    const more = Store.open(pathsFor(home).dbFile);
+    addVideos(more, segments / 25, largeSegments / 25);
+    more.close();
+    await run(64, searchBody('warm100k'));
+    const large = await byClientsRun('large');
 
     const big = path.join(dir, 'big.mp4');
     writeFileSync(big, Buffer.alloc(100 * 1024 * 1024, 1));
@@ -119,6 +135,7 @@ export async function benchHttp(opts: { segments?: number; concurrency?: number;
       encoder_threads: threads,
       search: { segments, ...search, target_rps: 150, target_p99_ms: 300, note: 'each request embeds its (distinct) query text with USE before the KNN' },
       search_by_clients: { segments, distinct_queries: true, ...byClients, target_p99_ms: { c8: 100, c32: 300 } },
+      search_by_clients_100k: { segments: largeSegments, distinct_queries: true, ...large },
       search_cached_repeat: { segments, concurrency, distinct_texts: 200, ...cached },
       encode_text: { concurrency, ...encodeText },
       upload_100mb: { status: up.statusCode, seconds: round(uploadS), server_rss_idle_mb: round(idleKb / 1024, 1), server_rss_peak_mb: round(peakKb / 1024, 1), rss_increase_mb: round((peakKb - idleKb) / 1024, 1), target_increase_mb: 300 },

@@ -75,8 +75,6 @@ function median(xs: number[]): number {
 export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: HybridSearchInput): SearchResult[] {
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
-  const vectorHits = segments.nearest(input.collectionId, input.dim, input.queryVector, k, input.filter);
-  const similarity = new Map(vectorHits.map((h) => [h.segmentId, h.similarity]));
 
   // Keyword side: which of the query's (selective) words each segment's analysis words hold.
   const terms = segments.selectiveTerms(queryTerms(input.text));
@@ -86,23 +84,37 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
   const idfSum = [...idf.values()].reduce((a, b) => a + b, 0);
   const keyword = new Map<number, number>();
   for (const [t, ids] of matches) for (const id of ids) keyword.set(id, (keyword.get(id) ?? 0) + (idf.get(t) ?? 0) / (idfSum || 1));
-  const keywordOnly = [...keyword.keys()].filter((id) => !similarity.has(id));
-  for (const [id, sim] of segments.similarities(input.dim, keywordOnly, input.queryVector)) similarity.set(id, sim);
 
+  // Vector side: the k nearest segments and the keyword hits, with their similarities — exact, or
+  // approximate within a margin (the in-memory index), re-scored below where they can matter.
+  const scored = segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...keyword.keys()]);
+  const videoOf = segments.videosOf(input.collectionId, [...scored.keys()]);
+  const videoOfKept = (id: number): string | undefined => {
+    const v = videoOf.get(id);
+    return v === undefined || input.excludeVideoIds?.has(v) ? undefined : v;
+  };
+  const bonus = (id: number) => SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0);
+  exactWhereItMatters(segments, input, scored, videoOfKept, bonus);
+
+  const similarity = new Map<number, number>();
   const relevance = new Map<number, number>();
-  for (const [id, sim] of similarity) relevance.set(id, sim + SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0));
-
-  const rows = segments.byIds([...relevance.keys()]);
+  for (const [id, s] of scored) {
+    similarity.set(id, s.similarity);
+    relevance.set(id, s.similarity + bonus(id));
+  }
   const bestPerVideo = new Map<string, { segmentId: number; relevance: number }>();
   for (const [segmentId, r] of relevance) {
-    const row = rows.get(segmentId);
-    if (!row || input.excludeVideoIds?.has(row.video_id)) continue;
-    const best = bestPerVideo.get(row.video_id);
-    if (!best || r > best.relevance || (r === best.relevance && segmentId < best.segmentId)) bestPerVideo.set(row.video_id, { segmentId, relevance: r });
+    const videoId = videoOfKept(segmentId);
+    if (videoId === undefined) continue;
+    const best = bestPerVideo.get(videoId);
+    if (!best || r > best.relevance || (r === best.relevance && segmentId < best.segmentId)) bestPerVideo.set(videoId, { segmentId, relevance: r });
   }
   const background = median([...bestPerVideo.values()].map((b) => b.relevance));
 
   const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
+  // Whole rows only for what can be shown (min_confidence may pass over some).
+  const shown = input.minConfidence === undefined ? ranked.slice(0, input.topK) : ranked;
+  const rows = segments.byIds(shown.map(([, best]) => best.segmentId));
   const out: SearchResult[] = [];
   for (const [i, [videoId, best]] of ranked.entries()) {
     if (out.length >= input.topK) break;
@@ -110,7 +122,8 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
     const other = i === 0 ? (ranked[1]?.[1].relevance ?? background) : ranked[0][1].relevance;
     const confidence = confidenceOf(best.relevance, background, other);
     if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
-    const row = rows.get(best.segmentId)!;
+    const row = rows.get(best.segmentId);
+    if (!row) continue; // deleted since the candidates were read
     const video = videos.byId(videoId);
     // A moment never runs past the end of its video.
     const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
@@ -135,6 +148,45 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
     out.push(result);
   }
   return out;
+}
+
+/**
+ * Re-scores exactly every approximate candidate that could reach the page: with L the top_k-th
+ * largest per-video lower bound (approximation minus margin, plus keyword bonus), at least top_k
+ * videos score L or more, so a segment whose upper bound stays below L can be neither on the page
+ * nor the best segment of a video that is. What is left approximate (within its margin, ~0.002)
+ * only feeds the background of the confidence. With `min_confidence` the page may reach further
+ * down, so everything is re-scored.
+ */
+function exactWhereItMatters(
+  segments: SegmentsRepo,
+  input: HybridSearchInput,
+  scored: Map<number, { similarity: number; margin: number }>,
+  videoOf: (id: number) => string | undefined,
+  bonus: (id: number) => number,
+): void {
+  let approximate = 0;
+  for (const s of scored.values()) if (s.margin > 0) approximate++;
+  if (approximate === 0) return;
+  let threshold = -Infinity;
+  if (input.minConfidence === undefined) {
+    const lower = new Map<string, number>();
+    for (const [id, s] of scored) {
+      const v = videoOf(id);
+      if (v === undefined) continue;
+      const lo = s.similarity - s.margin + bonus(id);
+      if (lo > (lower.get(v) ?? -Infinity)) lower.set(v, lo);
+    }
+    const sorted = [...lower.values()].sort((a, b) => b - a);
+    if (sorted.length >= input.topK) threshold = sorted[input.topK - 1];
+  }
+  const redo = [...scored].filter(([id, s]) => s.margin > 0 && s.similarity + s.margin + bonus(id) >= threshold).map(([id]) => id);
+  const exact = segments.similarities(input.dim, redo, input.queryVector);
+  for (const id of redo) {
+    const sim = exact.get(id);
+    if (sim === undefined) scored.delete(id); // deleted since the index last synced
+    else scored.set(id, { similarity: sim, margin: 0 });
+  }
 }
 
 /** The moment's shot tags (label and confidence of shot size, movement, angle), from its segment. */

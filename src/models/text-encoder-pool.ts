@@ -44,6 +44,8 @@ export interface TextEncoderPoolOptions {
   threads?: number;
   /** Most texts sent to a worker at once. Default 32 (what USE coalesces into one model call). */
   maxBatch?: number;
+  /** Calls that must be waiting before a second (third...) worker takes a batch. Default 4. */
+  spill?: number;
   /** Modules each worker imports before it serves (e.g. to register embedders). */
   preload?: string[];
   /** The worker script. Default: the compiled text-encoder-worker.js. */
@@ -97,6 +99,7 @@ function defaultWorkerUrl(): URL {
 export class TextEncoderPool implements QueryTextEncoder {
   readonly threads: number;
   readonly maxBatch: number;
+  readonly spill: number;
   private readonly preload: string[];
   private readonly workerUrl: URL;
   private readonly slots = new Set<Slot>();
@@ -115,6 +118,7 @@ export class TextEncoderPool implements QueryTextEncoder {
     if (!Number.isInteger(threads) || threads < 1) throw new Error(`TextEncoderPool: threads must be an integer >= 1, got ${threads}`);
     this.threads = threads;
     this.maxBatch = Math.max(1, opts.maxBatch ?? 32);
+    this.spill = Math.max(1, opts.spill ?? 4);
     this.preload = opts.preload ?? [];
     this.workerUrl = opts.workerUrl ?? defaultWorkerUrl();
   }
@@ -258,11 +262,16 @@ export class TextEncoderPool implements QueryTextEncoder {
 
   private dispatch(): void {
     if (this.closed) return;
-    const free = [...this.slots].filter((s) => s.ready && !s.exited && !s.batch);
-    for (let i = 0; i < free.length && this.queue.length > 0; i++) {
-      const n = Math.min(this.maxBatch, Math.ceil(this.queue.length / (free.length - i)));
-      const jobs = this.queue.splice(0, n);
-      const slot = free[i];
+    const live = [...this.slots].filter((s) => s.ready && !s.exited);
+    let busy = live.filter((s) => s.batch).length;
+    for (const slot of live) {
+      if (slot.batch || this.queue.length === 0) continue;
+      // One batch at a time while the queue is short: a bigger batch costs little more than a small
+      // one, and a second thread would take CPU from the event loop. More threads join once `spill`
+      // calls wait.
+      if (busy > 0 && this.queue.length < this.spill) break;
+      const jobs = this.queue.splice(0, this.maxBatch);
+      busy++;
       const id = this.nextBatchId++;
       slot.batch = { id, jobs };
       this.counts.batches++;

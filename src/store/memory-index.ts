@@ -42,6 +42,10 @@ interface Loaded {
   cap: number;
   /** Segment id per row, ascending (appends only ever bring larger ids). */
   ids: Float64Array;
+  /** The row's video, as an index into `videoIds` (search groups by video without a query). */
+  videos: Int32Array;
+  videoIds: string[];
+  videoIndex: Map<string, number>;
   /** Rows whose segment was deleted: skipped by every query until the next compaction drops them. */
   dead: Set<number>;
   memory: WebAssembly.Memory;
@@ -136,14 +140,14 @@ export class MemoryVectorIndex {
     return entry;
   }
 
-  private rowsAfter(collectionId: string, after: number): Iterable<[number, Buffer]> {
+  private rowsAfter(collectionId: string, after: number): Iterable<[number, Buffer, string]> {
     return this.db
       .prepare(
-        `SELECT s.id, v.embedding FROM segments s JOIN segment_vectors v ON v.segment_id = s.id
+        `SELECT s.id, v.embedding, s.video_id FROM segments s JOIN segment_vectors v ON v.segment_id = s.id
          WHERE s.collection_id = ? AND s.id > ? ORDER BY s.id`,
       )
       .raw()
-      .iterate(collectionId, after) as Iterable<[number, Buffer]>;
+      .iterate(collectionId, after) as Iterable<[number, Buffer, string]>;
   }
 
   private load(collectionId: string, dim: number, table: string, backfilled = false): Loaded | undefined {
@@ -157,9 +161,9 @@ export class MemoryVectorIndex {
       if (!entry) return undefined;
       Object.assign(entry, { revision, delSeq, watermark });
       let rows = 0;
-      for (const [id, blob] of this.rowsAfter(collectionId, 0)) {
+      for (const [id, blob, videoId] of this.rowsAfter(collectionId, 0)) {
         rows++;
-        if (!this.append(entry, id, blob)) return undefined; // more rows than counted: cannot happen in one snapshot
+        if (!this.append(entry, id, blob, videoId)) return undefined; // more rows than counted: cannot happen in one snapshot
       }
       // Segments without a row in segment_vectors were written before it existed.
       return rows < count && !backfilled ? 'backfill' : entry;
@@ -198,6 +202,9 @@ export class MemoryVectorIndex {
       n: 0,
       cap: 0,
       ids: new Float64Array(0),
+      videos: new Int32Array(0),
+      videoIds: [],
+      videoIndex: new Map(),
       dead: new Set(),
       memory,
       simd,
@@ -237,12 +244,14 @@ export class MemoryVectorIndex {
     if (e.n) new Uint8Array(e.memory.buffer).copyWithin(mOff, e.mOff, e.mOff + e.n * e.stride);
     const ids = new Float64Array(cap);
     ids.set(e.ids.subarray(0, e.n));
-    Object.assign(e, { cap, ids, qOff: 0, xOff, infoOff, sOff, oOff, mOff });
+    const videos = new Int32Array(cap);
+    videos.set(e.videos.subarray(0, e.n));
+    Object.assign(e, { cap, ids, videos, qOff: 0, xOff, infoOff, sOff, oOff, mOff });
     return true;
   }
 
   /** Quantises one float32 vector into row `e.n`; false when there is no room left. */
-  private append(e: Loaded, id: number, blob: Buffer): boolean {
+  private append(e: Loaded, id: number, blob: Buffer, videoId: string): boolean {
     if (blob.byteLength !== e.dim * 4) return true; // not this collection's dimension: never searchable here
     if (e.n === e.cap && !this.reserve(e, e.cap + Math.max(1024, e.cap >> 2))) return false;
     const { u8, f32 } = views(e);
@@ -269,6 +278,12 @@ export class MemoryVectorIndex {
     }
     const scale = max / 127;
     f32[(e.sOff >> 2) + e.n] = scale;
+    let video = e.videoIndex.get(videoId);
+    if (video === undefined) {
+      video = e.videoIds.push(videoId) - 1;
+      e.videoIndex.set(videoId, video);
+    }
+    e.videos[e.n] = video;
     e.ids[e.n++] = id;
     if (id > e.watermark) e.watermark = id;
     // A row with NaN or infinite components scores NaN and is never a candidate; it bounds nothing.
@@ -315,7 +330,7 @@ export class MemoryVectorIndex {
         }
       }
       const before = e.n;
-      for (const [id, blob] of this.rowsAfter(collectionId, e.watermark)) if (!this.append(e, id, blob)) return false;
+      for (const [id, blob, videoId] of this.rowsAfter(collectionId, e.watermark)) if (!this.append(e, id, blob, videoId)) return false;
       this.stats.appended += e.n - before;
       const last = this.db.prepare('SELECT MAX(id) FROM segments WHERE collection_id = ?').pluck().get(collectionId) as number | null;
       if (last !== null && last > e.watermark) e.watermark = last;
@@ -340,6 +355,7 @@ export class MemoryVectorIndex {
         bytes.copyWithin(e.mOff + w * e.stride, e.mOff + r * e.stride, e.mOff + (r + 1) * e.stride);
         scales[w] = scales[r];
         e.ids[w] = e.ids[r];
+        e.videos[w] = e.videos[r];
       }
       w++;
     }
@@ -392,6 +408,58 @@ export class MemoryVectorIndex {
   refresh(collectionId: string, dim: number, table: string): number | undefined {
     const e = this.sync(collectionId, dim, table);
     return e ? e.n - e.dead.size : undefined;
+  }
+
+  /**
+   * The video of each given segment that the index holds (as of its last sync: call after
+   * `nearest` or `refresh` in the same synchronous step); segments it does not hold are left out.
+   */
+  videosOf(collectionId: string, ids: Iterable<number>): Map<number, string> {
+    const out = new Map<number, string>();
+    const e = this.loaded.get(collectionId);
+    if (!e) return out;
+    for (const id of ids) {
+      const row = this.rowOf(e, id);
+      if (row >= 0 && !e.dead.has(row)) out.set(id, e.videoIds[e.videos[row]]);
+    }
+    return out;
+  }
+
+  /** Live segments of a collection as of the last sync, or undefined when it is not loaded. */
+  liveCount(collectionId: string): number | undefined {
+    const e = this.loaded.get(collectionId);
+    return e ? e.n - e.dead.size : undefined;
+  }
+
+  /**
+   * Approximate similarities, without the exact vectors: the best `k` rows by the int8 scan and the
+   * given `also` segments, each with the margin its rounding error stays within (six sigma, as for
+   * the re-rank). The caller re-scores
+   * exactly only what can still matter. Undefined: the collection is not in memory.
+   */
+  approximate(
+    collectionId: string,
+    dim: number,
+    table: string,
+    query: Float32Array,
+    k: number,
+    also: Iterable<number> = [],
+  ): Map<number, { similarity: number; margin: number }> | undefined {
+    const e = this.sync(collectionId, dim, table);
+    if (!e) return undefined;
+    const out = new Map<number, { similarity: number; margin: number }>();
+    const live = e.n - e.dead.size;
+    if (live === 0) return out;
+    const { scores, qScale, qNorm } = this.scan(e, query);
+    const sigma = Math.sqrt((e.maxScale * e.maxScale * qNorm * qNorm + qScale * qScale * e.maxNorm * e.maxNorm) / 12);
+    if (k > 0) for (const r of topK(scores, Math.min(live, k))) out.set(e.ids[r], { similarity: qScale * scores[r], margin: ERROR_SIGMAS * sigma });
+    // The scan scored every row: the `also` segments are read off it.
+    for (const id of also) {
+      if (out.has(id)) continue;
+      const r = this.rowOf(e, id);
+      if (r >= 0 && !e.dead.has(r)) out.set(id, { similarity: qScale * scores[r], margin: ERROR_SIGMAS * sigma });
+    }
+    return out;
   }
 
   /** Best `k` segments by dot product (= cosine for unit vectors), or undefined to fall back. */

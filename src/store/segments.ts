@@ -54,6 +54,8 @@ export interface KeywordHit {
 }
 
 const TAG_COLUMNS = ['shot_size', 'camera_movement', 'shooting_angle'] as const;
+/** Cached counts and keyword matches (SegmentsRepo.cached) kept at most; past this it starts over. */
+const ANSWER_CACHE_SIZE = 4096;
 /** sqlite-vec's KNN `k` ceiling. */
 export const MAX_KNN = 4096;
 
@@ -77,6 +79,8 @@ export function vecTable(dim: number): string {
 export class SegmentsRepo {
   private readonly ensured = new Set<number>();
   private readonly memory: MemoryVectorIndex | undefined;
+  private cacheToken = '';
+  private readonly answers = new Map<string, unknown>();
 
   /**
    * `memoryIndex`: serve unfiltered KNN from an int8 in-memory copy re-ranked with the exact
@@ -186,7 +190,28 @@ export class SegmentsRepo {
   }
 
   countForCollection(collectionId: string): number {
-    return this.db.prepare('SELECT COUNT(*) FROM segments WHERE collection_id = ?').pluck().get(collectionId) as number;
+    return this.cached(`count|${collectionId}`, () => this.db.prepare('SELECT COUNT(*) FROM segments WHERE collection_id = ?').pluck().get(collectionId) as number);
+  }
+
+  /**
+   * Answers that depend only on which segments exist (counts, keyword matches), kept until a segment
+   * is added or deleted anywhere: segment ids only grow (AUTOINCREMENT) and every deletion is logged,
+   * so the largest id and the log's last entry change with every write, whichever process made it.
+   */
+  private cached<T>(key: string, compute: () => T): T {
+    const token = this.db
+      .prepare("SELECT COALESCE((SELECT MAX(id) FROM segments), 0) || '/' || COALESCE((SELECT MAX(seq) FROM segment_deletions), 0)")
+      .pluck()
+      .get() as string;
+    if (token !== this.cacheToken) {
+      this.answers.clear();
+      this.cacheToken = token;
+    }
+    if (this.answers.has(key)) return this.answers.get(key) as T;
+    const value = compute();
+    if (this.answers.size >= ANSWER_CACHE_SIZE) this.answers.clear();
+    this.answers.set(key, value);
+    return value;
   }
 
   /** Nearest segments of one collection by cosine similarity, best first. */
@@ -230,17 +255,85 @@ export class SegmentsRepo {
     return out;
   }
 
-  /** Cosine similarity of given segments to a query, by point lookups (for keyword-only hits). */
+  /**
+   * Search candidates: the `k` segments nearest to the query and the `also` segments (keyword
+   * hits), each with its similarity and the margin within which that similarity is exact. From the
+   * in-memory index (unfiltered queries in long-running processes) the similarities are int8
+   * approximations (margin > 0: re-score what matters with `similarities`); otherwise exact
+   * (margin 0).
+   */
+  candidates(
+    collectionId: string,
+    dim: number,
+    query: Float32Array,
+    k: number,
+    filter: TagFilter,
+    also: number[],
+  ): Map<number, { similarity: number; margin: number }> {
+    this.ensureVectorTable(dim);
+    if (this.memory && !TAG_COLUMNS.some((c) => filter[c])) {
+      const approx = this.memory.approximate(collectionId, dim, vecTable(dim), query, Math.min(k, MAX_KNN), also);
+      if (approx) return approx;
+    }
+    const out = new Map<number, { similarity: number; margin: number }>();
+    for (const h of this.nearest(collectionId, dim, query, k, filter)) out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
+    const rest = also.filter((id) => !out.has(id));
+    for (const [id, similarity] of this.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
+    return out;
+  }
+
+  /**
+   * Cosine similarity of given segments to a query (for keyword-only hits): their float32 vectors
+   * from `segment_vectors` in one statement, the dot products here; sqlite-vec for rows older than it.
+   */
   similarities(dim: number, ids: number[], query: Float32Array): Map<number, number> {
     this.ensureVectorTable(dim);
-    const fast = this.db.prepare('SELECT vec_distance_cosine(embedding, ?) FROM segment_vectors WHERE segment_id = ?').pluck();
-    const slow = this.db.prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
-    const q = Buffer.from(query.buffer, query.byteOffset, query.byteLength);
     const out = new Map<number, number>();
-    for (const id of ids) {
-      const distance = (fast.get(q, id) ?? slow.get(q, BigInt(id))) as number | undefined;
-      if (distance !== undefined) out.set(id, 1 - distance);
+    if (ids.length === 0) return out;
+    let qq = 0;
+    for (let j = 0; j < dim; j++) qq += query[j] * query[j];
+    const qNorm = Math.sqrt(qq);
+    const rows = this.db
+      .prepare('SELECT segment_id, embedding FROM segment_vectors WHERE segment_id IN (SELECT value FROM json_each(?))')
+      .raw()
+      .all(JSON.stringify(ids)) as [number, Buffer][];
+    for (const [id, blob] of rows) {
+      if (blob.byteLength !== dim * 4) continue;
+      const v = new Float32Array(blob.buffer, blob.byteOffset, dim);
+      let dot = 0;
+      let vv = 0;
+      for (let j = 0; j < dim; j++) {
+        dot += v[j] * query[j];
+        vv += v[j] * v[j];
+      }
+      const norms = Math.sqrt(vv) * qNorm;
+      out.set(id, norms > 0 ? dot / norms : 0);
     }
+    if (out.size < ids.length) {
+      const slow = this.db.prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
+      const q = Buffer.from(query.buffer, query.byteOffset, query.byteLength);
+      for (const id of ids) {
+        if (out.has(id)) continue;
+        const distance = slow.get(q, BigInt(id)) as number | undefined;
+        if (distance !== undefined) out.set(id, 1 - distance);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The video of each given segment: from the in-memory index when it holds the collection (no
+   * query), else one lookup of just the ids' videos. Segments that no longer exist are left out.
+   */
+  videosOf(collectionId: string, ids: number[]): Map<number, string> {
+    const out = this.memory?.videosOf(collectionId, ids) ?? new Map<number, string>();
+    if (out.size === ids.length) return out;
+    const rest = out.size === 0 ? ids : ids.filter((id) => !out.has(id));
+    const rows = this.db
+      .prepare('SELECT id, video_id FROM segments WHERE id IN (SELECT value FROM json_each(?))')
+      .raw()
+      .all(JSON.stringify(rest)) as [number, string][];
+    for (const [id, videoId] of rows) out.set(id, videoId);
     return out;
   }
 
@@ -250,11 +343,12 @@ export class SegmentsRepo {
    * so this acts as a stopword list learned from the collection's own descriptions.
    */
   selectiveTerms(terms: string[], maxShare = 0.1, floor = 500): string[] {
-    const total = this.db.prepare('SELECT COUNT(*) FROM segments').pluck().get() as number;
+    const total = this.cached('count', () => this.db.prepare('SELECT COUNT(*) FROM segments').pluck().get() as number);
     const limit = Math.max(floor, total * maxShare);
     if (total <= limit) return terms;
     const count = this.db.prepare('SELECT COUNT(*) FROM (SELECT rowid FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)').pluck();
-    return terms.filter((t) => (count.get(`"${t.replace(/"/g, '""')}"`, Math.ceil(limit) + 1) as number) <= limit);
+    const cap = Math.ceil(limit) + 1;
+    return terms.filter((t) => this.cached(`df|${cap}|${t}`, () => count.get(`"${t.replace(/"/g, '""')}"`, cap) as number) <= limit);
   }
 
   /**
@@ -263,11 +357,12 @@ export class SegmentsRepo {
    */
   termMatches(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Map<string, number[]> {
     const out = new Map<string, number[]>();
+    const filterKey = TAG_COLUMNS.map((c) => filter[c] ?? '').join('|');
     for (const t of terms) {
-      out.set(
-        t,
+      const ids = this.cached(`terms|${collectionId}|${filterKey}|${limit}|${t}`, () =>
         this.keyword(collectionId, `"${t.replace(/"/g, '""')}"`, limit, filter).map((h) => h.segmentId),
       );
+      out.set(t, ids);
     }
     return out;
   }

@@ -7,6 +7,7 @@ import { DEFAULT_EMBEDDER_ID, getEmbedder } from '../../src/models/registry.js';
 import { CachedTextEncoder } from '../../src/models/text-encoder.js';
 import { TextEncoderPool } from '../../src/models/text-encoder-pool.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
+import { isCI } from '../helpers/clips.js';
 
 // The pool's threads run the compiled worker (dist/, built by `npm test`'s pretest).
 const BUILT_WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/models/text-encoder-worker.js');
@@ -34,7 +35,7 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
-describe.runIf(existsSync(BUILT_WORKER))('text encoding on worker threads (real default embedder)', () => {
+describe.runIf(existsSync(BUILT_WORKER) || isCI)('text encoding on worker threads (real default embedder)', () => {
   let pool: TextEncoderPool;
   beforeAll(() => {
     pool = new TextEncoderPool({ threads: 2 });

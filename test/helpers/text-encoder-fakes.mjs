@@ -50,3 +50,10 @@ fake('fake-crash', () => {
   return new Promise(() => {});
 });
 fake('fake-hang', () => new Promise(() => {}));
+// Says which thread answered ([threadId, 0, 0, 1]), after 150 ms: long enough that calls made
+// meanwhile find this thread busy.
+const { threadId } = await import('node:worker_threads');
+fake('fake-slow-thread', async () => {
+  await new Promise((r) => setTimeout(r, 150));
+  return { vector: new Float32Array([threadId, 0, 0, 1]), truncated: false };
+});

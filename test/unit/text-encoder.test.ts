@@ -11,6 +11,7 @@ import { CachedTextEncoder, normalizeQueryText, type QueryTextEncoder } from '..
 import { errorFromWire, errorToWire } from '../../src/api/errors.js';
 import { TextEncoderPool } from '../../src/models/text-encoder-pool.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
+import { isCI } from '../helpers/clips.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FAKES = pathToFileURL(path.join(here, '../helpers/text-encoder-fakes.mjs')).href;
@@ -170,7 +171,8 @@ describe('errors cross the thread boundary as the same classes', () => {
 });
 
 // Worker threads run the compiled code (dist/, built by `npm test`'s pretest) with fake embedders.
-describe.runIf(existsSync(BUILT_WORKER))('TextEncoderPool (worker threads, fake embedders)', () => {
+// The worker runs compiled code: `npm install` builds it. Under CI a missing build fails here.
+describe.runIf(existsSync(BUILT_WORKER) || isCI)('TextEncoderPool (worker threads, fake embedders)', () => {
   let pool: TextEncoderPool;
   beforeAll(() => {
     pool = new TextEncoderPool({ threads: 2, preload: [FAKES] });
@@ -191,6 +193,35 @@ describe.runIf(existsSync(BUILT_WORKER))('TextEncoderPool (worker threads, fake 
     expect(s.texts).toBeGreaterThanOrEqual(300);
     expect(s.batches).toBeLessThan(300 / 4); // queued calls travel together (at most 32 a batch)
     expect(pool.liveThreads).toBe(2);
+  });
+
+  it('a second thread joins only once `spill` calls wait; until then they ride the busy thread\'s next batch', async () => {
+    const own = new TextEncoderPool({ threads: 2, spill: 4, preload: [FAKES] });
+    try {
+      const thread = async (p: Promise<TextEmbedding>) => (await p).vector[0];
+      // Both threads up (each answers one call at once: nothing waits).
+      await Promise.all([own.embedText('fake-echo', 'a'), own.embedText('fake-echo', 'b')]);
+      const batches0 = own.stats().batches;
+      const first = own.embedText('fake-slow-thread', 'first');
+      await new Promise((r) => setTimeout(r, 20)); // `first` is running on one thread
+      const few = [own.embedText('fake-slow-thread', 'x1'), own.embedText('fake-slow-thread', 'x2')];
+      const firstThread = await thread(first);
+      const fewThreads = await Promise.all(few.map(thread));
+      // Two calls < spill: they waited and went together, as one batch, to the thread that got free.
+      expect(fewThreads).toEqual([firstThread, firstThread]);
+      expect(own.stats().batches - batches0).toBe(2);
+
+      const again = own.embedText('fake-slow-thread', 'again');
+      await new Promise((r) => setTimeout(r, 20));
+      const many = Array.from({ length: 5 }, (_, i) => own.embedText('fake-slow-thread', `m${i}`));
+      const againThread = await thread(again);
+      const manyThreads = await Promise.all(many.map(thread));
+      // Five calls >= spill: the idle thread took them while the other was still busy.
+      expect(new Set(manyThreads).size).toBe(1);
+      expect(manyThreads[0]).not.toBe(againThread);
+    } finally {
+      await own.close();
+    }
   });
 
   it("gives the caller the embedder's error as the same class, and keeps serving", async () => {
