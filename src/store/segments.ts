@@ -80,6 +80,7 @@ export class SegmentsRepo {
   private readonly ensured = new Set<number>();
   private readonly memory: MemoryVectorIndex | undefined;
   private cacheToken = '';
+  private tokenChecked = false;
   private readonly answers = new Map<string, unknown>();
 
   /**
@@ -116,6 +117,7 @@ export class SegmentsRepo {
   /** Replaces every segment of a video in one transaction, so a redone job never duplicates rows. */
   replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): void {
     this.ensureVectorTable(dim);
+    this.tokenChecked = false;
     const table = vecTable(dim);
     const insertSeg = this.db.prepare(
       `INSERT INTO segments (video_id, collection_id, idx, start, end, description, details_json, tags_json,
@@ -160,6 +162,7 @@ export class SegmentsRepo {
 
   deleteForVideo(videoId: string, dim: number): void {
     this.ensureVectorTable(dim);
+    this.tokenChecked = false;
     const ids = this.db.prepare('SELECT id FROM segments WHERE video_id = ?').pluck().all(videoId) as number[];
     const delVec = this.db.prepare(`DELETE FROM ${vecTable(dim)} WHERE segment_id = ?`);
     const delFts = this.db.prepare('DELETE FROM segments_fts WHERE rowid = ?');
@@ -199,13 +202,18 @@ export class SegmentsRepo {
    * so the largest id and the log's last entry change with every write, whichever process made it.
    */
   private cached<T>(key: string, compute: () => T): T {
-    const token = this.db
-      .prepare("SELECT COALESCE((SELECT MAX(id) FROM segments), 0) || '/' || COALESCE((SELECT MAX(seq) FROM segment_deletions), 0)")
-      .pluck()
-      .get() as string;
-    if (token !== this.cacheToken) {
-      this.answers.clear();
-      this.cacheToken = token;
+    // The token is read once per synchronous run (one search asks for several answers in a row).
+    if (!this.tokenChecked) {
+      const token = this.db
+        .prepare("SELECT COALESCE((SELECT MAX(id) FROM segments), 0) || '/' || COALESCE((SELECT MAX(seq) FROM segment_deletions), 0)")
+        .pluck()
+        .get() as string;
+      if (token !== this.cacheToken) {
+        this.answers.clear();
+        this.cacheToken = token;
+      }
+      this.tokenChecked = true;
+      queueMicrotask(() => (this.tokenChecked = false));
     }
     if (this.answers.has(key)) return this.answers.get(key) as T;
     const value = compute();

@@ -99,20 +99,32 @@ describe('search: the in-memory fast path answers what the exact path answers', 
     b.forEach((x, j) => expect(Math.abs(x.confidence! - a[j].confidence!)).toBeLessThan(0.01));
   });
 
-  it('cached keyword matches and counts follow writes made through another connection', () => {
+  it('cached keyword matches and counts follow writes made through another connection', async () => {
+    // Answers are checked against the library once per synchronous run: a write from elsewhere is
+    // seen from the next turn of the event loop on.
+    const tick = () => new Promise((r) => setImmediate(r));
     const q = near(centres[0], 0.8);
     const before = hybridSearch(fast.segments, fast.videos, input(q, 'zebra'));
     expect(before.some((x) => x.matched_words?.includes('zebra'))).toBe(false);
     const countBefore = fast.segments.countForCollection(collection);
+    // The same connection's own writes are seen at once.
+    fast.videos.insert({ id: 'vid_own', collection_id: collection, filename: 'own.mp4', path: '/dev/null', size_bytes: 1 });
+    fast.segments.replaceForVideo('vid_own', collection, DIM, [{ idx: 0, start: 0, end: 2, description: 'okapi', keywords: 'okapi', vector: near(centres[0], 0.8) }]);
+    expect(hybridSearch(fast.segments, fast.videos, input(q, 'okapi')).find((x) => x.video_id === 'vid_own')?.matched_words).toEqual(['okapi']);
+    fast.segments.deleteForVideo('vid_own', DIM);
+    fast.videos.delete('vid_own');
+    expect(hybridSearch(fast.segments, fast.videos, input(q, 'okapi')).some((x) => x.video_id === 'vid_own')).toBe(false);
 
     exact.videos.insert({ id: 'vid_zebra', collection_id: collection, filename: 'zebra.mp4', path: '/dev/null', size_bytes: 1 });
     exact.segments.replaceForVideo('vid_zebra', collection, DIM, [{ idx: 0, start: 0, end: 2, description: 'zebra', keywords: 'zebra', vector: near(centres[0], 0.8) }]);
+    await tick();
     const after = hybridSearch(fast.segments, fast.videos, input(q, 'zebra'));
     expect(after.find((x) => x.video_id === 'vid_zebra')?.matched_words).toEqual(['zebra']);
     expect(fast.segments.countForCollection(collection)).toBe(countBefore + 1);
 
     exact.segments.deleteForVideo('vid_zebra', DIM);
     exact.videos.delete('vid_zebra');
+    await tick();
     const gone = hybridSearch(fast.segments, fast.videos, input(q, 'zebra'));
     expect(gone.some((x) => x.video_id === 'vid_zebra')).toBe(false);
     expect(fast.segments.countForCollection(collection)).toBe(countBefore);

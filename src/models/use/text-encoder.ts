@@ -82,8 +82,9 @@ export class UseTextEncoder {
 
   /**
    * Single texts (search queries) that arrive while a batch is running wait for the next batch
-   * and share it: one USE call for 32 texts costs about 4x one text, so under concurrent load the
-   * server answers ~8x more queries per second, and a lone query pays nothing extra.
+   * and share it: one USE call saves the per-call overhead (~6 ms; a text costs ~3.7 ms more each,
+   * measured 2026-11-22: 1 text ~10 ms, 16 texts 62 ms, 32 texts 122 ms), and a lone query pays
+   * nothing extra.
    */
   private embedCoalesced(text: string): Promise<EncodedText> {
     return new Promise((resolve, reject) => {
