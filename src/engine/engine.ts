@@ -55,7 +55,7 @@ import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '
 import { Store } from '../store/index.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
-import type { JobRow } from '../store/jobs.js';
+import type { QueuedJob } from '../store/queue/types.js';
 import type { VideoRow } from '../store/videos.js';
 import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
@@ -656,22 +656,22 @@ export class LocalEngine implements VideoService {
   // ---- jobs (run by workers) ---------------------------------------------------------------
 
   /** Runs one claimed job to its end state. Never throws for a failure of the work itself. */
-  async runJob(job: JobRow, ctx: JobContext): Promise<'done' | 'failed'> {
+  async runJob(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<'done' | 'failed'> {
     switch (job.kind) {
       case 'video.process':
-        return this.processVideoJob(job.ref_id, ctx);
+        return this.processVideoJob(job.refId, ctx);
       case 'task.embedding':
       case 'task.tagging':
-        return this.runTaskJob(job.ref_id, ctx);
+        return this.runTaskJob(job.refId, ctx);
       default:
         return 'failed';
     }
   }
 
   /** Marks the subject of a job failed (used when the queue gives up on a job). */
-  failJobSubject(job: JobRow, message: string): void {
-    if (job.kind === 'video.process') this.store.videos.markFailed(job.ref_id, message);
-    else this.store.tasks.fail(job.ref_id, message);
+  failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): void {
+    if (job.kind === 'video.process') this.store.videos.markFailed(job.refId, message);
+    else this.store.tasks.fail(job.refId, message);
   }
 
   private async processVideoJob(videoId: string, ctx: JobContext): Promise<'done' | 'failed'> {

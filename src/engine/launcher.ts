@@ -4,15 +4,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Store } from '../store/index.js';
 import { DEFAULTS, type Paths } from './config.js';
-import { pidAlive } from './processes.js';
+import os from 'node:os';
+import { STALE_HEARTBEAT_MS, workerStopped } from './processes.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/vidembed');
 
+/** Workers registered with a fresh heartbeat that have not stopped (processes.ts: workerStopped). */
 export function liveWorkerCount(store: Store): number {
-  const fresh = Date.now() - 3 * DEFAULTS.heartbeatMs;
-  store.db.prepare('DELETE FROM workers WHERE heartbeat_at < ?').run(fresh);
-  const rows = store.db.prepare('SELECT id, pid FROM workers WHERE heartbeat_at >= ?').all(fresh) as { id: string; pid: number }[];
-  return rows.filter((r) => pidAlive(r.pid)).length;
+  const now = Date.now();
+  return store.registry.aliveSync(STALE_HEARTBEAT_MS).filter((w) => !workerStopped(w, now)).length;
 }
 
 /**
@@ -34,7 +34,7 @@ export function ensureBackgroundWorker(store: Store, paths: Paths): number | und
     child.unref();
     if (child.pid) {
       // Register at once so a second CLI call in the next instant does not start another.
-      store.db.prepare('INSERT OR REPLACE INTO workers (id, pid, heartbeat_at) VALUES (?, ?, ?)').run(`spawned_${child.pid}`, child.pid, Date.now());
+      store.registry.heartbeatSync(`spawned_${child.pid}`, { pid: child.pid, host: os.hostname() });
     }
     return child.pid;
   } finally {

@@ -1,4 +1,7 @@
+import os from 'node:os';
 import type { Store } from '../store/index.js';
+import type { LiveWorker } from '../store/queue/types.js';
+import { DEFAULTS } from './config.js';
 
 export function pidAlive(pid: number): boolean {
   try {
@@ -9,22 +12,32 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** A heartbeat older than this says its worker stopped (three missed beats). */
+export const STALE_HEARTBEAT_MS = 3 * DEFAULTS.heartbeatMs;
+
 /**
- * Frees the jobs of workers whose process is gone (SIGKILL, crash), so they are redone at once
- * instead of after their lease runs out. Safe because the queue is a local SQLite file: every
- * worker that can hold a lease runs on this machine, where its pid can be checked.
+ * The one rule for "this worker has stopped": its last heartbeat is older than `staleMs`, wherever
+ * it runs. On this host its process can also be looked at, so a worker whose process is gone
+ * (SIGKILL, crash) counts as stopped at once instead of a heartbeat window later. Were that ever
+ * wrong (two machines with one host name), the fencing token still keeps the live worker's claim
+ * from settling a job someone else took over; the work would only be done twice.
  */
-export function reapDeadWorkers(store: Store, selfId?: string): number {
-  const rows = store.db.prepare('SELECT id, pid FROM workers').all() as { id: string; pid: number }[];
+export function workerStopped(w: Pick<LiveWorker, 'pid' | 'host' | 'heartbeatAt'>, now = Date.now(), staleMs = STALE_HEARTBEAT_MS): boolean {
+  if (now - w.heartbeatAt > staleMs) return true;
+  return w.host === os.hostname() && !pidAlive(w.pid);
+}
+
+/**
+ * Frees the jobs of stopped workers (their leases end now, so they are redone at once instead of
+ * after the lease runs out) and drops them from the registry. How many jobs it freed.
+ */
+export async function reapStoppedWorkers(store: Store, selfId?: string, staleMs = STALE_HEARTBEAT_MS): Promise<number> {
+  const now = Date.now();
   let freed = 0;
-  for (const r of rows) {
-    if (r.id === selfId || pidAlive(r.pid)) continue;
-    store.db.transaction(() => {
-      freed += store.db
-        .prepare(`UPDATE jobs SET lease_expires_at = 0 WHERE lease_owner = ? AND status = 'running'`)
-        .run(r.id).changes;
-      store.db.prepare('DELETE FROM workers WHERE id = ?').run(r.id);
-    })();
+  for (const w of await store.registry.alive(Number.MAX_SAFE_INTEGER)) {
+    if (w.id === selfId || !workerStopped(w, now, staleMs)) continue;
+    freed += await store.queue.expireLeasesOf(w.id);
+    await store.registry.remove(w.id);
   }
   return freed;
 }

@@ -1,9 +1,11 @@
+import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
 import type { JobKind } from '../store/jobs.js';
 import { DEFAULTS } from './config.js';
-import { reapDeadWorkers } from './processes.js';
+import { reapStoppedWorkers } from './processes.js';
+import type { WorkerInfo } from '../store/queue/types.js';
 import type { LocalEngine } from './engine.js';
 
 export interface WorkerOptions {
@@ -24,7 +26,8 @@ export interface WorkerOptions {
 
 /**
  * Takes jobs from the durable queue one at a time (the machine's cores go to ffmpeg and the
- * models of that one job), renewing its lease while it works. Killed mid-job, it leaves the lease
+ * models of that one job), renewing its lease while it works, and settles each only under its
+ * claim's fencing token. It says it is alive by heartbeat (the worker registry), not by pid. Killed mid-job, it leaves the lease
  * to expire and the next worker to redo the job; stopped through the signal, it hands the job back.
  */
 export class Worker {
@@ -36,23 +39,18 @@ export class Worker {
   ) {}
 
   /**
-   * Deregisters if, and only if, nothing is waiting, in one write transaction. An upload commits
-   * its job before looking for a live worker, so either this sees the job or the upload sees no
-   * worker and starts one: no job is left with nobody to run it.
+   * Deregisters unless work is waiting. Without a transaction spanning the queue and the registry
+   * (they may be two services), the order does it: leave first, then look at the queue, and come
+   * back if a job is there. An upload commits its job before it looks for a live worker: either it
+   * looks after we left (sees nobody, starts a worker) or before (then its job was committed before
+   * our second look, which sees it and stays).
    */
-  private retire(): boolean {
+  private async retire(info: WorkerInfo): Promise<boolean> {
     const { store } = this.engine;
-    return store.db
-      .transaction(() => {
-        const runnable = store.db
-          .prepare(`SELECT COUNT(*) FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_at < ?)`)
-          .pluck()
-          .get(Date.now()) as number;
-        if (runnable > 0) return false;
-        store.db.prepare('DELETE FROM workers WHERE id = ?').run(this.id);
-        return true;
-      })
-      .immediate();
+    await store.registry.remove(this.id);
+    if ((await store.queue.pendingCount()) === 0) return true;
+    await store.registry.heartbeat(this.id, info);
+    return false;
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -60,46 +58,51 @@ export class Worker {
     const heartbeatMs = this.opts.heartbeatMs ?? DEFAULTS.heartbeatMs;
     const pollMs = this.opts.pollMs ?? 500;
     const { store } = this.engine;
-    const beat = () => store.db.prepare('INSERT OR REPLACE INTO workers (id, pid, heartbeat_at) VALUES (?, ?, ?)').run(this.id, process.pid, Date.now());
-    beat();
+    const { queue, registry } = store;
+    const info: WorkerInfo = { pid: process.pid, host: os.hostname(), ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}) };
+    const log = (line: string) => this.opts.log?.(line);
+    const beat = () => registry.heartbeat(this.id, info).catch((err: unknown) => log(`heartbeat failed: ${errorMessage(err)}`));
+    await beat();
     // The launcher registered this process under a placeholder until it could speak for itself.
-    store.db.prepare('DELETE FROM workers WHERE id = ?').run(`spawned_${process.pid}`);
-    const reaped = reapDeadWorkers(store, this.id);
-    if (reaped) this.opts.log?.(`took over ${reaped} job(s) of stopped workers`);
-    const beatTimer = setInterval(beat, heartbeatMs);
+    await registry.remove(`spawned_${process.pid}`);
+    const reaped = await reapStoppedWorkers(store, this.id);
+    if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
+    const beatTimer = setInterval(() => void beat(), heartbeatMs);
     beatTimer.unref();
     let idleSince = Date.now();
     try {
       while (!signal.aborted) {
-        const job = store.jobs.claim(this.id, leaseMs, this.opts.kinds, (gaveUp) =>
-          this.engine.failJobSubject(gaveUp, gaveUp.last_error ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
+        const job = await queue.claim(this.id, leaseMs, this.opts.kinds, (gaveUp) =>
+          this.engine.failJobSubject(gaveUp, gaveUp.lastError ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
         );
         if (!job) {
-          reapDeadWorkers(store, this.id);
+          await reapStoppedWorkers(store, this.id);
           const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
-          if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && this.retire()) return;
+          if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
           await sleep(pollMs, undefined, { signal }).catch(() => {});
           continue;
         }
-        this.opts.log?.(`job ${job.id} ${job.kind} ${job.ref_id} attempt ${job.attempts}`);
+        log(`job ${job.id} ${job.kind} ${job.refId} attempt ${job.attempts}`);
         const jobAbort = new AbortController();
         const onStop = () => jobAbort.abort();
         signal.addEventListener('abort', onStop, { once: true });
+        // Renewal is fenced by the claim's token: false means another claim took the job over.
         const renewTimer = setInterval(() => {
-          if (!store.jobs.renew(job.id, this.id, leaseMs)) jobAbort.abort(); // someone else owns it now
+          queue.renew(job.id, job.token, leaseMs).then(
+            (held) => {
+              if (!held) jobAbort.abort();
+            },
+            (err: unknown) => log(`lease renewal failed: ${errorMessage(err)}`),
+          );
         }, Math.min(heartbeatMs, leaseMs / 3));
         try {
           const outcome = await this.engine.runJob(job, { signal: jobAbort.signal });
-          if (outcome === 'done') store.jobs.complete(job.id, this.id);
-          else store.jobs.fail(job.id, this.id, 'the work failed; see the video or task for the message');
-          this.opts.log?.(`job ${job.id} ${outcome}`);
+          const settled = outcome === 'done' ? await queue.complete(job.id, job.token) : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
+          log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
         } catch (err) {
-          if (signal.aborted) store.jobs.release(job.id, this.id);
-          else {
-            store.jobs.fail(job.id, this.id, errorMessage(err));
-            this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
-          }
-          this.opts.log?.(`job ${job.id} stopped: ${errorMessage(err)}`);
+          if (signal.aborted) await queue.release(job.id, job.token);
+          else if (await queue.fail(job.id, job.token, errorMessage(err))) this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
+          log(`job ${job.id} stopped: ${errorMessage(err)}`);
         } finally {
           clearInterval(renewTimer);
           signal.removeEventListener('abort', onStop);
@@ -108,7 +111,7 @@ export class Worker {
       }
     } finally {
       clearInterval(beatTimer);
-      if (store.db.open) store.db.prepare('DELETE FROM workers WHERE id = ?').run(this.id);
+      if (store.db.open) await registry.remove(this.id);
     }
   }
 }

@@ -6,6 +6,8 @@ import { JobQueue } from './jobs.js';
 import { TasksRepo } from './tasks.js';
 import { KeysRepo } from './keys.js';
 import { SignaturesRepo } from './signatures.js';
+import { SqliteJobQueue, SqliteWorkerRegistry } from './queue/sqlite.js';
+import type { JobQueue as LeasedJobQueue } from './queue/types.js';
 
 /** The database and its repositories, opened once per process. */
 export class Store {
@@ -16,6 +18,10 @@ export class Store {
   readonly tasks: TasksRepo;
   readonly keys: KeysRepo;
   readonly signatures: SignaturesRepo;
+  /** The job queue as workers use it (leases, fencing tokens); the same rows as `jobs`. */
+  readonly queue: LeasedJobQueue;
+  /** Workers by heartbeat. */
+  readonly registry: SqliteWorkerRegistry;
 
   constructor(
     readonly db: Db,
@@ -28,6 +34,8 @@ export class Store {
     this.tasks = new TasksRepo(db);
     this.keys = new KeysRepo(db);
     this.signatures = new SignaturesRepo(db);
+    this.queue = new SqliteJobQueue(db);
+    this.registry = new SqliteWorkerRegistry(db);
   }
 
   static open(file: string, opts: { memoryIndex?: boolean } = {}): Store {

@@ -132,6 +132,23 @@ function conformance(backend: () => Backend): void {
     expect(await h.queue.complete(id, b!.token)).toBe(true);
   });
 
+  it("expireLeasesOf makes a stopped worker's running jobs claimable now, and only its own", async () => {
+    const x = await h.queue.enqueue('video.process', 'e1');
+    const y = await h.queue.enqueue('video.process', 'e2');
+    const a = (await h.queue.claim('A', LONG))!;
+    const b = (await h.queue.claim('B', LONG))!;
+    expect([a.id, b.id]).toEqual([x, y]);
+    expect(await h.queue.claim('C', LONG)).toBeUndefined();
+    expect(await h.queue.expireLeasesOf('A')).toBe(1);
+    expect(await h.queue.expireLeasesOf('nobody')).toBe(0);
+    const c = await h.queue.claim('C', LONG);
+    expect(c).toMatchObject({ id: x, attempts: 2, token: a.token + 1, leaseOwner: 'C' });
+    expect(await h.queue.complete(x, a.token)).toBe(false); // A's claim is fenced off
+    expect(await h.queue.claim('D', LONG)).toBeUndefined(); // B's lease stands
+    expect(await h.queue.complete(y, b.token)).toBe(true);
+    expect(await h.queue.complete(x, c!.token)).toBe(true);
+  });
+
   it('gives a job up after maxAttempts crashes, reports it once, and claims the next job in the same call', async () => {
     const crashy = await h.queue.enqueue('video.process', 'v-crashy', 2);
     for (const worker of ['A', 'B']) {

@@ -126,6 +126,11 @@ export class PgJobQueue implements JobQueue {
     return r.rowCount === 1;
   }
 
+  async expireLeasesOf(workerId: string): Promise<number> {
+    const r = await this.pool.query(`UPDATE jobs SET lease_expires_at = '-infinity' WHERE lease_owner = $1 AND status = 'running'`, [workerId]);
+    return r.rowCount ?? 0;
+  }
+
   /**
    * Locks the subject's unsettled jobs first (waiting for a claim that holds one), so a job being
    * claimed at this moment is seen as running, and failed, rather than missed by both statements.

@@ -125,6 +125,10 @@ export class SqliteJobQueue implements JobQueue {
     );
   }
 
+  async expireLeasesOf(workerId: string): Promise<number> {
+    return this.db.prepare(`UPDATE jobs SET lease_expires_at = 0 WHERE lease_owner = ? AND status = 'running'`).run(workerId).changes;
+  }
+
   async cancelFor(refId: string): Promise<number> {
     return this.db
       .transaction(() => {
@@ -167,6 +171,10 @@ export class SqliteWorkerRegistry implements WorkerRegistry {
   ) {}
 
   async heartbeat(workerId: string, info: WorkerInfo): Promise<void> {
+    this.heartbeatSync(workerId, info);
+  }
+
+  heartbeatSync(workerId: string, info: WorkerInfo): void {
     this.db
       .prepare(
         `INSERT INTO workers (id, pid, heartbeat_at, info_json) VALUES (?, ?, ?, ?)
@@ -176,6 +184,11 @@ export class SqliteWorkerRegistry implements WorkerRegistry {
   }
 
   async alive(withinMs: number): Promise<LiveWorker[]> {
+    return this.aliveSync(withinMs);
+  }
+
+  /** `alive`, for callers that cannot wait (the CLI's launcher decides inside a synchronous step). */
+  aliveSync(withinMs: number): LiveWorker[] {
     const rows = this.db
       .prepare('SELECT id, pid, heartbeat_at, info_json FROM workers WHERE heartbeat_at >= ? ORDER BY id')
       .all(Date.now() - withinMs) as { id: string; pid: number; heartbeat_at: number; info_json: string | null }[];

@@ -63,6 +63,12 @@ export interface JobQueue {
   fail(jobId: string, token: number, error: string): Promise<boolean>;
   /** Gives the job back to the queue without counting the attempt; false when the token no longer holds it. */
   release(jobId: string, token: number): Promise<boolean>;
+  /**
+   * Ends the leases a stopped worker holds (its running jobs become claimable now rather than when
+   * their leases run out); how many. The attempts stay counted and the tokens unchanged, so the
+   * stopped worker, were it alive after all, could still settle a job until another claim takes it.
+   */
+  expireLeasesOf(workerId: string): Promise<number>;
   /** Drops queued jobs about `refId` and fails the running ones; how many it touched. */
   cancelFor(refId: string): Promise<number>;
   get(jobId: string): Promise<QueuedJob | undefined>;
