@@ -425,12 +425,6 @@ export class MemoryVectorIndex {
     return out;
   }
 
-  /** Live segments of a collection as of the last sync, or undefined when it is not loaded. */
-  liveCount(collectionId: string): number | undefined {
-    const e = this.loaded.get(collectionId);
-    return e ? e.n - e.dead.size : undefined;
-  }
-
   /**
    * Approximate similarities, without the exact vectors: the best `k` rows by the int8 scan and the
    * given `also` segments, each with the margin its rounding error stays within (six sigma, as for
