@@ -148,6 +148,13 @@ export class TextEncoderPool implements QueryTextEncoder {
     return n;
   }
 
+  /** Threads that have loaded and can take a batch now. */
+  get readyThreads(): number {
+    let n = 0;
+    for (const s of this.slots) if (s.ready && !s.exited) n++;
+    return n;
+  }
+
   stats(): TextEncoderPoolStats {
     return { threads: this.threads, ...this.counts, queued: this.queue.length };
   }

@@ -50,10 +50,11 @@ fake('fake-crash', () => {
   return new Promise(() => {});
 });
 fake('fake-hang', () => new Promise(() => {}));
-// Says which thread answered ([threadId, 0, 0, 1]), after 150 ms: long enough that calls made
-// meanwhile find this thread busy.
+// Says which thread answered ([threadId, 0, 0, 1]) once the gate file named by the text exists:
+// the test holds a thread busy for exactly as long as it wants, with no clock involved.
 const { threadId } = await import('node:worker_threads');
-fake('fake-slow-thread', async () => {
-  await new Promise((r) => setTimeout(r, 150));
+const { existsSync } = await import('node:fs');
+fake('fake-gated', async (gate) => {
+  while (!existsSync(gate)) await new Promise((r) => setTimeout(r, 5));
   return { vector: new Float32Array([threadId, 0, 0, 1]), truncated: false };
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -197,30 +197,46 @@ describe.runIf(existsSync(BUILT_WORKER) || isCI)('TextEncoderPool (worker thread
 
   it('a second thread joins only once `spill` calls wait; until then they ride the busy thread\'s next batch', async () => {
     const own = new TextEncoderPool({ threads: 2, spill: 4, preload: [FAKES] });
+    const gates = mkdtempSync(path.join(os.tmpdir(), 'vidembed-gates-'));
+    const until = async (what: () => boolean) => {
+      while (!what()) await new Promise((r) => setTimeout(r, 2));
+    };
     try {
       const thread = async (p: Promise<TextEmbedding>) => (await p).vector[0];
-      // Both threads up (each answers one call at once: nothing waits).
-      await Promise.all([own.embedText('fake-echo', 'a'), own.embedText('fake-echo', 'b')]);
+      await own.embedText('fake-echo', 'a');
+      await until(() => own.readyThreads === 2);
+      const gate1 = path.join(gates, 'one');
       const batches0 = own.stats().batches;
-      const first = own.embedText('fake-slow-thread', 'first');
-      await new Promise((r) => setTimeout(r, 20)); // `first` is running on one thread
-      const few = [own.embedText('fake-slow-thread', 'x1'), own.embedText('fake-slow-thread', 'x2')];
+      const first = own.embedText('fake-gated', gate1);
+      await until(() => own.stats().batches === batches0 + 1); // `first` holds one thread
+      const few = [own.embedText('fake-gated', gate1), own.embedText('fake-gated', gate1)];
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      // Two calls < spill: the idle thread does not take them; they wait for the busy one.
+      expect(own.stats()).toMatchObject({ queued: 2, batches: batches0 + 1 });
+      writeFileSync(gate1, '');
       const firstThread = await thread(first);
       const fewThreads = await Promise.all(few.map(thread));
-      // Two calls < spill: they waited and went together, as one batch, to the thread that got free.
+      // ... and went together, as one batch, to the thread that got free.
       expect(fewThreads).toEqual([firstThread, firstThread]);
       expect(own.stats().batches - batches0).toBe(2);
 
-      const again = own.embedText('fake-slow-thread', 'again');
-      await new Promise((r) => setTimeout(r, 20));
-      const many = Array.from({ length: 5 }, (_, i) => own.embedText('fake-slow-thread', `m${i}`));
+      const gate2 = path.join(gates, 'two');
+      const batches1 = own.stats().batches;
+      const again = own.embedText('fake-gated', gate2);
+      await until(() => own.stats().batches === batches1 + 1);
+      const many = Array.from({ length: 5 }, () => own.embedText('fake-gated', gate2));
+      // Five calls >= spill: the idle thread takes them while the other is still busy.
+      await until(() => own.stats().batches === batches1 + 2);
+      expect(own.stats().queued).toBe(0);
+      writeFileSync(gate2, '');
       const againThread = await thread(again);
       const manyThreads = await Promise.all(many.map(thread));
-      // Five calls >= spill: the idle thread took them while the other was still busy.
       expect(new Set(manyThreads).size).toBe(1);
       expect(manyThreads[0]).not.toBe(againThread);
     } finally {
       await own.close();
+      rmSync(gates, { recursive: true, force: true });
     }
   });
 
