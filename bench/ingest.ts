@@ -5,6 +5,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { analyzersFor } from '../src/analysis/index.js';
+import { PerceptionAnalyzer } from '../src/analysis/perception.js';
 import { analyzeVideo, type AnalyzedVideo } from '../src/engine/pipeline.js';
 import { LocalEngine } from '../src/engine/engine.js';
 import { ffmpegPath, probeDetails, sampleFrames } from '../src/media/index.js';
@@ -89,11 +90,11 @@ const load1 = (): number => round(os.loadavg()[0]);
  * `load_average` is the 1-minute load at the start (other work on the machine) and when each figure
  * was taken (which then also counts the bench's own preceding work: encoding the clip, decoding).
  */
-export async function benchIngest(seconds = 60): Promise<Record<string, unknown>> {
+export async function benchIngest(seconds = 60, photo?: string): Promise<Record<string, unknown>> {
   const dir = benchDir();
   const loads: Record<string, number> = { start: load1() };
   try {
-    const clip = makeMovingPhotoClip(path.join(dir, 'in.mp4'), { seconds, width: 1920, height: 1080 });
+    const clip = makeMovingPhotoClip(path.join(dir, 'in.mp4'), { seconds, width: 1920, height: 1080, photo: photo && path.resolve(process.cwd(), '../shared/eval/photos', photo) });
     const embedder = getEmbedder();
     const tLoad = performance.now();
     await embedder.load();
@@ -124,8 +125,11 @@ export async function benchIngest(seconds = 60): Promise<Record<string, unknown>
     await ffmpegWall(['-y', '-i', clip, '-t', '8', '-c', 'copy', warm]);
     for (const pixelThread of [true, false]) await analyzeVideo(warm, embedder, { segmentSeconds: 4, fps: 1, analyzers, pixelThread });
 
+    const perception = analyzers.find((a): a is PerceptionAnalyzer => a instanceof PerceptionAnalyzer);
+    perception?.resetTimings();
     loads.ingest = load1();
     const { analyzed, ms: analyzeMs } = await ingest(true);
+    const perceptionMs = perception ? Object.fromEntries(Object.entries(perception.timings).map(([k, t]) => [k, { calls: t.calls, ms: round(t.ms) }])) : undefined;
     loads.ingest_in_thread = load1();
     const inThread = await ingest(false);
     loads.end = load1();
@@ -142,7 +146,7 @@ export async function benchIngest(seconds = 60): Promise<Record<string, unknown>
     const taggingMs = await benchTaggingCost(clip);
     const ingestWallS = totalMs / 1000;
     return {
-      video: `${seconds} s 1920x1080 h264 30 fps`,
+      video: `${seconds} s 1920x1080 h264 30 fps, a window panning over ${photo ?? 'plasma-workspace-wallpapers__Path_1920x1080.jpg'}`,
       analyzers: analyzers.map((a) => `${a.name}@${a.version}`),
       segments: analyzed.segments.length,
       keyframes_reused: analyzed.segments.filter((s) => s.details?.reused_from !== undefined).length,
@@ -163,6 +167,7 @@ export async function benchIngest(seconds = 60): Promise<Record<string, unknown>
       seconds: { total: round(totalMs / 1000), decode_only_pass: round(decodeMs / 1000), models_and_rest: round((analyzeMs - decodeMs) / 1000), store: round(storeMs / 1000), model_load_once: round(loadMs / 1000) },
       note: 'decode runs in the ffmpeg child process concurrently with the models, so decode + models > total is expected',
       tagging_ms: taggingMs,
+      perception_model_ms: perceptionMs,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, rss, http, media, clip, ocr, cli, scale1m, queue. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -9,6 +9,8 @@ import { benchHttp } from './http.js';
 const SECTIONS: Record<string, () => Promise<unknown>> = {
   search: () => benchSearch(),
   ingest: () => benchIngest(),
+  // The same on footage with people (three faces in view: gender and expression are read).
+  ingest_people: () => benchIngest(60, 'labelme-examples__2011_000006.jpg'),
   rss: () => benchWorkerRss(),
   http: () => benchHttp(),
   media: async () => (await import('./media.js')).benchMedia(),

@@ -128,6 +128,7 @@ async function main(): Promise<void> {
     subject: [0.25, 0.5, 1, 1.5, 2],
     maybe: [0, 0.3, 0.6, 1, 1.5, 2, 3],
     people: [0, 0.3, 0.6, 1],
+    who: [0, 0.5, 1, 1.5, 2, 3],
     setting: [0, 0.2, 0.4, 0.8, 1.2],
     colour: [0, 0.1, 0.2, 0.4],
     camera: [0, 0.1, 0.3],

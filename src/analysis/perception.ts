@@ -17,7 +17,9 @@ import type { Frame } from '../media/types.js';
 import { boxColour, colourStats, meanStats, thumbDiff } from '../models/perception/colour.js';
 import { describeSegment, type Description, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
 import { ObjectDetector } from '../models/perception/detector.js';
+import { FaceAttributeReader, MAX_FACES } from '../models/perception/face-attributes.js';
 import { FaceDetector } from '../models/perception/faces.js';
+import { DESCRIBED_FACE, faceCounts, personBoxes } from '../models/perception/people.js';
 import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
 import { SerialQueue } from '../models/tfjs.js';
 import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../tagging/framing.js';
@@ -40,7 +42,7 @@ export interface ModelTiming {
 }
 
 /** `framing`: the keyframe's horizon estimate and framing pixel cues (shot size / angle evidence). */
-export type TimingKey = 'colour' | 'detector' | 'faces' | 'pose' | 'framing' | 'text' | 'segment';
+export type TimingKey = 'colour' | 'detector' | 'faces' | 'face_attributes' | 'pose' | 'framing' | 'text' | 'segment';
 
 /** BlazeFace threshold: weak faces are kept as evidence; describe and tagFraming filter them. */
 const FACE_MIN_SCORE = 0.5;
@@ -76,6 +78,7 @@ export class PerceptionAnalyzer implements Analyzer {
   readonly frameMaxSide: number;
   private readonly detector: ObjectDetector;
   private readonly faces = new FaceDetector();
+  private readonly faceAttributes = new FaceAttributeReader();
   private readonly pose = new PoseEstimator();
   private loading: Promise<void> | null = null;
   private readonly secondKeyframeDiff: number;
@@ -98,6 +101,7 @@ export class PerceptionAnalyzer implements Analyzer {
       colour: { calls: 0, ms: 0 },
       detector: { calls: 0, ms: 0 },
       faces: { calls: 0, ms: 0 },
+      face_attributes: { calls: 0, ms: 0 },
       pose: { calls: 0, ms: 0 },
       framing: { calls: 0, ms: 0 },
       text: { calls: 0, ms: 0 },
@@ -112,7 +116,7 @@ export class PerceptionAnalyzer implements Analyzer {
 
   load(): Promise<void> {
     if (!this.loading) {
-      this.loading = Promise.all([this.detector.load(), this.faces.load(), this.pose.load()]).then(() => undefined);
+      this.loading = Promise.all([this.detector.load(), this.faces.load(), this.faceAttributes.load(), this.pose.load()]).then(() => undefined);
       this.loading.catch(() => {
         this.loading = null;
       });
@@ -230,6 +234,16 @@ export class PerceptionAnalyzer implements Analyzer {
     // follows the face.
     const faces = await this.timed('faces', () => this.faces.detect(frame, FACE_MIN_SCORE));
     kf.faces = faces.map((f) => ({ score: f.score, box: f.box, keypoints: f.keypoints }));
+    // Who the people are: gender and expression of the largest faces that count as people.
+    const persons = personBoxes(objects, DESCRIBED_FACE.personMin);
+    const read = kf.faces
+      .filter((f) => faceCounts(f, persons, DESCRIBED_FACE))
+      .sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)
+      .slice(0, MAX_FACES);
+    if (read.length > 0) {
+      const attrs = await this.timed('face_attributes', () => this.faceAttributes.read(frame, read.map((f) => f.box)));
+      read.forEach((f, i) => (f.attributes = attrs[i]));
+    }
     const mainPerson = objects
       .filter((p) => p.label === 'person' && p.score >= 0.4 && p.box.w * p.box.h >= POSE_MIN_AREA)
       .sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)[0];
@@ -250,7 +264,7 @@ export class PerceptionAnalyzer implements Analyzer {
 
   async dispose(): Promise<void> {
     this.loading = null;
-    await Promise.all([this.detector.dispose(), this.faces.dispose(), this.pose.dispose()]);
+    await Promise.all([this.detector.dispose(), this.faces.dispose(), this.faceAttributes.dispose(), this.pose.dispose()]);
   }
 }
 
@@ -263,6 +277,10 @@ function perceptionFacts(d: Description): Fact[] {
   }
   if (d.facts.people > 0) facts.push({ kind: 'people', label: d.facts.people === 1 ? 'person' : 'people', confidence: 1, count: d.facts.people });
   for (const f of d.facts.faces) facts.push({ kind: 'face', label: 'face', confidence: f.score, area: f.box.w * f.box.h });
+  for (const g of d.facts.who) {
+    if (g.label !== 'person') facts.push({ kind: 'person', label: g.count > 1 ? (g.label === 'woman' ? 'women' : 'men') : g.label, confidence: g.confidence, count: g.count });
+    if (g.smiling > 0) facts.push({ kind: 'expression', label: 'smiling', confidence: g.smilingConfidence, count: g.smiling });
+  }
   const s = d.facts.setting;
   if (s.outdoor) facts.push({ kind: 'setting', label: 'outdoor', confidence: 1 });
   if (s.indoor) facts.push({ kind: 'setting', label: 'indoor', confidence: 1 });

@@ -11,7 +11,8 @@ import type { HorizonEstimate } from '../tagging/pixels.js';
 export interface Fact {
   /**
    * What kind of evidence: `object` (COCO detector), `thing` (ImageNet class), `text` (words on
-   * screen), `people`, `face`, `setting`, `colour`, `scene`.
+   * screen), `people`, `face`, `person` (woman/man, from the face), `expression` (smiling),
+   * `setting`, `colour`, `scene`.
    */
   kind: string;
   /** The words for it: "dog", "fox squirrel", "EXIT", "outdoor daylight scene". */

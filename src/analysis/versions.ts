@@ -5,7 +5,7 @@
 import type { Embedder } from '../models/embedder.js';
 
 /** Bump when the perception analyzer's facts or description for the same frames can change. */
-export const PERCEPTION_ANALYZER_VERSION = 'perception-2';
+export const PERCEPTION_ANALYZER_VERSION = 'perception-3';
 
 /** The recipe `embedder` would make vectors with now (analyzer versions), without loading a model. */
 export async function expectedRecipe(embedder: Embedder): Promise<Record<string, string>> {

@@ -31,6 +31,7 @@
  * (camera above, looking down), low_angle (below, looking up), overhead (bird's-eye, straight
  * down: flat lays, table tops), dutch (camera rolled: horizon tilted ≥ 6°, {@link DUTCH_MIN_DEG}).
  */
+import { faceCounts, personBoxes } from '../models/perception/people.js';
 import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import { checkFrame } from './gray.js';
@@ -536,12 +537,10 @@ const inside = (k: FramingKeypoint): boolean => k.x >= -0.01 && k.x <= 1.01 && k
 /** Faces a frame's framing should follow: confident, or plausible and inside a detected person. */
 function usableFaces(e: FramingEvidence, W: FramingWeights): Array<FramingFace & { human: boolean }> {
   const F = W.shot.faces;
-  const persons = e.objects.filter((o) => o.label === 'person' && o.score >= F.personMin).map((o) => o.box);
-  const inPerson = (b: FramingBox): boolean =>
-    persons.some((p) => b.x + b.w / 2 >= p.x && b.x + b.w / 2 <= p.x + p.w && b.y + b.h / 2 >= p.y && b.y + b.h / 2 <= p.y + p.h);
+  const persons = personBoxes(e.objects, F.personMin);
   return e.faces
     .filter((f) => f.score >= F.min && f.box.h > 0)
-    .map((f) => ({ ...f, human: f.score >= F.human || (f.score >= F.humanInPerson && inPerson(f.box)) }))
+    .map((f) => ({ ...f, human: faceCounts(f, persons, { confident: F.human, inPerson: F.humanInPerson }) }))
     .sort((a, b) => Number(b.human) - Number(a.human) || b.box.h - a.box.h);
 }
 

@@ -83,13 +83,15 @@ describe('search finds what is in the footage (check half)', () => {
   });
 });
 
-// Measured on the check half when set (2026-11-22, `npm run eval -- search`): without ImageNet
-// R@1 11/27 = 0.407, R@5 14/27 = 0.519; with it R@1 15/27 = 0.556, R@5 21/27 = 0.778. Each gate
-// allows one query of drift (floating point across machines); the R@1 gates are the issue's targets.
+// Measured on the check half when set (2026-11-22, `npm run eval -- search`, with the face
+// attributes, perception-3): without ImageNet R@1 13/27 = 0.481, R@5 17/27 = 0.630; with it
+// R@1 18/27 = 0.667, R@5 22/27 = 0.815. The R@1 gates and the ImageNet R@5 gate are the issue's
+// targets (R@5 0.80 leaves no query to spare: the run is deterministic on one machine); the base
+// R@5 gate allows one query of drift.
 const BASE_R1 = 0.35;
-const BASE_R5 = 0.48;
+const BASE_R5 = 0.59;
 const IMAGENET_R1 = 0.5;
-const IMAGENET_R5 = 0.74;
+const IMAGENET_R5 = 0.8;
 // Pictures as queries (central 80 % crop, +0.06 brightness, ×1.3 saturation): set before the check
 // half was measured, from the tuning half's R@1 28/34 = 0.824 (chance 1/27 = 0.037): "most".
 const PICTURE_R1 = 0.6;

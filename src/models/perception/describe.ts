@@ -4,7 +4,9 @@
  * lights"). The text is split into weighted parts: the segment vector is the weighted mean of the
  * parts' embeddings, so the subject of the shot outweighs colour and camera words.
  */
+import { DESCRIBED_FACE, faceCounts, personBoxes } from './people.js';
 import type { Box } from './image.js';
+import type { FaceAttributes } from './face-attributes.js';
 import { iou, round } from './image.js';
 import { COCO, countPhrase, INDOOR_LABELS, numberWord, OUTDOOR_LABELS, type CocoClass } from './labels.js';
 import type { ColourName, ColourStats, RegionStats } from './colour.js';
@@ -26,6 +28,8 @@ export interface FaceSighting {
   box: Box;
   /** BlazeFace keypoints, normalised [x, y]: right eye, left eye, nose, mouth, right ear, left ear. */
   keypoints?: Array<[number, number]>;
+  /** Gender and expression, read on faces that count as people (face-attributes.ts). */
+  attributes?: FaceAttributes;
 }
 
 /** What the models saw on one analysed keyframe. */
@@ -64,7 +68,7 @@ export interface SegmentObservation {
   framing?: FramingTags;
 }
 
-export type PartKind = 'subject' | 'maybe' | 'people' | 'setting' | 'colour' | 'camera';
+export type PartKind = 'subject' | 'maybe' | 'people' | 'who' | 'setting' | 'colour' | 'camera';
 
 export interface DescriptionPart {
   kind: PartKind;
@@ -77,6 +81,8 @@ export interface SceneFacts {
   objects: Array<{ label: string; count: number; score: number; area: number; colour?: ColourName }>;
   people: number;
   faces: Array<{ score: number; box: Box }>;
+  /** Who the counted faces are, grouped: "woman" ×2 (how sure, on average), how many of them smile. */
+  who: WhoGroup[];
   largestFaceHeight: number;
   bodyVisible?: 'full_body' | 'upper_body' | 'head_and_shoulders' | 'face' | 'partial';
   setting: {
@@ -392,6 +398,57 @@ function tagWords(obs: SegmentObservation): string[] {
   return out;
 }
 
+export interface WhoGroup {
+  /** "woman", "man" or "person" (gender unclear). */
+  label: 'woman' | 'man' | 'person';
+  count: number;
+  /** Mean certainty of the gender, in [0, 1] (0 for "person"). */
+  confidence: number;
+  /** How many of them smile, and the mean probability of those smiles. */
+  smiling: number;
+  smilingConfidence: number;
+}
+
+/** Below this certainty (|2·P(female) − 1|) a face is "a person", not a woman or a man. */
+const GENDER_MIN = 0.3;
+/** An expression is said when its probability is at least this. */
+const EXPRESSION_MIN = 0.5;
+
+/** Counted faces with attributes, grouped by gender (largest group first). */
+export function whoGroups(faces: FaceSighting[]): WhoGroup[] {
+  const groups = new Map<WhoGroup['label'], { n: number; conf: number; smiling: number; smileP: number }>();
+  for (const f of faces) {
+    const a = f.attributes;
+    if (!a) continue;
+    const certainty = Math.abs(2 * a.female - 1);
+    const label = certainty < GENDER_MIN ? 'person' : a.female > 0.5 ? 'woman' : 'man';
+    const g = groups.get(label) ?? { n: 0, conf: 0, smiling: 0, smileP: 0 };
+    g.n++;
+    g.conf += label === 'person' ? 0 : certainty;
+    if (a.expression === 'smiling' && a.expressionP >= EXPRESSION_MIN) {
+      g.smiling++;
+      g.smileP += a.expressionP;
+    }
+    groups.set(label, g);
+  }
+  return [...groups.entries()]
+    .map(([label, g]) => ({ label, count: g.n, confidence: round(g.conf / g.n), smiling: g.smiling, smilingConfidence: g.smiling ? round(g.smileP / g.smiling) : 0 }))
+    .sort((a, b) => b.count - a.count);
+}
+
+const PLURAL: Record<WhoGroup['label'], string> = { woman: 'women', man: 'men', person: 'people' };
+
+/** "a smiling woman", "two men and a woman", "three smiling women". */
+export function whoPhrase(groups: WhoGroup[]): string {
+  return joinAnd(
+    groups.map((g) => {
+      const smile = g.smiling * 2 >= g.count ? 'smiling ' : '';
+      if (g.count === 1) return `${smile ? 'a smiling' : /^[aeiou]/.test(g.label) ? 'an' : 'a'} ${g.label}`;
+      return `${numberWord(Math.min(g.count, 10))} ${smile}${PLURAL[g.label]}`;
+    }),
+  );
+}
+
 export function describeSegment(obs: SegmentObservation): Description {
   const objects = summariseObjects(obs.keyframes);
   const labels = new Set(objects.map((o) => o.cls.label));
@@ -399,12 +456,10 @@ export function describeSegment(obs: SegmentObservation): Description {
   const setting = analyseSetting(obs.colour, labels);
 
   // Faces: confident ones, or weaker ones that sit inside a detected person.
-  const personBoxes = obs.keyframes.flatMap((k) => k.objects.filter((o) => o.label === 'person' && o.score >= 0.3).map((o) => o.box));
-  const inPerson = (b: Box) =>
-    personBoxes.some((p) => b.x + b.w / 2 >= p.x && b.x + b.w / 2 <= p.x + p.w && b.y + b.h / 2 >= p.y && b.y + b.h / 2 <= p.y + p.h);
+  const persons = obs.keyframes.flatMap((k) => personBoxes(k.objects, DESCRIBED_FACE.personMin));
   let faces: FaceSighting[] = [];
   for (const kf of obs.keyframes) {
-    const ok = kf.faces.filter((f) => f.score >= 0.85 || (f.score >= 0.6 && inPerson(f.box)));
+    const ok = kf.faces.filter((f) => faceCounts(f, persons, DESCRIBED_FACE));
     if (ok.length > faces.length) faces = ok;
   }
   const largestFaceHeight = faces.reduce((m, f) => Math.max(m, f.box.h), 0);
@@ -469,6 +524,8 @@ export function describeSegment(obs: SegmentObservation): Description {
   else if (bodyVisible === 'upper_body') peopleBits.push('upper body of a person');
   else if (bodyVisible === 'head_and_shoulders') peopleBits.push('head and shoulders portrait');
   if (peopleBits.length) add('people', peopleBits.join(', '));
+  const who = whoGroups(faces);
+  if (who.some((g) => g.label !== 'person' || g.smiling > 0)) add('who', whoPhrase(who));
 
   // Soft evidence: each weak detection is its own part, weighted by how sure the detector was.
   const uncertain = uncertainObjects(obs.keyframes, labels).slice(0, 4);
@@ -526,6 +583,7 @@ export function describeSegment(obs: SegmentObservation): Description {
     objects: objects.map((o) => ({ label: o.cls.label, count: o.count, score: round(o.score), area: round(o.area), colour: o.colour })),
     people,
     faces: faces.map((f) => ({ score: f.score, box: f.box })),
+    who,
     largestFaceHeight: round(largestFaceHeight),
     bodyVisible,
     setting: { ...setting },

@@ -56,3 +56,28 @@ export function round(n: number, digits = 3): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }
+
+/** A square window around a box, in frame pixels: centre kept, side = the box's longer side × `margin`. */
+export interface SquareWindow {
+  x1: number;
+  y1: number;
+  side: number;
+}
+
+export function squareWindow(frame: { width: number; height: number }, box: Box, margin: number): SquareWindow {
+  const cx = (box.x + box.w / 2) * frame.width;
+  const cy = (box.y + box.h / 2) * frame.height;
+  const side = Math.max(box.w * frame.width, box.h * frame.height) * margin;
+  return { x1: cx - side / 2, y1: cy - side / 2, side };
+}
+
+/**
+ * Square windows of a frame resized to `size` x `size`, as one [n, size, size, 3] batch, values
+ * 0..255 (the one crop kernel of the perception models: pose, face attributes). Parts of a window
+ * past the frame's edge are black. Call inside `tf.tidy`.
+ */
+export function cropWindows(img: tf.Tensor3D, windows: SquareWindow[], size: number): tf.Tensor4D {
+  const [fh, fw] = img.shape;
+  const boxes = windows.map(({ x1, y1, side }) => [y1 / (fh - 1), x1 / (fw - 1), (y1 + side) / (fh - 1), (x1 + side) / (fw - 1)]);
+  return tf.image.cropAndResize(tf.expandDims(img, 0) as tf.Tensor4D, tf.tensor2d(boxes, [windows.length, 4]), tf.tensor1d(windows.map(() => 0), 'int32'), [size, size], 'bilinear', 0);
+}

@@ -5,7 +5,7 @@
  */
 import type { Frame } from '../../media/types.js';
 import { loadGraphModelFromDir, tf, type GraphModel } from '../tfjs.js';
-import { frameToTensor, humanModelsDir, round, type Box } from './image.js';
+import { cropWindows, frameToTensor, humanModelsDir, round, squareWindow, type Box } from './image.js';
 
 export const KEYPOINT_NAMES = [
   'nose', 'left_eye', 'right_eye', 'left_ear', 'right_ear', 'left_shoulder', 'right_shoulder', 'left_elbow',
@@ -52,21 +52,9 @@ export class PoseEstimator {
     const { width: fw, height: fh } = frame;
     // Square crop around the box, 20% margin, in pixels; may extend past the frame (zero padded).
     const b = box ?? { x: 0, y: 0, w: 1, h: 1 };
-    const cx = (b.x + b.w / 2) * fw;
-    const cy = (b.y + b.h / 2) * fh;
-    const side = Math.max(b.w * fw, b.h * fh) * (box ? 1.2 : 1);
-    const x1 = cx - side / 2;
-    const y1 = cy - side / 2;
+    const { x1, y1, side } = squareWindow(frame, b, box ? 1.2 : 1);
     const out = tf.tidy(() => {
-      const img = tf.expandDims(frameToTensor(frame), 0) as tf.Tensor4D;
-      const crop = tf.image.cropAndResize(
-        img,
-        tf.tensor2d([[y1 / (fh - 1), x1 / (fw - 1), (y1 + side) / (fh - 1), (x1 + side) / (fw - 1)]]),
-        tf.tensor1d([0], 'int32'),
-        [INPUT, INPUT],
-        'bilinear',
-        0,
-      );
+      const crop = cropWindows(frameToTensor(frame), [{ x1, y1, side }], INPUT);
       return model.execute(tf.cast(crop, 'int32')) as tf.Tensor;
     });
     let raw: Float32Array;

