@@ -15,9 +15,9 @@
  */
 import type { Frame } from '../media/types.js';
 import { boxColour, colourStats, meanStats, thumbDiff } from '../models/perception/colour.js';
-import { describeSegment, type Description, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
+import { describeSegment, type Description, type FaceSighting, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
 import { ObjectDetector } from '../models/perception/detector.js';
-import { FaceAttributeReader, MAX_FACES } from '../models/perception/face-attributes.js';
+import { carryGender, FaceAttributeReader, MAX_FACES } from '../models/perception/face-attributes.js';
 import { FaceDetector } from '../models/perception/faces.js';
 import { DESCRIBED_FACE, faceCounts, personBoxes } from '../models/perception/people.js';
 import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
@@ -190,7 +190,7 @@ export class PerceptionAnalyzer implements Analyzer {
       keyframes.push({ ...reuse, t: main.t });
       this.reused++;
     } else {
-      keyframes.push(await this.analyseKeyframe(main, ctx.pixelWork));
+      keyframes.push(await this.analyseKeyframe(main, ctx.pixelWork, earlierFaces(ctx)));
     }
 
     // A second keyframe where the picture differs most from the main one (cut, big movement).
@@ -203,7 +203,7 @@ export class PerceptionAnalyzer implements Analyzer {
         farIdx = i;
       }
     });
-    if (farIdx >= 0 && farDiff >= this.secondKeyframeDiff) keyframes.push(await this.analyseKeyframe(frames[farIdx], ctx.pixelWork));
+    if (farIdx >= 0 && farDiff >= this.secondKeyframeDiff) keyframes.push(await this.analyseKeyframe(frames[farIdx], ctx.pixelWork, earlierFaces(ctx)));
 
     const observation: SegmentObservation = {
       start: ctx.start,
@@ -218,7 +218,7 @@ export class PerceptionAnalyzer implements Analyzer {
     return { observation, description: describeSegment(observation), reused };
   }
 
-  private async analyseKeyframe(frame: Frame, work?: PixelWork): Promise<KeyframeObservation> {
+  private async analyseKeyframe(frame: Frame, work?: PixelWork, earlier: FaceSighting[] = []): Promise<KeyframeObservation> {
     const local = () => ({ horizon: estimateHorizon(frame), cues: framingPixelCues(frame) });
     // The horizon and framing cues are pixel work: handed off first (when the pipeline can), so
     // they are measured while the models below run on this thread; else measured here at the end.
@@ -241,7 +241,8 @@ export class PerceptionAnalyzer implements Analyzer {
       .sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)
       .slice(0, MAX_FACES);
     if (read.length > 0) {
-      const attrs = await this.timed('face_attributes', () => this.faceAttributes.read(frame, read.map((f) => f.box)));
+      const boxes = read.map((f) => f.box);
+      const attrs = await this.timed('face_attributes', () => this.faceAttributes.read(frame, boxes, carryGender(boxes, earlier)));
       read.forEach((f, i) => (f.attributes = attrs[i]));
     }
     const mainPerson = objects
@@ -266,6 +267,12 @@ export class PerceptionAnalyzer implements Analyzer {
     this.loading = null;
     await Promise.all([this.detector.dispose(), this.faces.dispose(), this.faceAttributes.dispose(), this.pose.dispose()]);
   }
+}
+
+/** Faces read on the previous segment's analysed keyframes (whose gender the same people keep). */
+function earlierFaces(ctx: AnalyzerContext): FaceSighting[] {
+  const kfs = (ctx.previous?.perception?.details as { keyframes?: Array<{ faces?: FaceSighting[] }> } | undefined)?.keyframes ?? [];
+  return kfs.flatMap((k) => k.faces ?? []).filter((f) => f.attributes);
 }
 
 /** The description's evidence as generic facts (objects, soft objects, people, setting, colours). */

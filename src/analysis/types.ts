@@ -50,6 +50,11 @@ export interface AnalyzerContext {
    * in their details. Analyzers that cannot safely reuse ignore it.
    */
   reuse?: { from: number; analysis: SegmentAnalysis };
+  /**
+   * The previous segment of the same video as its analyzers returned it (continuity: the same
+   * person a moment later). Absent on a video's first segment.
+   */
+  previous?: SegmentAnalysis;
   /** Pixel work the pipeline can run on another thread (ingest's worker thread), same results. */
   pixelWork?: PixelWork;
 }

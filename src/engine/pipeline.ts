@@ -173,6 +173,7 @@ async function analyzeFrameStream(
   const reuseOn = opts.keyframeReuse ?? keyframeReuse();
   /** The last segment whose keyframe the models analysed (what a later keyframe may reuse). */
   let anchor: { idx: number; thumb: KeyframeThumb; analysis: SegmentAnalysis } | undefined;
+  let previous: SegmentAnalysis | undefined;
 
   // Keyframe thumbnails are encoded a few at a time (one ffmpeg per batch): memory holds at most a batch of frames.
   const pendingThumbs: { seg: AnalyzedSegment; frame: Frame }[] = [];
@@ -199,8 +200,9 @@ async function analyzeFrameStream(
     const thumb = reuseOn && opts.analyzers?.length ? keyframeThumb(keyframe) : undefined;
     const reuse = thumb && anchor && keyframeDiff(anchor.thumb, thumb) <= KEYFRAME_REUSE.maxDiff ? { from: anchor.idx, analysis: anchor.analysis } : undefined;
     const analysis: SegmentAnalysis = {};
-    const ctx = { start, end, tags: pixTags, ...(reuse ? { reuse } : {}), ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
+    const ctx = { start, end, tags: pixTags, ...(reuse ? { reuse } : {}), ...(previous ? { previous } : {}), ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
     for (const a of opts.analyzers ?? []) analysis[a.name] = await a.analyzeSegment(picked, ctx);
+    previous = analysis;
     if (thumb && !reuse) anchor = { idx, thumb, analysis };
     const emb = await embedder.embedSegment(picked, { start, end, tags: pixTags, analysis });
     const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;

@@ -10,7 +10,7 @@ import { PerceptionAnalyzer } from '../../src/analysis/perception.js';
 import { decodeImage } from '../../src/media/frames.js';
 import type { Frame } from '../../src/media/types.js';
 import { whoGroups, whoPhrase, type FaceSighting } from '../../src/models/perception/describe.js';
-import { FaceAttributeReader } from '../../src/models/perception/face-attributes.js';
+import { carryGender, FaceAttributeReader } from '../../src/models/perception/face-attributes.js';
 import { FaceDetector } from '../../src/models/perception/faces.js';
 import { DESCRIBED_FACE, faceCounts } from '../../src/models/perception/people.js';
 import { halfOf } from '../../eval/split.js';
@@ -41,6 +41,27 @@ describe('who the faces are, in words', () => {
     expect(whoGroups([face(0.05, 'smiling', 0.4)])[0]).toMatchObject({ label: 'man', smiling: 0, confidence: 0.9 });
     // Faces without attributes (not read) say nothing.
     expect(whoGroups([{ score: 0.9, box }])).toEqual([]);
+  });
+});
+
+describe('the same person a moment later keeps the gender read before (carryGender)', () => {
+  const attrs = (female: number) => ({ female, expression: 'neutral' as const, expressionP: 0.9 });
+  it('matches a face in nearly the same place at nearly the same size, each earlier face once', () => {
+    const a = { x: 0.2, y: 0.2, w: 0.1, h: 0.1 };
+    const b = { x: 0.6, y: 0.2, w: 0.1, h: 0.1 };
+    const earlier = [
+      { box: a, attributes: attrs(0.9) },
+      { box: b, attributes: attrs(0.1) },
+    ];
+    // Moved a little: same people, in the other order.
+    expect(carryGender([{ ...b, x: 0.62 }, { ...a, y: 0.23 }], earlier)).toEqual([0.1, 0.9]);
+    // Moved by more than half a face, or twice the size: read again.
+    expect(carryGender([{ ...a, x: 0.27 }], earlier)).toEqual([undefined]);
+    expect(carryGender([{ ...a, w: 0.2, h: 0.2 }], earlier)).toEqual([undefined]);
+    // Two faces where one was: only one takes it.
+    expect(carryGender([a, { ...a, x: 0.21 }], [earlier[0]])).toEqual([0.9, undefined]);
+    // Earlier faces without attributes were never read.
+    expect(carryGender([a], [{ box: a }])).toEqual([undefined]);
   });
 });
 
@@ -79,6 +100,10 @@ describe.skipIf(!haveData)('the real models on check-half photos', () => {
     // The batch gives what one face at a time gives.
     const one = await reader.read(f, [faces[1].box]);
     expect(one[0].female).toBeCloseTo(attrs[1].female, 2);
+    // Genders already known: FaceRes skips those faces; the expression is read again.
+    const carried = await reader.read(f, faces.map((x) => x.box), [0.5, undefined, 0.25]);
+    expect(carried.map((a) => a.female)).toEqual([0.5, attrs[1].female, 0.25]);
+    expect(carried.map((a) => a.expression)).toEqual(attrs.map((a) => a.expression));
     const speaker = frames.get('speaker')!;
     const [man] = await reader.read(speaker, (await detector.detect(speaker, 0.85)).map((x) => x.box));
     expect(man.female).toBeLessThan(0.35);
