@@ -63,7 +63,6 @@ export interface UserConfig {
 export interface Paths {
   home: string;
   dbFile: string;
-  videosDir: string;
   blobsDir: string;
   logsDir: string;
   configFile: string;
@@ -77,15 +76,33 @@ export function pathsFor(home: string): Paths {
   return {
     home,
     dbFile: path.join(home, 'vidembed.db'),
-    videosDir: path.join(home, 'videos'),
     blobsDir: path.join(home, 'blobs'),
     logsDir: path.join(home, 'logs'),
     configFile: path.join(home, 'config.json'),
   };
 }
 
+/**
+ * The directory of the blob store (videos, thumbnails): `VIDEMBED_STORAGE_URL` (`file:///dir`, a
+ * directory every node mounts), else `blobs/` under VIDEMBED_HOME. Other schemes are refused with
+ * what is supported: an S3-compatible store would plug in behind the same interface (src/store/blobs.ts).
+ */
+export function storageRoot(p: Paths, env: NodeJS.ProcessEnv = process.env): string {
+  const url = env.VIDEMBED_STORAGE_URL;
+  if (url === undefined || url === '') return p.blobsDir;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new BadRequestError(`VIDEMBED_STORAGE_URL is not a URL: ${url} (expected file:///a/shared/directory)`);
+  }
+  if (u.protocol !== 'file:') throw new BadRequestError(`VIDEMBED_STORAGE_URL: ${u.protocol.replace(/:$/, '')} storage is not supported; use file:///a/directory that every node mounts`);
+  if (u.host !== '' && u.host !== 'localhost') throw new BadRequestError(`VIDEMBED_STORAGE_URL: file URLs name no host (file:///dir), got ${url}`);
+  return path.resolve(decodeURIComponent(u.pathname));
+}
+
 export function ensureDirs(p: Paths): void {
-  for (const dir of [p.home, p.videosDir, p.blobsDir, p.logsDir]) mkdirSync(dir, { recursive: true });
+  for (const dir of [p.home, p.blobsDir, p.logsDir]) mkdirSync(dir, { recursive: true });
 }
 
 export function readUserConfig(p: Paths): UserConfig {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, rename, stat, unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
   BadRequestError,
@@ -57,7 +57,7 @@ import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
 import type { QueuedJob } from '../store/queue/types.js';
 import type { VideoRow } from '../store/videos.js';
-import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
+import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, storageRoot, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
 import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from './duplicates.js';
@@ -129,7 +129,7 @@ export class LocalEngine implements VideoService {
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
-    this.blobs = new LocalBlobStore(this.paths.blobsDir);
+    this.blobs = new LocalBlobStore(storageRoot(this.paths));
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
     this.textEncoder = opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder((id) => this.embedderFor(id)), DEFAULTS.textCacheEntries);
   }
@@ -226,8 +226,7 @@ export class LocalEngine implements VideoService {
       }
       this.store.collections.delete(row.id);
     })();
-    await Promise.all(videos.map((v) => unlink(v.path).catch(() => {})));
-    await Promise.all(videos.map((v) => this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {})));
+    await Promise.all(videos.map((v) => this.removeVideoFiles(v)));
     return { id: row.id, deleted: true, videos: videos.length };
   }
 
@@ -304,18 +303,17 @@ export class LocalEngine implements VideoService {
     }
     const id = newId('vid');
     const ext = safeExtension(file.filename);
-    const stored = path.join(this.paths.videosDir, `${id}${ext}`);
-    if (file.move) await rename(file.path, stored).catch(() => copyFile(file.path, stored));
-    else await copyFile(file.path, stored);
+    const key = `videos/${id}${ext}`;
+    await this.blobs.putFile(key, file.path, { move: file.move });
     try {
       this.store.db.transaction(() => {
-        this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), path: stored, size_bytes: st.size, content_sha256: sha256 });
+        this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), blob_key: key, size_bytes: st.size, content_sha256: sha256 });
         this.store.jobs.enqueue('video.process', id);
         // Later files of the same upload compare with this one before it is processed.
         if (quick) storeSignature(this.store, id, quick);
       })();
     } catch (err) {
-      await unlink(stored).catch(() => {});
+      await this.blobs.delete(key).catch(() => {});
       throw err;
     }
     this.onWorkQueued();
@@ -387,7 +385,23 @@ export class LocalEngine implements VideoService {
   /** Where a video's original file is (the server streams it with Range support). */
   videoFile(videoId: string): { path: string; filename: string; size: number } {
     const v = this.video(videoId);
-    return { path: v.path, filename: v.filename, size: v.size_bytes };
+    return { path: this.localVideoPath(v), filename: v.filename, size: v.size_bytes };
+  }
+
+  /**
+   * The video's file on this machine: its blob in the storage every node mounts, or (videos
+   * stored before blob keys) the absolute path it was stored at.
+   */
+  private localVideoPath(v: VideoRow): string {
+    if (!v.blob_key) return v.path;
+    if (!(this.blobs instanceof LocalBlobStore)) throw new Error('this blob store has no local files');
+    return this.blobs.pathOf(v.blob_key);
+  }
+
+  /** The video's file and thumbnails; missing ones are no error (the catalog rows are gone already). */
+  private async removeVideoFiles(v: VideoRow): Promise<void> {
+    await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
+    await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
   }
 
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
@@ -410,8 +424,7 @@ export class LocalEngine implements VideoService {
       this.store.segments.deleteForVideo(v.id, collection.dim);
       this.store.videos.delete(v.id);
     })();
-    await unlink(v.path).catch(() => {});
-    await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
+    await this.removeVideoFiles(v);
     return { id: v.id, deleted: true };
   }
 
@@ -680,11 +693,12 @@ export class LocalEngine implements VideoService {
     const collection = this.store.collections.byId(video.collection_id);
     if (!collection) return 'failed';
     this.store.videos.markProcessing(videoId);
+    const file = this.localVideoPath(video);
     try {
       const embedder = this.embedder(collection.model);
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
       const analyzers = await this.analyzers(embedder);
-      const analyzed = await analyzeVideo(video.path, embedder, {
+      const analyzed = await analyzeVideo(file, embedder, {
         analyzers,
         thumbnails: true,
         signature: true,
@@ -728,7 +742,7 @@ export class LocalEngine implements VideoService {
       return 'done';
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
-      this.store.videos.markFailed(videoId, failureMessage(this.redact(err, [[video.path, video.filename]])));
+      this.store.videos.markFailed(videoId, failureMessage(this.redact(err, [[file, video.filename]])));
       this.store.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
     }

@@ -209,6 +209,14 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE workers ADD COLUMN info_json TEXT;
     `,
   },
+  {
+    // Videos kept by key in the blob store (VIDEMBED_STORAGE_URL), not by this machine's path: a
+    // worker on another machine that mounts the same storage finds the file. Rows made before keep
+    // their absolute path (blob_key NULL) and are read from it.
+    version: 11,
+    name: 'videos by blob key',
+    sql: `ALTER TABLE videos ADD COLUMN blob_key TEXT;`,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

@@ -6,7 +6,10 @@ export interface VideoRow {
   id: string;
   collection_id: string;
   filename: string;
+  /** Legacy: the absolute path of a video stored before blob keys ('' for later ones). */
   path: string;
+  /** The video's key in the blob store (VIDEMBED_STORAGE_URL); null for videos stored by path. */
+  blob_key: string | null;
   size_bytes: number;
   status: VideoStatus;
   progress: number | null;
@@ -25,14 +28,16 @@ export interface VideoRow {
 export class VideosRepo {
   constructor(private readonly db: Db) {}
 
-  insert(v: { id: string; collection_id: string; filename: string; path: string; size_bytes: number; content_sha256?: string }): VideoRow {
+  /** A new video, stored either by blob key (`blob_key`) or, as before keys, by absolute `path`. */
+  insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): VideoRow {
+    if (!v.blob_key === !v.path) throw new Error('VideosRepo.insert: give exactly one of path and blob_key');
     const now = nowIso();
     this.db
       .prepare(
-        `INSERT INTO videos (id, collection_id, filename, path, size_bytes, status, created_at, updated_at, content_sha256)
-         VALUES (?, ?, ?, ?, ?, 'uploaded', ?, ?, ?)`,
+        `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, created_at, updated_at, content_sha256)
+         VALUES (?, ?, ?, ?, ?, ?, 'uploaded', ?, ?, ?)`,
       )
-      .run(v.id, v.collection_id, v.filename, v.path, v.size_bytes, now, now, v.content_sha256 ?? null);
+      .run(v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, now, now, v.content_sha256 ?? null);
     return this.byId(v.id)!;
   }
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
@@ -122,7 +123,9 @@ describe('HTTP API errors and limits', () => {
     expect(ok.status).toBe(202);
     expect(ok.body).toMatchObject({ status: 'uploaded' });
     expect(s.engine.store.videos.byId(ok.body.video_id)!.filename).toBe('passwd');
-    expect(s.engine.store.videos.byId(ok.body.video_id)!.path.startsWith(s.engine.paths.videosDir)).toBe(true);
+    const row = s.engine.store.videos.byId(ok.body.video_id)!;
+    expect(row.blob_key).toBe(`videos/${row.id}`); // the name has no extension to keep
+    expect(s.engine.videoFile(row.id).path).toBe(path.join(s.engine.paths.blobsDir, 'videos', row.id));
   });
 
   it('validates tensor uploads: dtype, rank, byte length, base64, size; stores valid ones', async () => {
