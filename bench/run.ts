@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -19,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   scale1m: async () => (await import('./scale.js')).benchScale1m(),
   cli: async () => (await import('./cli.js')).benchCli(),
   queue: async () => (await import('./queue.js')).benchQueue(),
+  workers: async () => (await import('./workers.js')).benchWorkers(),
 };
 
 async function main(): Promise<void> {

@@ -682,6 +682,20 @@ export class LocalEngine implements VideoService {
   }
 
   /** Marks the subject of a job failed (used when the queue gives up on a job). */
+  /**
+   * Fails the videos and tasks that no job will finish any more: their job was failed (or gave
+   * up) but the process stopped before it could fail them too. Workers run it when they start and
+   * when the queue is empty. Returns how many it failed.
+   */
+  failStranded(): number {
+    const why = (lastError: string | null) => `processing stopped: ${lastError ?? 'its job was lost'}`;
+    const videos = this.store.videos.stranded();
+    for (const v of videos) this.store.videos.markFailed(v.id, why(v.last_error));
+    const tasks = this.store.tasks.stranded();
+    for (const t of tasks) this.store.tasks.fail(t.id, why(t.last_error));
+    return videos.length + tasks.length;
+  }
+
   failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): void {
     if (job.kind === 'video.process') this.store.videos.markFailed(job.refId, message);
     else this.store.tasks.fail(job.refId, message);

@@ -67,6 +67,11 @@ export class Worker {
     await registry.remove(`spawned_${process.pid}`);
     const reaped = await reapStoppedWorkers(store, this.id);
     if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
+    const stranded = () => {
+      const n = this.engine.failStranded();
+      if (n) log(`failed ${n} video(s) or task(s) whose job had ended without them`);
+    };
+    stranded();
     const beatTimer = setInterval(() => void beat(), heartbeatMs);
     beatTimer.unref();
     let idleSince = Date.now();
@@ -77,6 +82,7 @@ export class Worker {
         );
         if (!job) {
           await reapStoppedWorkers(store, this.id);
+          stranded();
           const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
           if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
           await sleep(pollMs, undefined, { signal }).catch(() => {});

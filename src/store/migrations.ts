@@ -217,6 +217,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'videos by blob key',
     sql: `ALTER TABLE videos ADD COLUMN blob_key TEXT;`,
   },
+  {
+    // Jobs by subject: cancelling a video's jobs and finding subjects left without one (the
+    // stranded sweep) without scanning the queue. PostgreSQL has had it from its first migration.
+    version: 12,
+    name: 'jobs by subject',
+    sql: `CREATE INDEX IF NOT EXISTS jobs_ref ON jobs(ref_id);`,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

@@ -41,6 +41,18 @@ export class TasksRepo {
       .run(JSON.stringify(result), nowIso(), id);
   }
 
+  /** Tasks pending or processing that no job will finish (see VideosRepo.stranded). */
+  stranded(): Array<{ id: string; last_error: string | null }> {
+    return this.db
+      .prepare(
+        `SELECT t.id, (SELECT j.last_error FROM jobs j WHERE j.ref_id = t.id ORDER BY j.updated_at DESC LIMIT 1) AS last_error
+         FROM tasks t
+         WHERE t.status IN ('pending', 'processing')
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.ref_id = t.id AND j.status IN ('queued', 'running'))`,
+      )
+      .all() as Array<{ id: string; last_error: string | null }>;
+  }
+
   fail(id: string, message: string): void {
     this.db
       .prepare(`UPDATE tasks SET status = 'failed', error_message = ?, updated_at = ? WHERE id = ?`)

@@ -94,6 +94,22 @@ export class VideosRepo {
       .run(tagsJson, nowIso(), id);
   }
 
+  /**
+   * Videos still waiting or processing that no job will ever finish: none of their jobs is queued
+   * or running (a worker died between failing a job and failing its video). With the last error
+   * any of their jobs recorded.
+   */
+  stranded(): Array<{ id: string; last_error: string | null }> {
+    return this.db
+      .prepare(
+        `SELECT v.id, (SELECT j.last_error FROM jobs j WHERE j.ref_id = v.id ORDER BY j.updated_at DESC LIMIT 1) AS last_error
+         FROM videos v
+         WHERE v.status IN ('uploaded', 'processing')
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.ref_id = v.id AND j.status IN ('queued', 'running'))`,
+      )
+      .all() as Array<{ id: string; last_error: string | null }>;
+  }
+
   markFailed(id: string, message: string): void {
     this.db
       .prepare(`UPDATE videos SET status = 'failed', progress = NULL, error_message = ?, updated_at = ? WHERE id = ?`)
