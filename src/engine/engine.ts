@@ -218,14 +218,14 @@ export class LocalEngine implements VideoService {
   async deleteCollection(idOrName: string): Promise<DeleteResponse> {
     const row = this.collection(idOrName);
     const videos = this.store.videos.listByCollection(row.id);
-    this.store.db.transaction(() => {
+    this.store.transaction(() => {
       for (const v of videos) {
-        this.store.jobs.cancelFor(v.id);
+        this.store.queue.cancelForSync(v.id);
         this.store.segments.deleteForVideo(v.id, row.dim);
         this.store.videos.delete(v.id);
       }
       this.store.collections.delete(row.id);
-    })();
+    });
     await Promise.all(videos.map((v) => this.removeVideoFiles(v)));
     return { id: row.id, deleted: true, videos: videos.length };
   }
@@ -238,9 +238,9 @@ export class LocalEngine implements VideoService {
   async reindexCollection(idOrName: string): Promise<ReindexResponse> {
     const collection = this.collection(idOrName);
     const ids = this.store.videos.idsForCollection(collection.id, ['processed', 'failed']);
-    this.store.db.transaction(() => {
-      for (const id of ids) this.store.jobs.enqueue('video.process', id);
-    })();
+    this.store.transaction(() => {
+      for (const id of ids) this.store.queue.enqueueSync('video.process', id);
+    });
     if (ids.length) this.onWorkQueued();
     return { collection_id: collection.id, queued: ids.length };
   }
@@ -306,12 +306,12 @@ export class LocalEngine implements VideoService {
     const key = `videos/${id}${ext}`;
     await this.blobs.putFile(key, file.path, { move: file.move });
     try {
-      this.store.db.transaction(() => {
+      this.store.transaction(() => {
         this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), blob_key: key, size_bytes: st.size, content_sha256: sha256 });
-        this.store.jobs.enqueue('video.process', id);
+        this.store.queue.enqueueSync('video.process', id);
         // Later files of the same upload compare with this one before it is processed.
         if (quick) storeSignature(this.store, id, quick);
-      })();
+      });
     } catch (err) {
       await this.blobs.delete(key).catch(() => {});
       throw err;
@@ -419,11 +419,11 @@ export class LocalEngine implements VideoService {
   async deleteVideo(videoId: string): Promise<DeleteResponse> {
     const v = this.video(videoId);
     const collection = this.store.collections.byId(v.collection_id)!;
-    this.store.db.transaction(() => {
-      this.store.jobs.cancelFor(v.id);
+    this.store.transaction(() => {
+      this.store.queue.cancelForSync(v.id);
       this.store.segments.deleteForVideo(v.id, collection.dim);
       this.store.videos.delete(v.id);
-    })();
+    });
     await this.removeVideoFiles(v);
     return { id: v.id, deleted: true };
   }
@@ -431,10 +431,10 @@ export class LocalEngine implements VideoService {
   /** Processes a video again (after a failure, or to pick up new analyzers). */
   async reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
     const v = this.video(videoId);
-    this.store.db.transaction(() => {
-      this.store.jobs.cancelFor(v.id);
-      this.store.jobs.enqueue('video.process', v.id);
-    })();
+    this.store.transaction(() => {
+      this.store.queue.cancelForSync(v.id);
+      this.store.queue.enqueueSync('video.process', v.id);
+    });
     this.onWorkQueued();
     return this.videoStatus(v.id);
   }
@@ -619,10 +619,10 @@ export class LocalEngine implements VideoService {
     }
     if (req.tensor !== undefined) await this.checkTensorRef(kind, req.tensor);
     const id = newId('req');
-    this.store.db.transaction(() => {
+    this.store.transaction(() => {
       this.store.tasks.insert(id, kind, req, this.principal.owner);
-      this.store.jobs.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
-    })();
+      this.store.queue.enqueueSync(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
+    });
     this.onWorkQueued();
     return { request_id: id, status: 'pending' };
   }
@@ -728,7 +728,7 @@ export class LocalEngine implements VideoService {
         fps: analyzed.media.fps,
         codec: analyzed.media.videoCodec,
       });
-      this.store.db.transaction(() => {
+      this.store.transaction(() => {
         this.store.segments.replaceForVideo(
           videoId,
           collection.id,
@@ -752,7 +752,7 @@ export class LocalEngine implements VideoService {
         if (analyzed.signature) storeSignature(this.store, videoId, analyzed.signature);
         this.store.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
         this.store.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
-      })();
+      });
       return 'done';
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue

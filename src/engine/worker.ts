@@ -2,7 +2,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
-import type { JobKind } from '../store/jobs.js';
+import type { JobKind } from '../store/queue/types.js';
 import { DEFAULTS } from './config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
@@ -117,7 +117,7 @@ export class Worker {
       }
     } finally {
       clearInterval(beatTimer);
-      if (store.db.open) await registry.remove(this.id);
+      if (store.isOpen) await registry.remove(this.id);
     }
   }
 }

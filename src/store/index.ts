@@ -2,24 +2,21 @@ import { openDatabase, type Db } from './db.js';
 import { CollectionsRepo } from './collections.js';
 import { VideosRepo } from './videos.js';
 import { SegmentsRepo } from './segments.js';
-import { JobQueue } from './jobs.js';
 import { TasksRepo } from './tasks.js';
 import { KeysRepo } from './keys.js';
 import { SignaturesRepo } from './signatures.js';
 import { SqliteJobQueue, SqliteWorkerRegistry } from './queue/sqlite.js';
-import type { JobQueue as LeasedJobQueue } from './queue/types.js';
 
 /** The database and its repositories, opened once per process. */
 export class Store {
   readonly collections: CollectionsRepo;
   readonly videos: VideosRepo;
   readonly segments: SegmentsRepo;
-  readonly jobs: JobQueue;
   readonly tasks: TasksRepo;
   readonly keys: KeysRepo;
   readonly signatures: SignaturesRepo;
-  /** The job queue as workers use it (leases, fencing tokens); the same rows as `jobs`. */
-  readonly queue: LeasedJobQueue;
+  /** The job queue (leases, fencing tokens): the async JobQueue workers use, plus sync calls for transactions. */
+  readonly queue: SqliteJobQueue;
   /** Workers by heartbeat. */
   readonly registry: SqliteWorkerRegistry;
 
@@ -30,7 +27,6 @@ export class Store {
     this.collections = new CollectionsRepo(db);
     this.videos = new VideosRepo(db);
     this.segments = new SegmentsRepo(db, opts);
-    this.jobs = new JobQueue(db);
     this.tasks = new TasksRepo(db);
     this.keys = new KeysRepo(db);
     this.signatures = new SignaturesRepo(db);
@@ -40,6 +36,15 @@ export class Store {
 
   static open(file: string, opts: { memoryIndex?: boolean } = {}): Store {
     return new Store(openDatabase(file), opts);
+  }
+
+  /** Runs `fn` in one transaction: every write in it lands, or none does. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  get isOpen(): boolean {
+    return this.db.open;
   }
 
   close(): void {

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
-import { JobQueue as SyncJobQueue } from '../../src/store/jobs.js';
 import { openPgPool } from '../../src/store/pg/migrate.js';
 import { openPgQueue } from '../../src/store/queue/postgres.js';
 import { openSqliteQueue } from '../../src/store/queue/sqlite.js';
@@ -322,23 +321,6 @@ describe('job queue conformance: SQLite', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   conformance(() => ({ open: async () => openSqliteQueue(file) }));
-
-  it('shares the jobs table with the synchronous queue: its claims move the token too', async () => {
-    const h = openSqliteQueue(file);
-    try {
-      const id = await h.queue.enqueue('video.process', 'v1');
-      const a = (await h.queue.claim('A', SHORT))!;
-      await expire();
-      const syncDb = openDatabase(file);
-      const b = new SyncJobQueue(syncDb).claim('B', LONG)!;
-      syncDb.close();
-      expect(b.lease_token).toBe(a.token + 1);
-      expect(await h.queue.complete(id, a.token)).toBe(false);
-      expect(await h.queue.complete(id, b.lease_token)).toBe(true);
-    } finally {
-      await h.close();
-    }
-  });
 });
 
 const pgOk = pgTestAvailable();

@@ -23,9 +23,9 @@ type Row = JobRecord;
 const toJob = jobFromRecord;
 
 /**
- * The job queue on the `jobs` table of a vidembed SQLite database (the same rows the synchronous
- * src/store/jobs.ts works on; both increment `lease_token` on a claim, so they can share a file).
- * better-sqlite3 is synchronous: every call does its work before returning a settled promise. A
+ * The job queue on the `jobs` table of a vidembed SQLite database. `enqueueSync` and
+ * `cancelForSync` are the same calls for the engine's own SQLite transactions (a video and its
+ * job are inserted together). better-sqlite3 is synchronous: every call does its work before returning a settled promise. A
  * claim is one IMMEDIATE transaction, so claimers in other connections or processes wait for it
  * (busy_timeout) rather than read the same candidate. Times come from this process's clock, which
  * is the machine's: every process that opens the file runs on this machine.
@@ -37,6 +37,11 @@ export class SqliteJobQueue implements JobQueue {
   ) {}
 
   async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
+    return this.enqueueSync(kind, refId, maxAttempts);
+  }
+
+  /** `enqueue`, done before it returns: for a transaction that also writes the job's subject. */
+  enqueueSync(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): string {
     checkMaxAttempts(maxAttempts);
     const id = newId('job');
     const now = Date.now();
@@ -130,6 +135,11 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   async cancelFor(refId: string): Promise<number> {
+    return this.cancelForSync(refId);
+  }
+
+  /** `cancelFor`, done before it returns (inside a caller's transaction it is a savepoint). */
+  cancelForSync(refId: string): number {
     return this.db
       .transaction(() => {
         const now = Date.now();

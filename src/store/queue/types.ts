@@ -1,6 +1,5 @@
-import type { JobKind } from '../jobs.js';
-
-export type { JobKind };
+/** What a job does: process an uploaded video, or run an async embedding / tagging task. */
+export type JobKind = 'video.process' | 'task.embedding' | 'task.tagging';
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
 
 /** A job as the queue holds it. Times are milliseconds since the epoch, of the backend's clock. */
@@ -45,8 +44,8 @@ export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
  *   Two claimers never get the same job while its lease runs.
  * - renew, complete, fail and release take the token of the claim. They are refused (false) once
  *   another claim took the job (the token moved on), or the job was cancelled or settled. A lease
- *   that ran out but that nobody has claimed since is still its holder's: these calls accept it, as
- *   src/store/jobs.ts does; what protects the work of a worker that took over is the token.
+ *   that ran out but that nobody has claimed since is still its holder's: these calls accept it;
+ *   what protects the work of a worker that took over is the token.
  * - complete and fail settle the job (done / failed); a failed job is not retried.
  * - release hands the job back (graceful shutdown) without counting the attempt.
  * - a job whose lease ran out after its maxAttempts-th attempt is not claimed again: the claim that
