@@ -1,4 +1,5 @@
 import type { TaskKind, TaskStatus } from '../api/types.js';
+import { strandedSubjects } from './queue/sqlite.js';
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
 
@@ -43,14 +44,7 @@ export class TasksRepo {
 
   /** Tasks pending or processing that no job will finish (see VideosRepo.stranded). */
   stranded(): Array<{ id: string; last_error: string | null }> {
-    return this.db
-      .prepare(
-        `SELECT t.id, (SELECT j.last_error FROM jobs j WHERE j.ref_id = t.id ORDER BY j.updated_at DESC LIMIT 1) AS last_error
-         FROM tasks t
-         WHERE t.status IN ('pending', 'processing')
-           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.ref_id = t.id AND j.status IN ('queued', 'running'))`,
-      )
-      .all() as Array<{ id: string; last_error: string | null }>;
+    return strandedSubjects(this.db, 'tasks', ['pending', 'processing']);
   }
 
   fail(id: string, message: string): void {

@@ -1,4 +1,5 @@
 import type { VideoStatus } from '../api/types.js';
+import { strandedSubjects } from './queue/sqlite.js';
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
 
@@ -100,14 +101,7 @@ export class VideosRepo {
    * any of their jobs recorded.
    */
   stranded(): Array<{ id: string; last_error: string | null }> {
-    return this.db
-      .prepare(
-        `SELECT v.id, (SELECT j.last_error FROM jobs j WHERE j.ref_id = v.id ORDER BY j.updated_at DESC LIMIT 1) AS last_error
-         FROM videos v
-         WHERE v.status IN ('uploaded', 'processing')
-           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.ref_id = v.id AND j.status IN ('queued', 'running'))`,
-      )
-      .all() as Array<{ id: string; last_error: string | null }>;
+    return strandedSubjects(this.db, 'videos', ['uploaded', 'processing']);
   }
 
   markFailed(id: string, message: string): void {

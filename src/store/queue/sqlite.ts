@@ -23,6 +23,21 @@ type Row = JobRecord;
 const toJob = jobFromRecord;
 
 /**
+ * Subjects (rows of `table`) in one of `waiting` statuses that no job will finish: none of their
+ * jobs is queued or running. With the last error any of their jobs recorded.
+ */
+export function strandedSubjects(db: Db, table: 'videos' | 'tasks', waiting: readonly string[]): Array<{ id: string; last_error: string | null }> {
+  return db
+    .prepare(
+      `SELECT s.id, (SELECT j.last_error FROM jobs j WHERE j.ref_id = s.id ORDER BY j.updated_at DESC LIMIT 1) AS last_error
+       FROM ${table} s
+       WHERE s.status IN (${waiting.map(() => '?').join(', ')})
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.ref_id = s.id AND j.status IN ('queued', 'running'))`,
+    )
+    .all(...waiting) as Array<{ id: string; last_error: string | null }>;
+}
+
+/**
  * The job queue on the `jobs` table of a vidembed SQLite database. `enqueueSync` and
  * `cancelForSync` are the same calls for the engine's own SQLite transactions (a video and its
  * job are inserted together). better-sqlite3 is synchronous: every call does its work before returning a settled promise. A
