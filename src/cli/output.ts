@@ -1,3 +1,4 @@
+import { inCi } from '../env.js';
 import { createRequire } from 'node:module';
 import type TableType from 'cli-table3';
 import ora, { type Ora } from 'ora';
@@ -43,7 +44,7 @@ export function printTable(head: string[], rows: (string | number)[][]): void {
 }
 
 export function isInteractive(): boolean {
-  return Boolean(process.stdin.isTTY && process.stdout.isTTY && !process.env.CI);
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY && !inCi());
 }
 
 /** A spinner on stderr for people; silent for --json and non-terminals. */

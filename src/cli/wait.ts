@@ -1,3 +1,4 @@
+import { pollMs as envPollMs } from '../env.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AsyncStatusResponse, VideoService, VideoStatusResponse } from '../api/types.js';
 import { DEFAULTS } from '../engine/config.js';
@@ -5,7 +6,7 @@ import type { Ora } from 'ora';
 import { spinner, type OutputOptions } from './output.js';
 
 function pollMs(): number {
-  return Number(process.env.VIDEMBED_POLL_MS) || DEFAULTS.pollMs;
+  return envPollMs(DEFAULTS.pollMs);
 }
 
 /**

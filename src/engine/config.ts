@@ -1,3 +1,4 @@
+import { encoderThreadsSetting, homeDir, keyframeReuse, pixelThread, storageUrl, warmIdleMs as envWarmIdleMs } from '../env.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,8 +31,7 @@ export const DEFAULTS = {
 
 /** How long a warm process outlives its last CLI search (VIDEMBED_WARM_IDLE_MS; 0: no warm CLI). */
 export function warmIdleMs(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.VIDEMBED_WARM_IDLE_MS);
-  return env.VIDEMBED_WARM_IDLE_MS !== undefined && env.VIDEMBED_WARM_IDLE_MS !== '' && Number.isFinite(v) && v >= 0 ? v : DEFAULTS.warmIdleMs;
+  return envWarmIdleMs(DEFAULTS.warmIdleMs, env);
 }
 
 /**
@@ -39,17 +39,13 @@ export function warmIdleMs(env: NodeJS.ProcessEnv = process.env): number {
  * (src/engine/pixel-thread.ts). VIDEMBED_PIXEL_THREAD=0 keeps them on the event loop (tests,
  * debugging, profiling one thread); the results are the same either way.
  */
-export function pixelThread(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.VIDEMBED_PIXEL_THREAD !== '0';
-}
+export { pixelThread };
 
 /**
  * Ingest reuses the per-keyframe models' facts on a keyframe nearly identical to the last analysed
  * one (src/engine/keyframe-reuse.ts). VIDEMBED_KEYFRAME_REUSE=0 analyses every keyframe.
  */
-export function keyframeReuse(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.VIDEMBED_KEYFRAME_REUSE !== '0';
-}
+export { keyframeReuse };
 
 export interface UserConfig {
   default_collection?: string;
@@ -69,7 +65,7 @@ export interface Paths {
 }
 
 export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.VIDEMBED_HOME || path.join(os.homedir(), '.vidembed'));
+  return homeDir(env);
 }
 
 export function pathsFor(home: string): Paths {
@@ -88,8 +84,8 @@ export function pathsFor(home: string): Paths {
  * what is supported: an S3-compatible store would plug in behind the same interface (src/store/blobs.ts).
  */
 export function storageRoot(p: Paths, env: NodeJS.ProcessEnv = process.env): string {
-  const url = env.VIDEMBED_STORAGE_URL;
-  if (url === undefined || url === '') return p.blobsDir;
+  const url = storageUrl(env);
+  if (url === undefined) return p.blobsDir;
   let u: URL;
   try {
     u = new URL(url);
@@ -130,7 +126,8 @@ export function writeUserConfig(p: Paths, patch: Partial<UserConfig>): UserConfi
  * does. A value that is not an integer in 0–64 is an error naming where it came from.
  */
 export function encoderThreads(flag?: number, env: NodeJS.ProcessEnv = process.env): number {
-  const [raw, where] = flag !== undefined ? [flag, '--encoder-threads'] : env.VIDEMBED_ENCODER_THREADS ? [Number(env.VIDEMBED_ENCODER_THREADS), 'VIDEMBED_ENCODER_THREADS'] : [undefined, ''];
+  const setting = encoderThreadsSetting(env);
+  const [raw, where] = flag !== undefined ? [flag, '--encoder-threads'] : setting ? [Number(setting), 'VIDEMBED_ENCODER_THREADS'] : [undefined, ''];
   if (raw === undefined) return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
   if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: encode on the event loop)`);
   return raw;

@@ -3,6 +3,7 @@
  * src/media/phash.ts), how much of one video's pictures another holds, and groups of
  * near-identical videos (union-find). docs/engine.md explains the numbers.
  */
+import { ffmpegFastDecode } from '../env.js';
 import type { DuplicateGroup, DuplicatesResponse } from '../api/types.js';
 import { sampleFrames } from '../media/frames.js';
 import { hamming, phashFrame, type PHash } from '../media/phash.js';
@@ -391,7 +392,7 @@ const QUICK_SIDE = 128;
  */
 export async function sampleSignature(file: string, signal?: AbortSignal): Promise<VideoSignature> {
   const b = new SignatureBuilder();
-  for await (const f of sampleFrames(file, { fps: SIGNATURE_FPS, maxSide: QUICK_SIDE, signal, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' })) b.push(f);
+  for await (const f of sampleFrames(file, { fps: SIGNATURE_FPS, maxSide: QUICK_SIDE, signal, fastDecode: ffmpegFastDecode() })) b.push(f);
   return b.finish();
 }
 

@@ -1,3 +1,4 @@
+import { autoWorker, workerIdleMs } from '../env.js';
 import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import path from 'node:path';
@@ -21,11 +22,11 @@ export function liveWorkerCount(store: Store): number {
  * itself once the queue has been empty for a while. Its output goes to logs/worker.log.
  */
 export function ensureBackgroundWorker(store: Store, paths: Paths): number | undefined {
-  if (process.env.VIDEMBED_NO_AUTO_WORKER === '1') return undefined;
+  if (!autoWorker()) return undefined;
   if (liveWorkerCount(store) > 0) return undefined;
   const log = openSync(path.join(paths.logsDir, 'worker.log'), 'a');
   try {
-    const idleSeconds = Math.round((Number(process.env.VIDEMBED_WORKER_IDLE_MS) || DEFAULTS.workerIdleExitMs) / 1000);
+    const idleSeconds = Math.round(workerIdleMs(DEFAULTS.workerIdleExitMs) / 1000);
     const child = spawn(process.execPath, [BIN, 'worker', '--idle-exit', String(idleSeconds)], {
       detached: true,
       stdio: ['ignore', log, log],

@@ -1,3 +1,4 @@
+import { ffmpegFastDecode } from '../env.js';
 import { MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
 import { probe, sampleFrames } from '../media/index.js';
@@ -98,7 +99,7 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   const maxSide = Math.max(embedder.frameMaxSide, ...(opts.analyzers ?? []).map((a) => a.frameMaxSide));
   // fastDecode skips non-reference frames: 35-40% less decode CPU on B-frame streams, for frames up
   // to ~100 ms early, which neither the segment moments nor the motion tagger notice.
-  const sample = { fps: sampleFps, maxSide, fastDecode: process.env.VIDEMBED_FFMPEG_FAST !== '0' };
+  const sample = { fps: sampleFps, maxSide, fastDecode: ffmpegFastDecode() };
   const knownDuration = media.durationSec > 0 ? media.durationSec : undefined;
   const segmenter: SegmenterOptions = { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration, signature: opts.signature };
   const source =

@@ -1,3 +1,4 @@
+import { ffmpegDiesWithParent, ffmpegOverride, ffmpegThreads } from '../env.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,7 +11,7 @@ let cachedPath: string | undefined;
  * `@ffmpeg-installer/ffmpeg` (ffmpeg 4.1; there is no ffprobe, probing parses `ffmpeg -i`).
  */
 export function ffmpegPath(): string {
-  const fromEnv = process.env.VIDEMBED_FFMPEG;
+  const fromEnv = ffmpegOverride();
   if (fromEnv) return fromEnv;
   if (cachedPath) return cachedPath;
   try {
@@ -31,10 +32,7 @@ export function ffmpegPath(): string {
  * `VIDEMBED_FFMPEG_THREADS=0` lets ffmpeg choose (fastest wall time on an idle machine).
  */
 export function decoderThreads(): number {
-  const v = process.env.VIDEMBED_FFMPEG_THREADS;
-  if (v === undefined || v === '') return 1;
-  const n = Number(v);
-  return Number.isInteger(n) && n >= 0 ? n : 1;
+  return ffmpegThreads();
 }
 
 /** Arguments every invocation starts with: quiet, no stdin, no stats. */
@@ -66,7 +64,7 @@ let setprivPath: string | null | undefined;
 function deathSignalWrapper(): string | null {
   if (setprivPath !== undefined) return setprivPath;
   setprivPath = null;
-  if (process.platform === 'linux' && process.env.VIDEMBED_NO_PDEATHSIG !== '1') {
+  if (process.platform === 'linux' && ffmpegDiesWithParent()) {
     for (const p of ['/usr/bin/setpriv', '/bin/setpriv']) if (existsSync(p)) setprivPath = p;
   }
   return setprivPath;
@@ -75,7 +73,7 @@ function deathSignalWrapper(): string | null {
 /** Spawns ffmpeg with piped stdio. The caller owns the process (and must kill it when done). */
 export function spawnFfmpeg(args: readonly string[]): ChildProcessWithoutNullStreams {
   const bin = ffmpegPath();
-  if (!process.env.VIDEMBED_FFMPEG && !existsSync(bin)) {
+  if (!ffmpegOverride() && !existsSync(bin)) {
     throw new VidembedError('ffmpeg binary missing; reinstall @ffmpeg-installer/ffmpeg or set VIDEMBED_FFMPEG');
   }
   const wrapper = deathSignalWrapper();

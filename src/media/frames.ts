@@ -12,8 +12,8 @@ export interface DecodeTuning {
    * the source frame rate (H.264/HEVC/MPEG-2/MPEG-4 only). Saves ~30-40% decode CPU on streams
    * with B-frames (x264 exports; phone footage rarely has any, so gains nothing there). Cost: a
    * tick that lands on a skipped frame gets the previous reference frame instead, i.e. up to 2-3
-   * source frames (≤ ~100 ms) early, so timestamps are that much less exact. Default off
-   * (`VIDEMBED_FFMPEG_FAST=1` turns it on globally).
+   * source frames (≤ ~100 ms) early, so timestamps are that much less exact. Default off here;
+   * ingest and signatures ask for it unless `VIDEMBED_FFMPEG_FAST=0` (src/env.ts `ffmpegFastDecode`).
    */
   fastDecode?: boolean;
   /** Frames decoded ahead of the consumer, so ffmpeg keeps working while models run (default 4). */
@@ -106,7 +106,7 @@ export function planSample(file: string, p: ProbeDetails, opts: SampleOptions & 
   const start = opts.start ?? 0;
   const end = opts.end;
   const threads = opts.threads ?? decoderThreads();
-  const fast = (opts.fastDecode ?? process.env.VIDEMBED_FFMPEG_FAST === '1') && SKIP_NOREF_CODECS.has(p.videoCodec ?? '') && p.fps >= opts.fps * 4;
+  const fast = (opts.fastDecode ?? false) && SKIP_NOREF_CODECS.has(p.videoCodec ?? '') && p.fps >= opts.fps * 4;
 
   const args: string[] = ['-v', 'error', '-threads', String(threads)];
   if (fast) args.push('-skip_frame', 'noref');

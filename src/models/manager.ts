@@ -5,6 +5,7 @@
  * Layout: `<models dir>/<model id>/<file path>`; a download in progress is `<file path>.part`.
  * The models dir is `VIDEMBED_MODELS_DIR` or `~/.cache/vidembed/models`.
  */
+import { modelsMirror } from '../env.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { copyFile, rename, rm } from 'node:fs/promises';
@@ -135,7 +136,7 @@ export class ModelManager {
   constructor(opts: ModelManagerOptions = {}) {
     const env = opts.env ?? process.env;
     this.dir = path.resolve(opts.dir ?? modelsDir(env));
-    this.mirror = opts.mirror ?? (env.VIDEMBED_MODELS_MIRROR || undefined);
+    this.mirror = opts.mirror ?? modelsMirror(env);
     this.list_ = opts.manifests ?? loadAllManifests(env);
     this.retries = opts.retries ?? 3;
     this.retryDelayMs = opts.retryDelayMs ?? 500;

@@ -3,6 +3,7 @@
  * what a model is (id, dimension, licence), which files make it up (URL, byte size, sha256) and how
  * its inputs are prepared (image preprocessing, tokenizer). `vidembed models pull` follows it.
  */
+import { manifestsDir as userManifestsDir, modelsDir as envModelsDir } from '../env.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -110,7 +111,7 @@ export function isEmbedderManifest(m: Pick<ModelManifest, 'kind'>): boolean {
 
 /** `VIDEMBED_MODELS_DIR`, else `~/.cache/vidembed/models`. */
 export function modelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));
+  return envModelsDir(env);
 }
 
 /** The `models/` directory of the package (found upwards from this file: works from src/ and dist/). */
@@ -185,7 +186,7 @@ export function loadManifests(dir: string = manifestsDir()): ModelManifest[] {
  */
 export function loadAllManifests(env: NodeJS.ProcessEnv = process.env): ModelManifest[] {
   const byId = new Map(loadManifests().map((m) => [m.id, m]));
-  const extra = env.VIDEMBED_MANIFESTS_DIR;
+  const extra = userManifestsDir(env);
   if (extra) {
     if (!existsSync(extra)) throw new ModelError(`VIDEMBED_MANIFESTS_DIR ${extra} does not exist`);
     for (const m of loadManifests(extra)) byId.set(m.id, m);

@@ -18,6 +18,7 @@
  * - `close()` terminates every thread and fails whatever is waiting. Idle workers are unref'd, so a
  *   pool never keeps a process alive by itself.
  */
+import { onnxThreadsSetting } from '../env.js';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -179,7 +180,7 @@ export class TextEncoderPool implements QueryTextEncoder {
       worker: new Worker(this.workerUrl, {
         workerData: { preload: this.preload },
         // onnxruntime's intra-op threads: the cores shared among the workers, unless set.
-        env: { ...process.env, VIDEMBED_ONNX_THREADS: process.env.VIDEMBED_ONNX_THREADS || String(Math.max(1, Math.floor(cores() / this.threads))) },
+        env: { ...process.env, VIDEMBED_ONNX_THREADS: String(onnxThreadsSetting() ?? Math.max(1, Math.floor(cores() / this.threads))) },
       }),
       ready: false,
       exited: false,

@@ -1,3 +1,4 @@
+import { imagenetEnabled } from '../../env.js';
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
 import { readUserConfig, writeUserConfig, type Paths } from '../../engine/config.js';
@@ -149,7 +150,7 @@ async function offerModels(paths: Paths, model: string | undefined): Promise<voi
     }
   };
   const perception = !model || model.startsWith('perception');
-  if (perception && !installed('imagenet-mobilenet-v2') && process.env.VIDEMBED_NO_IMAGENET !== '1') {
+  if (perception && !installed('imagenet-mobilenet-v2') && imagenetEnabled()) {
     const { confirm } = await import('@inquirer/prompts');
     const yes = await confirm({
       message: 'Pull the ImageNet classifier (3.5 MB) so searches can name a thousand kinds of things (a tabby cat, a pier, a fig)?',

@@ -1,3 +1,4 @@
+import { playerSetting } from '../../env.js';
 import { spawn, spawnSync } from 'node:child_process';
 import type { Command } from 'commander';
 import type { Run } from '../context.js';
@@ -18,7 +19,7 @@ function onPath(bin: string): boolean {
 
 /** The player `open` would start, or undefined (VIDEMBED_PLAYER=none: never start one). */
 export function findPlayer(env = process.env): (typeof PLAYERS)[number] | undefined {
-  const wanted = env.VIDEMBED_PLAYER;
+  const wanted = playerSetting(env);
   if (wanted === 'none') return undefined;
   if (wanted) return PLAYERS.find((p) => p.bin === wanted) ?? { bin: wanted, args: (f) => [f] };
   return PLAYERS.find((p) => onPath(p.bin));

@@ -1,3 +1,4 @@
+import { wasmEnabled } from '../../env.js';
 /**
  * The WebAssembly SIMD build of resample.wat (1.3 KB): Pillow's fixed-point bicubic passes and the
  * float32 normalisation, several times faster than the JavaScript reference in preprocess.ts and
@@ -22,7 +23,7 @@ let cached: WasmKernels | null | undefined;
 export function wasmKernels(): WasmKernels | null {
   if (cached !== undefined) return cached;
   try {
-    if (process.env.VIDEMBED_NO_WASM) throw new Error('disabled');
+    if (!wasmEnabled()) throw new Error('disabled');
     const mod = new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64'));
     cached = new WebAssembly.Instance(mod, {}).exports as unknown as WasmKernels;
   } catch {

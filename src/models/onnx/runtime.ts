@@ -2,6 +2,7 @@
  * onnxruntime-node, loaded once per process on first use (commands that run no model never load
  * it), and the session settings every model of the project uses.
  */
+import { onnxThreadsSetting } from '../../env.js';
 import os from 'node:os';
 import type * as OrtTypes from 'onnxruntime-node';
 
@@ -19,8 +20,8 @@ export function loadOrt(): Promise<Ort> {
  * (the machine's cores, at most 4: for models that run alone, like a query encoder).
  */
 export function onnxThreads(fallback: number | 'cores', env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.VIDEMBED_ONNX_THREADS);
-  if (Number.isInteger(n) && n > 0) return n;
+  const n = onnxThreadsSetting(env);
+  if (n !== undefined) return n;
   if (fallback !== 'cores') return fallback;
   const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
   return Math.max(1, Math.min(4, cores));

@@ -1,3 +1,4 @@
+import { pgBinSetting } from '../../env.js';
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -21,7 +22,7 @@ export interface ThrowawayCluster {
 
 /** The directory of initdb/pg_ctl: VIDEMBED_PG_BIN, else the newest /usr/lib/postgresql/N/bin; undefined when none. */
 export function findPgBin(): string | undefined {
-  const fromEnv = process.env.VIDEMBED_PG_BIN;
+  const fromEnv = pgBinSetting();
   if (fromEnv) return existsSync(path.join(fromEnv, 'initdb')) ? fromEnv : undefined;
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;

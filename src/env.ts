@@ -1,0 +1,156 @@
+/**
+ * Every environment variable vidembed reads, read and validated here and nowhere else (tests pass
+ * their own `env`). Each reader says what the variable does; docs/engine.md lists them all.
+ * Lower layers (media, models, analysis) import from here, so nothing depends on the engine to
+ * read its settings.
+ */
+import os from 'node:os';
+import path from 'node:path';
+
+type Env = NodeJS.ProcessEnv;
+
+const set = (v: string | undefined): v is string => v !== undefined && v !== '';
+
+/** A non-negative number of milliseconds, else `fallback`. */
+function ms(v: string | undefined, fallback: number): number {
+  const n = Number(v);
+  return set(v) && Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+// ---- where things are -------------------------------------------------------------------------
+
+/** VIDEMBED_HOME: the library (database, blobs, logs, config); default `~/.vidembed`. */
+export function homeDir(env: Env = process.env): string {
+  return path.resolve(env.VIDEMBED_HOME || path.join(os.homedir(), '.vidembed'));
+}
+
+/** VIDEMBED_STORAGE_URL: where the blob store is (`file:///dir`); parsed in src/engine/config.ts `storageRoot`. */
+export function storageUrl(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_STORAGE_URL) ? env.VIDEMBED_STORAGE_URL : undefined;
+}
+
+/** VIDEMBED_MODELS_DIR: installed models; default `~/.cache/vidembed/models`. */
+export function modelsDir(env: Env = process.env): string {
+  return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));
+}
+
+/** VIDEMBED_MANIFESTS_DIR: a directory of the user's own model manifests. */
+export function manifestsDir(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_MANIFESTS_DIR) ? env.VIDEMBED_MANIFESTS_DIR : undefined;
+}
+
+/** VIDEMBED_MODELS_MIRROR: a base URL that `models pull` downloads from instead of the sources. */
+export function modelsMirror(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_MODELS_MIRROR) ? env.VIDEMBED_MODELS_MIRROR : undefined;
+}
+
+/** VIDEMBED_FFMPEG: an ffmpeg binary to use instead of @ffmpeg-installer's. */
+export function ffmpegOverride(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_FFMPEG) ? env.VIDEMBED_FFMPEG : undefined;
+}
+
+// ---- how ingest runs --------------------------------------------------------------------------
+
+/** VIDEMBED_FFMPEG_THREADS: ffmpeg's decoding threads per video (default 1; 0 lets ffmpeg choose). */
+export function ffmpegThreads(env: Env = process.env): number {
+  const v = env.VIDEMBED_FFMPEG_THREADS;
+  const n = Number(v);
+  return set(v) && Number.isInteger(n) && n >= 0 ? n : 1;
+}
+
+/** VIDEMBED_FFMPEG_FAST=0 turns off skipping non-reference frames when sampling (on by default). */
+export function ffmpegFastDecode(env: Env = process.env): boolean {
+  return env.VIDEMBED_FFMPEG_FAST !== '0';
+}
+
+/** VIDEMBED_NO_PDEATHSIG=1: ffmpeg children are not tied to their parent's death (setpriv). */
+export function ffmpegDiesWithParent(env: Env = process.env): boolean {
+  return env.VIDEMBED_NO_PDEATHSIG !== '1';
+}
+
+/** VIDEMBED_PIXEL_THREAD=0 keeps decoding and the pixel taggers on the event loop (default: a worker thread). */
+export function pixelThread(env: Env = process.env): boolean {
+  return env.VIDEMBED_PIXEL_THREAD !== '0';
+}
+
+/** VIDEMBED_KEYFRAME_REUSE=0 analyses every keyframe (default: reuse a nearly identical one's facts). */
+export function keyframeReuse(env: Env = process.env): boolean {
+  return env.VIDEMBED_KEYFRAME_REUSE !== '0';
+}
+
+/** VIDEMBED_NO_IMAGENET=1: the ImageNet analyzer is not used even when installed. */
+export function imagenetEnabled(env: Env = process.env): boolean {
+  return env.VIDEMBED_NO_IMAGENET !== '1';
+}
+
+/** VIDEMBED_NO_OCR=1: on-screen text is not read. */
+export function ocrEnabled(env: Env = process.env): boolean {
+  return env.VIDEMBED_NO_OCR !== '1';
+}
+
+/** VIDEMBED_ONNX_THREADS: onnxruntime's intra-op threads per session (a positive integer), if set. */
+export function onnxThreadsSetting(env: Env = process.env): number | undefined {
+  const n = Number(env.VIDEMBED_ONNX_THREADS);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** VIDEMBED_NO_WASM: the CLIP resampler uses its JavaScript kernel instead of WebAssembly. */
+export function wasmEnabled(env: Env = process.env): boolean {
+  return !env.VIDEMBED_NO_WASM;
+}
+
+// ---- workers and processes --------------------------------------------------------------------
+
+/** VIDEMBED_NO_AUTO_WORKER=1: `upload` never starts a background worker. */
+export function autoWorker(env: Env = process.env): boolean {
+  return env.VIDEMBED_NO_AUTO_WORKER !== '1';
+}
+
+/** VIDEMBED_WORKER_IDLE_MS: how long a background worker waits with nothing to do before it exits. */
+export function workerIdleMs(fallback: number, env: Env = process.env): number {
+  const n = Number(env.VIDEMBED_WORKER_IDLE_MS);
+  return n > 0 ? n : fallback;
+}
+
+/** VIDEMBED_WARM_IDLE_MS: how long a warm process outlives its last CLI search (0: no warm CLI). */
+export function warmIdleMs(fallback: number, env: Env = process.env): number {
+  return ms(env.VIDEMBED_WARM_IDLE_MS, fallback);
+}
+
+/** VIDEMBED_ENCODER_THREADS, as given (validated by `encoderThreads` in src/engine/config.ts). */
+export function encoderThreadsSetting(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_ENCODER_THREADS) ? env.VIDEMBED_ENCODER_THREADS : undefined;
+}
+
+/** VIDEMBED_PG_BIN: the directory of PostgreSQL's initdb/pg_ctl for throwaway test and bench clusters. */
+export function pgBinSetting(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_PG_BIN) ? env.VIDEMBED_PG_BIN : undefined;
+}
+
+// ---- the CLI ----------------------------------------------------------------------------------
+
+/** VIDEMBED_POLL_MS: how often `--wait` asks for a status. */
+export function pollMs(fallback: number, env: Env = process.env): number {
+  const n = Number(env.VIDEMBED_POLL_MS);
+  return n > 0 ? n : fallback;
+}
+
+/** VIDEMBED_BASE_URL and VIDEMBED_API_KEY: drive a remote server instead of the local engine. */
+export function remoteSettings(env: Env = process.env): { baseUrl?: string; apiKey?: string } {
+  return { baseUrl: env.VIDEMBED_BASE_URL, apiKey: env.VIDEMBED_API_KEY };
+}
+
+/** VIDEMBED_COLLECTION: the collection commands use when none is named. */
+export function defaultCollection(env: Env = process.env): string | undefined {
+  return env.VIDEMBED_COLLECTION;
+}
+
+/** VIDEMBED_PLAYER: the player `open` starts (`none`: never start one). */
+export function playerSetting(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_PLAYER) ? env.VIDEMBED_PLAYER : undefined;
+}
+
+/** CI: no prompts, pickers or spinners, whatever the terminal. */
+export function inCi(env: Env = process.env): boolean {
+  return Boolean(env.CI);
+}
