@@ -8,6 +8,9 @@ import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
 import type { LocalEngine } from './engine.js';
 
+/** How often an idle worker looks for videos and tasks that no job will finish. */
+const STRANDED_SWEEP_MS = 30_000;
+
 export interface WorkerOptions {
   /** Exit after this long without work; undefined = run until the signal aborts. */
   idleExitMs?: number;
@@ -67,7 +70,11 @@ export class Worker {
     await registry.remove(`spawned_${process.pid}`);
     const reaped = await reapStoppedWorkers(store, this.id);
     if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
+    // Rare (a process died between two writes): swept at start, then at most every STRANDED_SWEEP_MS.
+    let sweptAt = 0;
     const stranded = () => {
+      if (Date.now() - sweptAt < STRANDED_SWEEP_MS) return;
+      sweptAt = Date.now();
       const n = this.engine.failStranded();
       if (n) log(`failed ${n} video(s) or task(s) whose job had ended without them`);
     };

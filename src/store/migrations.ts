@@ -218,11 +218,16 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN blob_key TEXT;`,
   },
   {
-    // Jobs by subject: cancelling a video's jobs and finding subjects left without one (the
-    // stranded sweep) without scanning the queue. PostgreSQL has had it from its first migration.
+    // Jobs by subject, videos and tasks by status: cancelling a video's jobs, and finding the
+    // subjects left without one (the stranded sweep), without scanning the tables. PostgreSQL's
+    // jobs have had it from its first migration.
     version: 12,
-    name: 'jobs by subject',
-    sql: `CREATE INDEX IF NOT EXISTS jobs_ref ON jobs(ref_id);`,
+    name: 'jobs by subject; videos and tasks by status',
+    sql: `
+      CREATE INDEX IF NOT EXISTS jobs_ref ON jobs(ref_id);
+      CREATE INDEX IF NOT EXISTS videos_status ON videos(status);
+      CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status);
+    `,
   },
 ];
 
