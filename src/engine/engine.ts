@@ -685,7 +685,7 @@ export class LocalEngine implements VideoService {
   /**
    * Fails the videos and tasks that no job will finish any more: their job was failed (or gave
    * up) but the process stopped before it could fail them too. Workers run it when they start and
-   * when the queue is empty. Returns how many it failed.
+   * every 30 s while idle. Returns how many it failed.
    */
   failStranded(): number {
     const why = (lastError: string | null) => `processing stopped: ${lastError ?? 'its job was lost'}`;
