@@ -51,7 +51,7 @@ export class VideosRepo {
     return this.db.prepare('SELECT * FROM videos WHERE id = ?').get(id) as VideoRow | undefined;
   }
 
-  /** Newest first, optionally of one status (`seq`-free: created_at then id breaks ties). */
+  /** Newest first, optionally of one status (created_at, then rowid: the later insert first). */
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): VideoRow[] {
     const where = opts.status ? 'AND status = ?' : '';
     const params: unknown[] = [collectionId, ...(opts.status ? [opts.status] : []), opts.limit, opts.offset];
@@ -97,8 +97,8 @@ export class VideosRepo {
 
   /**
    * Videos still waiting or processing that no job will ever finish: none of their jobs is queued
-   * or running (a worker died between failing a job and failing its video). With the last error
-   * any of their jobs recorded.
+   * or running (a worker died between failing a job and failing its video). With the last_error of
+   * their job updated last (null when it recorded none, or there is no job).
    */
   stranded(): Array<{ id: string; last_error: string | null }> {
     return strandedSubjects(this.db, 'videos', ['uploaded', 'processing']);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
-import { openPgPool } from '../../src/store/pg/migrate.js';
+import { openPgPool, PG_MIGRATIONS } from '../../src/store/pg/migrate.js';
 import { openPgQueue } from '../../src/store/queue/postgres.js';
 import { openSqliteQueue } from '../../src/store/queue/sqlite.js';
 import type { JobQueue, QueuedJob, WorkerRegistry } from '../../src/store/queue/types.js';
@@ -350,7 +350,7 @@ describe.skipIf(!pgOk)('job queue conformance: PostgreSQL', () => {
     const pools = await Promise.all([openPgQueue(db.url), openPgQueue(db.url), openPgQueue(db.url)]);
     try {
       const { rows } = await pools[0].pool.query('SELECT version FROM vidembed_schema_migrations ORDER BY version');
-      expect(rows.map((r) => r.version)).toEqual([1]);
+      expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
     } finally {
       for (const p of pools) await p.close();
     }

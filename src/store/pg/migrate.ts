@@ -2,8 +2,9 @@ import pg from 'pg';
 
 /**
  * PostgreSQL schema of vidembed, versioned like the SQLite one (src/store/migrations.ts):
- * append-only, never edit a released step. Only the job queue and the worker registry live here so
- * far (issue 10, first slice); the catalog, blobs and indexes will follow as new versions.
+ * append-only, never edit a released step. Version 1: the job queue and the worker registry;
+ * version 2: the catalog (collections, videos, tasks, API keys: src/store/catalog/postgres.ts).
+ * The segments with their keyword and vector indexes will follow as new versions.
  */
 export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
@@ -35,6 +36,84 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
         heartbeat_at timestamptz NOT NULL
       );
       CREATE INDEX workers_heartbeat ON workers (heartbeat_at);
+    `,
+  },
+  {
+    // The catalog (src/store/catalog/postgres.ts): the SQLite tables as of its migration 12, less
+    // what belongs to later slices (segments, vectors, signatures). Times are timestamptz from the
+    // database's clock (read back as ISO strings); `seq` orders rows created in the same instant;
+    // JSON columns are text so they read back as the exact strings written; integers that may pass
+    // 2^31 (bytes, quota units) are bigint. `revision` is kept for the vector indexes to come.
+    version: 2,
+    name: 'catalog: collections, videos, tasks, api keys',
+    sql: `
+      CREATE TABLE collections (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        owner text NOT NULL DEFAULT 'default',
+        name text NOT NULL,
+        description text NOT NULL DEFAULT '',
+        model text NOT NULL,
+        dim integer NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        revision bigint NOT NULL DEFAULT 0,
+        recipe_json text,
+        CONSTRAINT collections_owner_name UNIQUE (owner, name)
+      );
+      CREATE INDEX collections_seq ON collections (seq);
+      CREATE TABLE videos (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        collection_id text NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        filename text NOT NULL,
+        path text NOT NULL DEFAULT '',
+        blob_key text,
+        size_bytes bigint NOT NULL,
+        status text NOT NULL CHECK (status IN ('uploaded', 'processing', 'processed', 'failed')),
+        progress double precision,
+        error_message text,
+        duration double precision,
+        width integer,
+        height integer,
+        fps double precision,
+        codec text,
+        tags_json text,
+        content_sha256 text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        -- stored by blob key or by path: exactly one
+        CHECK ((coalesce(blob_key, '') = '') <> (path = ''))
+      );
+      CREATE INDEX videos_collection ON videos (collection_id, created_at, seq);
+      CREATE INDEX videos_content ON videos (collection_id, content_sha256);
+      CREATE INDEX videos_waiting ON videos (status) WHERE status IN ('uploaded', 'processing');
+      CREATE TABLE tasks (
+        id text PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('embedding', 'tagging')),
+        owner text NOT NULL DEFAULT 'default',
+        status text NOT NULL CHECK (status IN ('pending', 'processing', 'completed', 'failed')),
+        request_json text NOT NULL,
+        result_json text,
+        error_message text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX tasks_waiting ON tasks (status) WHERE status IN ('pending', 'processing');
+      CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        name text NOT NULL,
+        key_hash text NOT NULL UNIQUE,
+        prefix text NOT NULL,
+        qps double precision NOT NULL,
+        quota bigint,
+        used bigint NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        revoked_at timestamptz,
+        owner text NOT NULL,
+        role text NOT NULL DEFAULT 'user' CHECK (role IN ('user', 'admin'))
+      );
+      CREATE INDEX api_keys_name ON api_keys (name);
     `,
   },
 ];

@@ -24,7 +24,8 @@ const toJob = jobFromRecord;
 
 /**
  * Subjects (rows of `table`) in one of `waiting` statuses that no job will finish: none of their
- * jobs is queued or running. With the last error any of their jobs recorded.
+ * jobs is queued or running. With the last_error of their job updated last (null when it recorded
+ * none, or there is no job).
  */
 export function strandedSubjects(db: Db, table: 'videos' | 'tasks', waiting: readonly string[]): Array<{ id: string; last_error: string | null }> {
   return db

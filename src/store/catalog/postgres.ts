@@ -1,0 +1,347 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { TaskKind, TaskStatus, VideoStatus } from '../../api/types.js';
+import { newId } from '../ids.js';
+import { hashKey } from '../keys.js';
+import { migratePg, openPgPool } from '../pg/migrate.js';
+import {
+  CollectionNameTakenError,
+  type ApiKeyRow,
+  type Catalog,
+  type CollectionRow,
+  type CollectionsCatalog,
+  type KeyRole,
+  type KeysCatalog,
+  type TaskRow,
+  type TasksCatalog,
+  type VideoRow,
+  type VideosCatalog,
+} from './types.js';
+
+/*
+ * The catalog on PostgreSQL (tables of PG_MIGRATIONS version 2, src/store/pg/migrate.ts). Every call
+ * is one parameterised statement, so one transaction. Times come from the database's clock and are
+ * read back as ISO strings with milliseconds in UTC, as SQLite's rows carry them; bigints are read
+ * back as numbers; the select lists name exactly the fields of the row types. Rows created in the
+ * same instant are ordered by `seq` (insertion order).
+ */
+
+/** A timestamptz column as `new Date().toISOString()` writes it. */
+const iso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const COLLECTION_COLS = (videoCount: string) =>
+  `c.id, c.owner, c.name, c.description, c.model, c.dim, ${iso('c.created_at')} AS created_at, ${videoCount} AS video_count, c.recipe_json`;
+const SELECT_COLLECTIONS = `SELECT ${COLLECTION_COLS('(SELECT count(*)::int FROM videos v WHERE v.collection_id = c.id)')} FROM collections c`;
+
+const VIDEO_COLS = `id, collection_id, filename, path, blob_key, size_bytes::float8 AS size_bytes, status, progress, error_message,
+  duration, width, height, fps, codec, tags_json, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
+
+const TASK_COLS = `id, kind, owner, status, request_json, result_json, error_message, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
+
+const KEY_COLS = `id, name, key_hash, prefix, qps, quota::float8 AS quota, used::float8 AS used, ${iso('created_at')} AS created_at,
+  ${iso('revoked_at')} AS revoked_at, owner, role`;
+
+/**
+ * Subjects of `table` in a waiting status that no queued or running job will finish, with the
+ * last_error of their job updated last (as src/store/queue/sqlite.ts strandedSubjects).
+ */
+const stranded = (table: 'videos' | 'tasks') => `
+  SELECT s.id, (SELECT j.last_error FROM jobs j WHERE j.ref_id = s.id ORDER BY j.updated_at DESC, j.seq DESC LIMIT 1) AS last_error
+  FROM ${table} s
+  WHERE s.status = ANY ($1::text[])
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.ref_id = s.id AND j.status IN ('queued', 'running'))`;
+const STRANDED_VIDEOS = stranded('videos');
+const VIDEOS_WAITING: VideoStatus[] = ['uploaded', 'processing'];
+const STRANDED_TASKS = stranded('tasks');
+const TASKS_WAITING: TaskStatus[] = ['pending', 'processing'];
+
+function isNameTaken(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === 'collections_owner_name';
+}
+
+export class PgCollectionsCatalog implements CollectionsCatalog {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): Promise<CollectionRow> {
+    const owner = input.owner ?? 'default';
+    try {
+      const { rows } = await this.pool.query<CollectionRow>(
+        `INSERT INTO collections AS c (id, owner, name, description, model, dim) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING ${COLLECTION_COLS('0')}`,
+        [newId('col'), owner, input.name, input.description, input.model, input.dim],
+      );
+      return rows[0];
+    } catch (err) {
+      if (isNameTaken(err)) throw new CollectionNameTakenError(input.name, owner, { cause: err });
+      throw err;
+    }
+  }
+
+  async update(id: string, patch: { name?: string; description?: string }): Promise<void> {
+    if (patch.name === undefined && patch.description === undefined) return;
+    try {
+      await this.pool.query('UPDATE collections SET name = coalesce($2, name), description = coalesce($3, description) WHERE id = $1', [
+        id,
+        patch.name ?? null,
+        patch.description ?? null,
+      ]);
+    } catch (err) {
+      if (isNameTaken(err)) throw new CollectionNameTakenError(patch.name!, (await this.byId(id))?.owner, { cause: err });
+      throw err;
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.pool.query('DELETE FROM collections WHERE id = $1', [id]);
+  }
+
+  async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
+    await this.pool.query('UPDATE collections SET recipe_json = $2 WHERE id = $1', [id, JSON.stringify(recipe)]);
+  }
+
+  async byId(id: string): Promise<CollectionRow | undefined> {
+    const { rows } = await this.pool.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.id = $1`, [id]);
+    return rows[0];
+  }
+
+  async byName(name: string, owner: string | null = 'default'): Promise<CollectionRow[]> {
+    const { rows } =
+      owner === null
+        ? await this.pool.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.name = $1 ORDER BY c.seq`, [name])
+        : await this.pool.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.name = $1 AND c.owner = $2`, [name, owner]);
+    return rows;
+  }
+
+  async list(limit: number, offset: number, owner: string | null = null): Promise<CollectionRow[]> {
+    const { rows } = await this.pool.query<CollectionRow>(
+      `${SELECT_COLLECTIONS} WHERE ($1::text IS NULL OR c.owner = $1) ORDER BY c.seq DESC LIMIT $2 OFFSET $3`,
+      [owner, limit, offset],
+    );
+    return rows;
+  }
+}
+
+export class PgVideosCatalog implements VideosCatalog {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
+    if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
+    const { rows } = await this.pool.query<VideoRow>(
+      `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, content_sha256, created_at, updated_at)
+       SELECT $1, $2, $3, $4, $5, $6, 'uploaded', $7, t, t FROM clock_timestamp() AS t
+       RETURNING ${VIDEO_COLS}`,
+      [v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, v.content_sha256 ?? null],
+    );
+    return rows[0];
+  }
+
+  async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
+    const { rows } = await this.pool.query<VideoRow>(
+      `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 AND content_sha256 = $2 ORDER BY created_at, seq LIMIT 1`,
+      [collectionId, sha256],
+    );
+    return rows[0];
+  }
+
+  async byId(id: string): Promise<VideoRow | undefined> {
+    const { rows } = await this.pool.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
+    const { rows } = await this.pool.query<VideoRow>(
+      `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 AND ($2::text IS NULL OR status = $2)
+       ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
+      [collectionId, opts.status || null, opts.limit, opts.offset],
+    );
+    return rows;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.pool.query('DELETE FROM videos WHERE id = $1', [id]);
+  }
+
+  async listByCollection(collectionId: string): Promise<VideoRow[]> {
+    const { rows } = await this.pool.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 ORDER BY created_at, seq`, [collectionId]);
+    return rows;
+  }
+
+  async markProcessing(id: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE videos SET status = 'processing', progress = 0, error_message = NULL, updated_at = clock_timestamp() WHERE id = $1`,
+      [id],
+    );
+  }
+
+  async setProgress(id: string, progress: number): Promise<void> {
+    await this.pool.query(`UPDATE videos SET progress = $2, updated_at = clock_timestamp() WHERE id = $1 AND status = 'processing'`, [
+      id,
+      Math.max(0, Math.min(100, Math.round(progress * 10) / 10)),
+    ]);
+  }
+
+  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+    await this.pool.query(
+      'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, updated_at = clock_timestamp() WHERE id = $1',
+      [id, info.duration, info.width, info.height, info.fps, info.codec ?? null],
+    );
+  }
+
+  async markProcessed(id: string, tagsJson: string | null): Promise<void> {
+    await this.pool.query(
+      `UPDATE videos SET status = 'processed', progress = 100, error_message = NULL, tags_json = $2, updated_at = clock_timestamp() WHERE id = $1`,
+      [id, tagsJson],
+    );
+  }
+
+  async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
+    return (await this.pool.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
+  }
+
+  async markFailed(id: string, message: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE videos SET status = 'failed', progress = NULL, error_message = $2, updated_at = clock_timestamp() WHERE id = $1`,
+      [id, message],
+    );
+  }
+
+  async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      'SELECT id FROM videos WHERE collection_id = $1 AND status = ANY ($2::text[]) ORDER BY created_at, seq',
+      [collectionId, statuses],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>> {
+    const out: Record<VideoStatus, number> = { uploaded: 0, processing: 0, processed: 0, failed: 0 };
+    const { rows } = await this.pool.query<{ status: VideoStatus; n: number }>(
+      'SELECT status, count(*)::int AS n FROM videos WHERE collection_id = $1 GROUP BY status',
+      [collectionId],
+    );
+    for (const r of rows) out[r.status] = r.n;
+    return out;
+  }
+}
+
+export class PgTasksCatalog implements TasksCatalog {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async insert(id: string, kind: TaskKind, request: unknown, owner = 'default'): Promise<TaskRow> {
+    const { rows } = await this.pool.query<TaskRow>(
+      `INSERT INTO tasks (id, kind, owner, status, request_json, created_at, updated_at)
+       SELECT $1, $2, $3, 'pending', $4, t, t FROM clock_timestamp() AS t
+       RETURNING ${TASK_COLS}`,
+      [id, kind, owner, JSON.stringify(request)],
+    );
+    return rows[0];
+  }
+
+  async byId(id: string): Promise<TaskRow | undefined> {
+    const { rows } = await this.pool.query<TaskRow>(`SELECT ${TASK_COLS} FROM tasks WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  async markProcessing(id: string): Promise<void> {
+    await this.pool.query(`UPDATE tasks SET status = 'processing', updated_at = clock_timestamp() WHERE id = $1`, [id]);
+  }
+
+  async complete(id: string, result: unknown): Promise<void> {
+    await this.pool.query(
+      `UPDATE tasks SET status = 'completed', result_json = $2, error_message = NULL, updated_at = clock_timestamp() WHERE id = $1`,
+      [id, JSON.stringify(result)],
+    );
+  }
+
+  async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
+    return (await this.pool.query<{ id: string; last_error: string | null }>(STRANDED_TASKS, [TASKS_WAITING])).rows;
+  }
+
+  async fail(id: string, message: string): Promise<void> {
+    await this.pool.query(`UPDATE tasks SET status = 'failed', error_message = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, message]);
+  }
+}
+
+export class PgKeysCatalog implements KeysCatalog {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
+    const key = `vk_${randomBytes(24).toString('base64url')}`;
+    const { rows } = await this.pool.query<ApiKeyRow>(
+      `INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, owner, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       RETURNING ${KEY_COLS}`,
+      [newId('key'), input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, input.owner ?? input.name, input.role ?? 'user'],
+    );
+    return { row: rows[0], key };
+  }
+
+  async byId(id: string): Promise<ApiKeyRow | undefined> {
+    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  async byName(name: string): Promise<ApiKeyRow[]> {
+    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE name = $1 ORDER BY created_at, seq`, [name]);
+    return rows;
+  }
+
+  async byKey(key: string): Promise<ApiKeyRow | undefined> {
+    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE key_hash = $1`, [hashKey(key)]);
+    return rows[0];
+  }
+
+  async list(): Promise<ApiKeyRow[]> {
+    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys ORDER BY created_at DESC, seq DESC`);
+    return rows;
+  }
+
+  async revoke(idOrName: string): Promise<number> {
+    const r = await this.pool.query(`UPDATE api_keys SET revoked_at = clock_timestamp() WHERE (id = $1 OR name = $1) AND revoked_at IS NULL`, [idOrName]);
+    return r.rowCount ?? 0;
+  }
+
+  /**
+   * One UPDATE: a concurrent charge of the same key waits for this one's row lock and then
+   * re-checks the quota against the committed `used` (READ COMMITTED), so two charges never both
+   * pass on the same headroom.
+   */
+  async charge(id: string, units: number): Promise<boolean> {
+    const r = await this.pool.query(`UPDATE api_keys SET used = used + $2 WHERE id = $1 AND (quota IS NULL OR used + $2 <= quota)`, [id, units]);
+    return r.rowCount === 1;
+  }
+}
+
+/** The catalog on a pool whose schema is migrated; close() ends the pool only when this catalog opened it. */
+export class PgCatalog implements Catalog {
+  readonly collections: PgCollectionsCatalog;
+  readonly videos: PgVideosCatalog;
+  readonly tasks: PgTasksCatalog;
+  readonly keys: PgKeysCatalog;
+
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly ownsPool = false,
+  ) {
+    this.collections = new PgCollectionsCatalog(pool);
+    this.videos = new PgVideosCatalog(pool);
+    this.tasks = new PgTasksCatalog(pool);
+    this.keys = new PgKeysCatalog(pool);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}
+
+/** A pool on `url`, the schema migrated, and the catalog on it (which ends the pool on close). */
+export async function openPgCatalog(url: string, opts: { max?: number } = {}): Promise<PgCatalog> {
+  const pool = openPgPool(url, opts.max ?? 4);
+  try {
+    await migratePg(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return new PgCatalog(pool, true);
+}

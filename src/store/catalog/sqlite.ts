@@ -1,0 +1,231 @@
+import type { TaskKind, VideoStatus } from '../../api/types.js';
+import type { CollectionsRepo } from '../collections.js';
+import { Store } from '../index.js';
+import type { KeysRepo } from '../keys.js';
+import type { TasksRepo } from '../tasks.js';
+import type { VideosRepo } from '../videos.js';
+import {
+  API_KEY_FIELDS,
+  COLLECTION_FIELDS,
+  CollectionNameTakenError,
+  pickFields,
+  TASK_FIELDS,
+  VIDEO_FIELDS,
+  type ApiKeyRow,
+  type Catalog,
+  type CollectionRow,
+  type CollectionsCatalog,
+  type KeyRole,
+  type KeysCatalog,
+  type TaskRow,
+  type TasksCatalog,
+  type VideoRow,
+  type VideosCatalog,
+} from './types.js';
+
+/*
+ * The catalog on a vidembed SQLite database: every call is the synchronous repo's (src/store/*.ts),
+ * done before it returns a settled promise (a repo that throws gives a rejected one). Nothing here
+ * touches SQL. Rows are cut to their row type's fields (`SELECT *` of videos also reads
+ * content_sha256), and a UNIQUE (owner, name) violation becomes CollectionNameTakenError.
+ */
+
+const collection = (r: CollectionRow): CollectionRow => pickFields(r, COLLECTION_FIELDS);
+const video = (r: VideoRow): VideoRow => pickFields(r, VIDEO_FIELDS);
+const task = (r: TaskRow): TaskRow => pickFields(r, TASK_FIELDS);
+const apiKey = (r: ApiKeyRow): ApiKeyRow => pickFields(r, API_KEY_FIELDS);
+const maybe = <T>(r: T | undefined, f: (r: T) => T): T | undefined => (r === undefined ? undefined : f(r));
+
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+export class SqliteCollectionsCatalog implements CollectionsCatalog {
+  constructor(private readonly repo: CollectionsRepo) {}
+
+  async insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): Promise<CollectionRow> {
+    try {
+      return collection(this.repo.insert(input));
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new CollectionNameTakenError(input.name, input.owner ?? 'default', { cause: err });
+      throw err;
+    }
+  }
+
+  async update(id: string, patch: { name?: string; description?: string }): Promise<void> {
+    try {
+      this.repo.update(id, patch);
+    } catch (err) {
+      if (isUniqueViolation(err) && patch.name !== undefined) throw new CollectionNameTakenError(patch.name, this.repo.byId(id)?.owner, { cause: err });
+      throw err;
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    this.repo.delete(id);
+  }
+
+  async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
+    this.repo.setRecipe(id, recipe);
+  }
+
+  async byId(id: string): Promise<CollectionRow | undefined> {
+    return maybe(this.repo.byId(id), collection);
+  }
+
+  async byName(name: string, owner: string | null = 'default'): Promise<CollectionRow[]> {
+    return this.repo.byName(name, owner).map(collection);
+  }
+
+  async list(limit: number, offset: number, owner: string | null = null): Promise<CollectionRow[]> {
+    return this.repo.list(limit, offset, owner).map(collection);
+  }
+}
+
+export class SqliteVideosCatalog implements VideosCatalog {
+  constructor(private readonly repo: VideosRepo) {}
+
+  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
+    return video(this.repo.insert(v));
+  }
+
+  async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
+    return maybe(this.repo.byContent(collectionId, sha256), video);
+  }
+
+  async byId(id: string): Promise<VideoRow | undefined> {
+    return maybe(this.repo.byId(id), video);
+  }
+
+  async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
+    return this.repo.page(collectionId, opts).map(video);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.repo.delete(id);
+  }
+
+  async listByCollection(collectionId: string): Promise<VideoRow[]> {
+    return this.repo.listByCollection(collectionId).map(video);
+  }
+
+  async markProcessing(id: string): Promise<void> {
+    this.repo.markProcessing(id);
+  }
+
+  async setProgress(id: string, progress: number): Promise<void> {
+    this.repo.setProgress(id, progress);
+  }
+
+  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+    this.repo.setMediaInfo(id, info);
+  }
+
+  async markProcessed(id: string, tagsJson: string | null): Promise<void> {
+    this.repo.markProcessed(id, tagsJson);
+  }
+
+  async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
+    return this.repo.stranded();
+  }
+
+  async markFailed(id: string, message: string): Promise<void> {
+    this.repo.markFailed(id, message);
+  }
+
+  async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
+    return this.repo.idsForCollection(collectionId, statuses);
+  }
+
+  async countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>> {
+    return this.repo.countsByStatus(collectionId);
+  }
+}
+
+export class SqliteTasksCatalog implements TasksCatalog {
+  constructor(private readonly repo: TasksRepo) {}
+
+  async insert(id: string, kind: TaskKind, request: unknown, owner?: string): Promise<TaskRow> {
+    return task(this.repo.insert(id, kind, request, owner));
+  }
+
+  async byId(id: string): Promise<TaskRow | undefined> {
+    return maybe(this.repo.byId(id), task);
+  }
+
+  async markProcessing(id: string): Promise<void> {
+    this.repo.markProcessing(id);
+  }
+
+  async complete(id: string, result: unknown): Promise<void> {
+    this.repo.complete(id, result);
+  }
+
+  async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
+    return this.repo.stranded();
+  }
+
+  async fail(id: string, message: string): Promise<void> {
+    this.repo.fail(id, message);
+  }
+}
+
+export class SqliteKeysCatalog implements KeysCatalog {
+  constructor(private readonly repo: KeysRepo) {}
+
+  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
+    const { row, key } = this.repo.create(input);
+    return { row: apiKey(row), key };
+  }
+
+  async byId(id: string): Promise<ApiKeyRow | undefined> {
+    return maybe(this.repo.byId(id), apiKey);
+  }
+
+  async byName(name: string): Promise<ApiKeyRow[]> {
+    return this.repo.byName(name).map(apiKey);
+  }
+
+  async byKey(key: string): Promise<ApiKeyRow | undefined> {
+    return maybe(this.repo.byKey(key), apiKey);
+  }
+
+  async list(): Promise<ApiKeyRow[]> {
+    return this.repo.list().map(apiKey);
+  }
+
+  async revoke(idOrName: string): Promise<number> {
+    return this.repo.revoke(idOrName);
+  }
+
+  async charge(id: string, units: number): Promise<boolean> {
+    return this.repo.charge(id, units);
+  }
+}
+
+/** The catalog on an open Store's repos; close() closes the store only when this catalog opened it. */
+export class SqliteCatalog implements Catalog {
+  readonly collections: SqliteCollectionsCatalog;
+  readonly videos: SqliteVideosCatalog;
+  readonly tasks: SqliteTasksCatalog;
+  readonly keys: SqliteKeysCatalog;
+
+  constructor(
+    readonly store: Store,
+    private readonly ownsStore = false,
+  ) {
+    this.collections = new SqliteCollectionsCatalog(store.collections);
+    this.videos = new SqliteVideosCatalog(store.videos);
+    this.tasks = new SqliteTasksCatalog(store.tasks);
+    this.keys = new SqliteKeysCatalog(store.keys);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsStore) this.store.close();
+  }
+}
+
+/** Opens (migrating) a vidembed database file and the catalog on it; close() closes the file. */
+export function openSqliteCatalog(file: string): SqliteCatalog {
+  return new SqliteCatalog(Store.open(file), true);
+}

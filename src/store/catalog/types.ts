@@ -1,0 +1,187 @@
+import type { TaskKind, VideoStatus } from '../../api/types.js';
+import type { CollectionRow } from '../collections.js';
+import type { ApiKeyRow, KeyRole } from '../keys.js';
+import type { TaskRow } from '../tasks.js';
+import type { VideoRow } from '../videos.js';
+
+export type { ApiKeyRow, CollectionRow, KeyRole, TaskRow, VideoRow };
+
+/**
+ * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
+ * src/store/catalog/sqlite.ts, which delegates to the synchronous repos of src/store; PostgreSQL:
+ * src/store/catalog/postgres.ts). One conformance suite (test/unit/catalog-conformance.test.ts)
+ * holds both to the rules written here. Both hand back the same row shapes, with exactly the fields
+ * of CollectionRow, VideoRow, TaskRow and ApiKeyRow; times are ISO 8601 strings in UTC with
+ * milliseconds ("2026-11-22T17:25:42.123Z"), JSON columns the exact strings that were written.
+ */
+
+/**
+ * A collection's name is taken by another collection of the same owner (insert or rename). Both
+ * backends reject with this, not with their driver's constraint error.
+ */
+export class CollectionNameTakenError extends Error {
+  constructor(
+    readonly collectionName: string,
+    readonly owner: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(`a collection named "${collectionName}" already exists${owner === undefined ? '' : ` for owner "${owner}"`}`, options);
+    this.name = 'CollectionNameTakenError';
+  }
+}
+
+/**
+ * Collections.
+ *
+ * - names are unique per owner: two owners may each have a collection "x", one owner may not (insert
+ *   and update reject with CollectionNameTakenError and change nothing).
+ * - insert: owner defaults to "default"; the new row has video_count 0 and recipe_json null.
+ * - video_count, in every row handed back, is the number of the collection's videos right now.
+ * - `owner = null` in a query means every owner's. byName defaults to the owner "default", list to
+ *   every owner's.
+ * - byName: the owner's collection with that name (0 or 1 rows), or with `owner = null` every
+ *   owner's, oldest first.
+ * - list: newest first (by creation order, not by clock: collections created in the same
+ *   millisecond keep it), then `limit` / `offset`.
+ * - update changes only the fields given; delete takes the collection's videos with it (and of a
+ *   missing id does nothing); setRecipe stores the recipe as JSON text.
+ */
+export interface CollectionsCatalog {
+  insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): Promise<CollectionRow>;
+  update(id: string, patch: { name?: string; description?: string }): Promise<void>;
+  delete(id: string): Promise<void>;
+  setRecipe(id: string, recipe: Record<string, string>): Promise<void>;
+  byId(id: string): Promise<CollectionRow | undefined>;
+  byName(name: string, owner?: string | null): Promise<CollectionRow[]>;
+  list(limit: number, offset: number, owner?: string | null): Promise<CollectionRow[]>;
+}
+
+/**
+ * Videos of a collection.
+ *
+ * - insert: stored either by blob key or, as before keys, by absolute path: exactly one of the two
+ *   (a non-empty one), else it rejects and stores nothing. The other reads as '' (path) or null
+ *   (blob_key). A new video is 'uploaded', progress null, created_at = updated_at. The collection
+ *   must exist (else it rejects); deleting the collection deletes its videos.
+ * - byContent: the oldest video of that collection (only that one) with those bytes (SHA-256).
+ * - page: newest first (videos created in the same millisecond: the later insert first), optionally
+ *   of one status, then limit / offset. listByCollection and idsForCollection: oldest first.
+ * - markProcessing: status 'processing', progress 0, error cleared. setProgress counts only while
+ *   processing: clamped to 0..100 and rounded to one decimal. markProcessed: 'processed', progress
+ *   100, error cleared, tags stored. markFailed: 'failed', progress null, the message stored.
+ *   setMediaInfo: duration, displayed width and height, fps, codec (null when not given). Each of
+ *   these moves updated_at.
+ * - countsByStatus: every status, 0 for those without videos.
+ * - stranded: videos 'uploaded' or 'processing' none of whose jobs (the job queue's, same store) is
+ *   queued or running, so none will finish them; with the last_error of the job updated last (null
+ *   when it recorded none, or there is no job at all).
+ */
+export interface VideosCatalog {
+  insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow>;
+  byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined>;
+  byId(id: string): Promise<VideoRow | undefined>;
+  page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;
+  delete(id: string): Promise<void>;
+  listByCollection(collectionId: string): Promise<VideoRow[]>;
+  markProcessing(id: string): Promise<void>;
+  setProgress(id: string, progress: number): Promise<void>;
+  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void>;
+  markProcessed(id: string, tagsJson: string | null): Promise<void>;
+  stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
+  markFailed(id: string, message: string): Promise<void>;
+  idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
+  countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
+}
+
+/**
+ * Async tasks (embedding, tagging requests).
+ *
+ * - insert: 'pending', owner defaults to "default", the request stored as JSON text.
+ * - markProcessing: 'processing'. complete: 'completed', the result as JSON text, error cleared.
+ *   fail: 'failed' with the message (a result stored before stays).
+ * - stranded: tasks 'pending' or 'processing' that no queued or running job will finish (as for
+ *   videos).
+ */
+export interface TasksCatalog {
+  insert(id: string, kind: TaskKind, request: unknown, owner?: string): Promise<TaskRow>;
+  byId(id: string): Promise<TaskRow | undefined>;
+  markProcessing(id: string): Promise<void>;
+  complete(id: string, result: unknown): Promise<void>;
+  stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
+  fail(id: string, message: string): Promise<void>;
+}
+
+/**
+ * API keys, stored as SHA-256 hashes (hex, src/store/keys.ts hashKey): the raw key ("vk_" and 32
+ * base64url characters) exists only in create's answer; the row keeps its first 7 characters as
+ * `prefix`.
+ *
+ * - create: owner defaults to the key's name, role to 'user', quota to none (null); used 0.
+ * - byKey finds a key by the raw key (never by its hash), revoked ones too: the caller checks
+ *   revoked_at.
+ * - byName: oldest first. list: newest first (keys created in the same millisecond: any order).
+ * - revoke(idOrName) revokes the unrevoked keys with that id or that name (all of them), stamping
+ *   revoked_at; how many it revoked (0 the second time).
+ * - charge counts `units` against the quota atomically: true and counted when used + units stays
+ *   within the quota (or there is none), else false and nothing counted — also when callers
+ *   charge the same key at the same time.
+ */
+export interface KeysCatalog {
+  create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }>;
+  byId(id: string): Promise<ApiKeyRow | undefined>;
+  byName(name: string): Promise<ApiKeyRow[]>;
+  byKey(key: string): Promise<ApiKeyRow | undefined>;
+  list(): Promise<ApiKeyRow[]>;
+  revoke(idOrName: string): Promise<number>;
+  charge(id: string, units: number): Promise<boolean>;
+}
+
+/** The catalog of one store. close() closes the connection or pool when the catalog opened it. */
+export interface Catalog {
+  readonly collections: CollectionsCatalog;
+  readonly videos: VideosCatalog;
+  readonly tasks: TasksCatalog;
+  readonly keys: KeysCatalog;
+  close(): Promise<void>;
+}
+
+/** The fields of each row type, in one place: both backends hand back exactly these. */
+export const COLLECTION_FIELDS = ['id', 'owner', 'name', 'description', 'model', 'dim', 'created_at', 'video_count', 'recipe_json'] as const satisfies readonly (keyof CollectionRow)[];
+export const VIDEO_FIELDS = [
+  'id',
+  'collection_id',
+  'filename',
+  'path',
+  'blob_key',
+  'size_bytes',
+  'status',
+  'progress',
+  'error_message',
+  'duration',
+  'width',
+  'height',
+  'fps',
+  'codec',
+  'tags_json',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof VideoRow)[];
+export const TASK_FIELDS = ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'] as const satisfies readonly (keyof TaskRow)[];
+export const API_KEY_FIELDS = ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role'] as const satisfies readonly (keyof ApiKeyRow)[];
+
+/** Compile-time: each list above names every field of its row type (a field added to a row type must be added there). */
+type Covers<Row, Fields extends readonly (keyof Row)[]> = [Exclude<keyof Row, Fields[number]>] extends [never] ? true : never;
+const covered: [
+  Covers<CollectionRow, typeof COLLECTION_FIELDS>,
+  Covers<VideoRow, typeof VIDEO_FIELDS>,
+  Covers<TaskRow, typeof TASK_FIELDS>,
+  Covers<ApiKeyRow, typeof API_KEY_FIELDS>,
+] = [true, true, true, true];
+void covered;
+
+/** A copy of `row` with exactly `fields` (drops columns a backend reads beyond the row type). */
+export function pickFields<Row>(row: Row, fields: readonly (keyof Row)[]): Row {
+  const out = {} as Row;
+  for (const f of fields) out[f] = row[f];
+  return out;
+}

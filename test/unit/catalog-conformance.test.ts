@@ -1,0 +1,609 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TaskKind } from '../../src/api/types.js';
+import { openPgCatalog, PgCatalog } from '../../src/store/catalog/postgres.js';
+import { SqliteCatalog } from '../../src/store/catalog/sqlite.js';
+import {
+  API_KEY_FIELDS,
+  COLLECTION_FIELDS,
+  CollectionNameTakenError,
+  TASK_FIELDS,
+  VIDEO_FIELDS,
+  type Catalog,
+  type CollectionRow,
+} from '../../src/store/catalog/types.js';
+import { Store } from '../../src/store/index.js';
+import { hashKey } from '../../src/store/keys.js';
+import { openPgPool, PG_MIGRATIONS } from '../../src/store/pg/migrate.js';
+import { PgJobQueue } from '../../src/store/queue/postgres.js';
+import type { JobKind, JobQueue } from '../../src/store/queue/types.js';
+import { pgTestAvailable, startTestDatabase, type PgTestDatabase } from '../helpers/postgres.js';
+
+interface Handle {
+  catalog: Catalog;
+  /** The job queue of the same store (the stranded rules are about the catalog's rows and the queue's jobs). */
+  queue: JobQueue;
+  close(): Promise<void>;
+}
+
+interface Backend {
+  /** A new connection (SQLite) or pool (PostgreSQL) on the same store. */
+  open(): Promise<Handle>;
+}
+
+const LONG = 60_000;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** An ISO time as Date#toISOString writes it (and a real instant, not just the right shape). */
+function expectIso(value: string | null): void {
+  expect(value).toMatch(ISO);
+  expect(new Date(value!).toISOString()).toBe(value);
+}
+
+const sortedKeys = (row: object) => Object.keys(row).sort();
+
+/**
+ * Returns once this process's clock has moved to the next millisecond. SQLite rows are stamped
+ * with it at millisecond resolution, and the orders by time that have no tie-breaker (keys, the
+ * job whose error `stranded` reports) leave same-millisecond rows in any order: the tests that
+ * check those orders make the times differ. Nothing asserts how long anything took.
+ */
+function nextMillisecond(): void {
+  const t = Date.now();
+  while (Date.now() === t) {
+    /* spin: at most a millisecond */
+  }
+}
+
+/**
+ * The rules of src/store/catalog/types.ts, run against one backend. `backend()` is read in each
+ * test (the describe block sets it up in a hook), and every test starts from an empty store.
+ */
+function conformance(backend: () => Backend): void {
+  let h: Handle;
+  let c: Catalog;
+  const extra: Handle[] = [];
+  beforeEach(async () => {
+    h = await backend().open();
+    c = h.catalog;
+  });
+  afterEach(async () => {
+    for (const x of extra.splice(0)) await x.close();
+    await h.close();
+  });
+  const another = async () => {
+    const x = await backend().open();
+    extra.push(x);
+    return x;
+  };
+
+  const collection = (name: string, owner?: string) => c.collections.insert({ name, description: '', model: 'clip-vit-b32', dim: 512, owner });
+  let vids = 0;
+  const video = (collectionId: string, more: { content_sha256?: string; id?: string } = {}) => {
+    const n = ++vids;
+    return c.videos.insert({ id: `vid_${n}`, collection_id: collectionId, filename: 'a.mp4', blob_key: `videos/${n}.mp4`, size_bytes: 1000, ...more });
+  };
+
+  describe('collections', () => {
+    it('insert hands back the row byId reads: exactly the row fields, owner "default", video_count 0, recipe null, an ISO time', async () => {
+      const row = await c.collections.insert({ name: 'trips', description: 'summer', model: 'clip-vit-b32', dim: 512 });
+      expect(row).toEqual({
+        id: expect.stringMatching(/^col_/),
+        owner: 'default',
+        name: 'trips',
+        description: 'summer',
+        model: 'clip-vit-b32',
+        dim: 512,
+        created_at: expect.any(String),
+        video_count: 0,
+        recipe_json: null,
+      });
+      expect(sortedKeys(row)).toEqual([...COLLECTION_FIELDS].sort());
+      expectIso(row.created_at);
+      expect(await c.collections.byId(row.id)).toEqual(row);
+      expect(await c.collections.byId('col_missing')).toBeUndefined();
+      const other = await collection('trips', 'alice');
+      expect(other.owner).toBe('alice');
+      expect(other.id).not.toBe(row.id);
+    });
+
+    it('names are unique per owner: another owner may reuse a name, the same owner may not (insert or rename), and a refused write changes nothing', async () => {
+      const mine = await collection('trips');
+      const theirs = await collection('trips', 'alice');
+      expect(theirs.name).toBe('trips');
+      const dup = await c.collections.insert({ name: 'trips', description: 'again', model: 'm', dim: 3 }).catch((e: unknown) => e);
+      expect(dup).toBeInstanceOf(CollectionNameTakenError);
+      expect(dup).toMatchObject({ collectionName: 'trips', owner: 'default' });
+      await expect(collection('trips', 'alice')).rejects.toBeInstanceOf(CollectionNameTakenError);
+      expect(await c.collections.byName('trips')).toEqual([mine]);
+      expect(await c.collections.byName('trips', 'alice')).toEqual([theirs]);
+      expect((await c.collections.list(10, 0)).map((r) => r.id)).toEqual([theirs.id, mine.id]);
+
+      const other = await collection('other');
+      const renamed = await c.collections.update(other.id, { name: 'trips', description: 'changed' }).catch((e: unknown) => e);
+      expect(renamed).toBeInstanceOf(CollectionNameTakenError);
+      expect(renamed).toMatchObject({ collectionName: 'trips', owner: 'default' });
+      expect(await c.collections.byId(other.id)).toEqual(other);
+      // Alice's "trips" does not stand in the way of a default-owner rename to a free name, nor the reverse.
+      await c.collections.update(theirs.id, { name: 'other' });
+      expect((await c.collections.byId(theirs.id))?.name).toBe('other');
+      await c.collections.update(mine.id, { name: 'trips' }); // its own name: no conflict
+      expect((await c.collections.byId(mine.id))?.name).toBe('trips');
+    });
+
+    it('owner = null means every owner\'s: byName defaults to the owner "default", null finds them all, oldest first', async () => {
+      const alice = await collection('x', 'alice');
+      const def = await collection('x');
+      const bob = await collection('x', 'bob');
+      await collection('y', 'alice');
+      expect(await c.collections.byName('x')).toEqual([def]);
+      expect(await c.collections.byName('x', 'bob')).toEqual([bob]);
+      expect(await c.collections.byName('x', 'carol')).toEqual([]);
+      expect(await c.collections.byName('x', null)).toEqual([alice, def, bob]);
+      expect(await c.collections.byName('nothing', null)).toEqual([]);
+    });
+
+    it('list: newest first by creation order (also within one millisecond), paged, of every owner unless one is given', async () => {
+      const made: CollectionRow[] = [];
+      for (let i = 0; i < 6; i++) made.push(await collection(`c${i}`, i % 2 ? 'alice' : 'bob'));
+      const newest = [...made].reverse();
+      expect(await c.collections.list(100, 0)).toEqual(newest);
+      expect(await c.collections.list(100, 0, null)).toEqual(newest);
+      expect(await c.collections.list(2, 1)).toEqual(newest.slice(1, 3));
+      expect(await c.collections.list(2, 5)).toEqual(newest.slice(5));
+      expect(await c.collections.list(5, 6)).toEqual([]);
+      expect((await c.collections.list(100, 0, 'alice')).map((r) => r.name)).toEqual(['c5', 'c3', 'c1']);
+      expect((await c.collections.list(1, 1, 'bob')).map((r) => r.name)).toEqual(['c2']);
+      expect(await c.collections.list(100, 0, 'default')).toEqual([]);
+    });
+
+    it('update changes only the fields given; setRecipe stores the recipe as JSON text', async () => {
+      const row = await c.collections.insert({ name: 'a', description: 'first', model: 'm', dim: 8 });
+      await c.collections.update(row.id, { description: 'second' });
+      expect(await c.collections.byId(row.id)).toEqual({ ...row, description: 'second' });
+      await c.collections.update(row.id, { name: 'b' });
+      expect(await c.collections.byId(row.id)).toEqual({ ...row, name: 'b', description: 'second' });
+      await c.collections.update(row.id, {});
+      expect(await c.collections.byId(row.id)).toEqual({ ...row, name: 'b', description: 'second' });
+      expect(await c.collections.byName('a')).toEqual([]);
+
+      const recipe = { embedder: 'clip-vit-b32@2', tagger: 'tags@5' };
+      await c.collections.setRecipe(row.id, recipe);
+      const after = await c.collections.byId(row.id);
+      expect(after?.recipe_json).toBe(JSON.stringify(recipe));
+      expect(JSON.parse(after!.recipe_json!)).toEqual(recipe);
+    });
+
+    it('video_count is the number of its videos now, in every row handed back; delete takes the videos along', async () => {
+      const full = await collection('full', 'alice');
+      const empty = await collection('empty', 'alice');
+      const v1 = await video(full.id);
+      await video(full.id);
+      await video(full.id);
+      expect((await c.collections.byId(full.id))?.video_count).toBe(3);
+      expect((await c.collections.byName('full', 'alice'))[0].video_count).toBe(3);
+      expect((await c.collections.byName('full', null))[0].video_count).toBe(3);
+      expect((await c.collections.list(10, 0)).map((r) => [r.name, r.video_count])).toEqual([
+        ['empty', 0],
+        ['full', 3],
+      ]);
+      await c.videos.delete(v1.id);
+      expect((await c.collections.byId(full.id))?.video_count).toBe(2);
+      expect((await c.collections.byId(empty.id))?.video_count).toBe(0);
+
+      await c.collections.delete(full.id);
+      expect(await c.collections.byId(full.id)).toBeUndefined();
+      expect(await c.videos.listByCollection(full.id)).toEqual([]);
+      expect(await c.videos.byId(v1.id)).toBeUndefined();
+      expect(await c.collections.list(10, 0)).toEqual([{ ...empty, video_count: 0 }]);
+      await c.collections.delete('col_missing'); // nothing to do, no error
+      expect(await c.collections.byId(empty.id)).toEqual(empty);
+    });
+  });
+
+  describe('videos', () => {
+    it('insert: by blob key or by path, exactly one; a new video is uploaded, with exactly the row fields', async () => {
+      const col = await collection('c');
+      const byKey = await c.videos.insert({ id: 'vid_key', collection_id: col.id, filename: 'big.mp4', blob_key: 'videos/big.mp4', size_bytes: 5_000_000_000, content_sha256: 'ab' });
+      expect(byKey).toEqual({
+        id: 'vid_key',
+        collection_id: col.id,
+        filename: 'big.mp4',
+        path: '',
+        blob_key: 'videos/big.mp4',
+        size_bytes: 5_000_000_000,
+        status: 'uploaded',
+        progress: null,
+        error_message: null,
+        duration: null,
+        width: null,
+        height: null,
+        fps: null,
+        codec: null,
+        tags_json: null,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      });
+      expect(sortedKeys(byKey)).toEqual([...VIDEO_FIELDS].sort());
+      expectIso(byKey.created_at);
+      expect(byKey.updated_at).toBe(byKey.created_at);
+      expect(await c.videos.byId('vid_key')).toEqual(byKey);
+
+      const byPath = await c.videos.insert({ id: 'vid_path', collection_id: col.id, filename: 'old.mp4', path: '/data/old.mp4', size_bytes: 10 });
+      expect(byPath).toMatchObject({ path: '/data/old.mp4', blob_key: null, size_bytes: 10, status: 'uploaded' });
+      expect(sortedKeys(byPath)).toEqual([...VIDEO_FIELDS].sort());
+
+      await expect(c.videos.insert({ id: 'vid_none', collection_id: col.id, filename: 'x', size_bytes: 1 })).rejects.toThrow(/exactly one of path and blob_key/);
+      await expect(c.videos.insert({ id: 'vid_both', collection_id: col.id, filename: 'x', path: '/x', blob_key: 'x', size_bytes: 1 })).rejects.toThrow(
+        /exactly one of path and blob_key/,
+      );
+      await expect(c.videos.insert({ id: 'vid_empty', collection_id: col.id, filename: 'x', path: '', blob_key: '', size_bytes: 1 })).rejects.toThrow(
+        /exactly one of path and blob_key/,
+      );
+      await expect(c.videos.insert({ id: 'vid_orphan', collection_id: 'col_missing', filename: 'x', blob_key: 'x', size_bytes: 1 })).rejects.toThrow();
+      for (const id of ['vid_none', 'vid_both', 'vid_empty', 'vid_orphan']) expect(await c.videos.byId(id)).toBeUndefined();
+      expect((await c.videos.listByCollection(col.id)).map((v) => v.id)).toEqual(['vid_key', 'vid_path']);
+      expect(await c.videos.byId('vid_missing')).toBeUndefined();
+    });
+
+    it('byContent: the oldest video of that collection with those bytes, and only of that collection', async () => {
+      const a = await collection('a');
+      const b = await collection('b');
+      const inB = await video(b.id, { content_sha256: 'f00d' });
+      const first = await video(a.id, { content_sha256: 'f00d' });
+      await video(a.id, { content_sha256: 'f00d' });
+      await video(a.id, { content_sha256: 'beef' });
+      await video(a.id);
+      expect(await c.videos.byContent(a.id, 'f00d')).toEqual(first);
+      expect(await c.videos.byContent(b.id, 'f00d')).toEqual(inB);
+      expect((await c.videos.byContent(a.id, 'beef'))?.id).not.toBe(first.id);
+      expect(await c.videos.byContent(a.id, 'cafe')).toBeUndefined();
+      expect(await c.videos.byContent(b.id, 'beef')).toBeUndefined();
+    });
+
+    it('page: newest first (later insert first within a millisecond), optionally of one status, paged; listByCollection and idsForCollection oldest first', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await video(col.id)).id);
+      const elsewhere = await video(other.id);
+      const [v0, v1, v2, v3, v4] = ids;
+      await c.videos.markProcessed(v1, null);
+      await c.videos.markProcessed(v3, null);
+      await c.videos.markFailed(v4, 'bad');
+
+      const page = async (opts: Parameters<Catalog['videos']['page']>[1]) => (await c.videos.page(col.id, opts)).map((v) => v.id);
+      expect(await page({ limit: 100, offset: 0 })).toEqual([v4, v3, v2, v1, v0]);
+      expect(await page({ limit: 2, offset: 1 })).toEqual([v3, v2]);
+      expect(await page({ limit: 10, offset: 5 })).toEqual([]);
+      expect(await page({ status: 'processed', limit: 10, offset: 0 })).toEqual([v3, v1]);
+      expect(await page({ status: 'processed', limit: 1, offset: 1 })).toEqual([v1]);
+      expect(await page({ status: 'uploaded', limit: 10, offset: 0 })).toEqual([v2, v0]);
+      expect(await page({ status: 'processing', limit: 10, offset: 0 })).toEqual([]);
+      const rows = await c.videos.page(col.id, { limit: 1, offset: 0 });
+      expect(rows).toEqual([await c.videos.byId(v4)]);
+
+      expect((await c.videos.listByCollection(col.id)).map((v) => v.id)).toEqual(ids);
+      expect(await c.videos.listByCollection(other.id)).toEqual([elsewhere]);
+      expect(await c.videos.idsForCollection(col.id, ['uploaded'])).toEqual([v0, v2]);
+      expect(await c.videos.idsForCollection(col.id, ['processed', 'failed'])).toEqual([v1, v3, v4]);
+      expect(await c.videos.idsForCollection(col.id, ['uploaded', 'processing', 'processed', 'failed'])).toEqual(ids);
+      expect(await c.videos.idsForCollection(col.id, [])).toEqual([]);
+      expect(await c.videos.idsForCollection(other.id, ['processed'])).toEqual([]);
+
+      await c.videos.delete(v2);
+      expect(await c.videos.byId(v2)).toBeUndefined();
+      expect(await page({ limit: 100, offset: 0 })).toEqual([v4, v3, v1, v0]);
+    });
+
+    it('lifecycle: processing resets progress and error; progress counts only while processing, clamped and to one decimal; processed; failed', async () => {
+      const col = await collection('c');
+      const v = await video(col.id);
+      const get = async () => (await c.videos.byId(v.id))!;
+
+      await c.videos.setProgress(v.id, 50); // not processing yet: ignored
+      expect((await get()).progress).toBeNull();
+
+      await c.videos.markFailed(v.id, 'no decoder');
+      expect(await get()).toMatchObject({ status: 'failed', progress: null, error_message: 'no decoder' });
+
+      await c.videos.markProcessing(v.id);
+      expect(await get()).toMatchObject({ status: 'processing', progress: 0, error_message: null });
+      await c.videos.setProgress(v.id, 33.333);
+      expect((await get()).progress).toBe(33.3);
+      await c.videos.setProgress(v.id, 66.66);
+      expect((await get()).progress).toBe(66.7);
+      await c.videos.setProgress(v.id, 150);
+      expect((await get()).progress).toBe(100);
+      await c.videos.setProgress(v.id, -5);
+      expect((await get()).progress).toBe(0);
+
+      await c.videos.setMediaInfo(v.id, { duration: 12.5, width: 1080, height: 1920, fps: 29.97 });
+      expect(await get()).toMatchObject({ duration: 12.5, width: 1080, height: 1920, fps: 29.97, codec: null, status: 'processing' });
+      await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc' });
+      expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc' });
+
+      const tags = JSON.stringify({ tags: ['beach', 'sunset'], score: 0.5 });
+      await c.videos.markProcessed(v.id, tags);
+      const done = await get();
+      expect(done).toMatchObject({ status: 'processed', progress: 100, error_message: null, tags_json: tags, codec: 'hevc' });
+      expectIso(done.updated_at);
+      expect(Date.parse(done.updated_at)).toBeGreaterThanOrEqual(Date.parse(done.created_at));
+      await c.videos.setProgress(v.id, 10); // processed: ignored
+      expect((await get()).progress).toBe(100);
+
+      await c.videos.markProcessing(v.id);
+      await c.videos.markFailed(v.id, 'worker died');
+      expect(await get()).toMatchObject({ status: 'failed', progress: null, error_message: 'worker died' });
+      await c.videos.markProcessed(v.id, null);
+      expect(await get()).toMatchObject({ status: 'processed', progress: 100, error_message: null, tags_json: null });
+    });
+
+    it('countsByStatus: every status, 0 for those without videos, of this collection only', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      expect(await c.videos.countsByStatus(col.id)).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
+      const vs = [];
+      for (let i = 0; i < 6; i++) vs.push(await video(col.id));
+      await video(other.id);
+      await c.videos.markProcessing(vs[0].id);
+      await c.videos.markProcessed(vs[1].id, null);
+      await c.videos.markProcessed(vs[2].id, null);
+      await c.videos.markFailed(vs[3].id, 'x');
+      expect(await c.videos.countsByStatus(col.id)).toEqual({ uploaded: 2, processing: 1, processed: 2, failed: 1 });
+      expect(await c.videos.countsByStatus(other.id)).toEqual({ uploaded: 1, processing: 0, processed: 0, failed: 0 });
+      expect(await c.videos.countsByStatus('col_missing')).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
+    });
+  });
+
+  describe('tasks', () => {
+    it('insert: pending, owner "default", the request as JSON text, exactly the row fields', async () => {
+      const request = { texts: ['a cat', 'a dog'], model: 'clip' };
+      const row = await c.tasks.insert('req_1', 'embedding', request);
+      expect(row).toEqual({
+        id: 'req_1',
+        kind: 'embedding',
+        owner: 'default',
+        status: 'pending',
+        request_json: JSON.stringify(request),
+        result_json: null,
+        error_message: null,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      });
+      expect(sortedKeys(row)).toEqual([...TASK_FIELDS].sort());
+      expectIso(row.created_at);
+      expect(row.updated_at).toBe(row.created_at);
+      expect(await c.tasks.byId('req_1')).toEqual(row);
+      expect(await c.tasks.insert('req_2', 'tagging', { video: 'v' }, 'alice')).toMatchObject({ kind: 'tagging', owner: 'alice', status: 'pending' });
+      await expect(c.tasks.insert('req_3', 'translation' as TaskKind, {})).rejects.toThrow();
+      expect(await c.tasks.byId('req_3')).toBeUndefined();
+      expect(await c.tasks.byId('req_missing')).toBeUndefined();
+    });
+
+    it('processing, complete (result as JSON text, error cleared), fail (message stored, an earlier result kept)', async () => {
+      await c.tasks.insert('req_1', 'tagging', {});
+      await c.tasks.markProcessing('req_1');
+      expect(await c.tasks.byId('req_1')).toMatchObject({ status: 'processing', result_json: null, error_message: null });
+      await c.tasks.fail('req_1', 'oom');
+      expect(await c.tasks.byId('req_1')).toMatchObject({ status: 'failed', error_message: 'oom', result_json: null });
+      const result = { tags: [{ name: 'beach', score: 0.9 }] };
+      await c.tasks.complete('req_1', result);
+      const done = await c.tasks.byId('req_1');
+      expect(done).toMatchObject({ status: 'completed', error_message: null, result_json: JSON.stringify(result) });
+      expectIso(done!.updated_at);
+      await c.tasks.fail('req_1', 'late failure');
+      expect(await c.tasks.byId('req_1')).toMatchObject({ status: 'failed', error_message: 'late failure', result_json: JSON.stringify(result) });
+    });
+  });
+
+  it('stranded videos and tasks: waiting, with no queued or running job; with the last error of the job updated last', async () => {
+    const col = await collection('c');
+    const ids = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'];
+    for (const id of ids) await video(col.id, { id: `vid_${id}` });
+    const claimAndFail = async (kind: JobKind, ref: string, error: string) => {
+      const id = await h.queue.enqueue(kind, ref);
+      const job = await h.queue.claim('W', LONG, [kind]);
+      expect(job?.id).toBe(id);
+      expect(await h.queue.fail(id, job!.token, error)).toBe(true);
+    };
+    // C: its only job failed. G: two jobs failed, the second one last. H: its job is done but the video never moved.
+    await claimAndFail('video.process', 'vid_C', 'decoder said no');
+    await claimAndFail('video.process', 'vid_G', 'first error');
+    nextMillisecond();
+    await claimAndFail('video.process', 'vid_G', 'second error');
+    const h1 = await h.queue.enqueue('video.process', 'vid_H');
+    const hJob = (await h.queue.claim('W', LONG, ['video.process']))!;
+    expect(hJob.id).toBe(h1);
+    expect(await h.queue.complete(h1, hJob.token)).toBe(true);
+    // B: its job is running. A: its job is queued.
+    const b = await h.queue.enqueue('video.process', 'vid_B');
+    expect((await h.queue.claim('W', LONG, ['video.process']))?.id).toBe(b);
+    await h.queue.enqueue('video.process', 'vid_A');
+    await c.videos.markProcessing('vid_B');
+    await c.videos.markProcessing('vid_D'); // processing, and no job at all
+    await c.videos.markProcessed('vid_E', null);
+    await c.videos.markFailed('vid_F', 'already failed');
+
+    await c.tasks.insert('req_T1', 'embedding', {}); // pending, no job
+    await c.tasks.insert('req_T2', 'embedding', {});
+    await claimAndFail('task.embedding', 'req_T2', 'oom');
+    await c.tasks.markProcessing('req_T2');
+    await c.tasks.insert('req_T3', 'tagging', {});
+    await c.tasks.complete('req_T3', {});
+    await c.tasks.insert('req_T4', 'tagging', {});
+    await h.queue.enqueue('task.tagging', 'req_T4');
+    await c.tasks.insert('req_T5', 'tagging', {});
+    await c.tasks.fail('req_T5', 'bad request');
+
+    const byId = (a: { id: string }, z: { id: string }) => a.id.localeCompare(z.id);
+    expect((await c.videos.stranded()).sort(byId)).toEqual([
+      { id: 'vid_C', last_error: 'decoder said no' },
+      { id: 'vid_D', last_error: null },
+      { id: 'vid_G', last_error: 'second error' },
+      { id: 'vid_H', last_error: null },
+    ]);
+    expect((await c.tasks.stranded()).sort(byId)).toEqual([
+      { id: 'req_T1', last_error: null },
+      { id: 'req_T2', last_error: 'oom' },
+    ]);
+
+    // A new job for D and T1: no longer stranded. C settled as failed: no longer waiting.
+    await h.queue.enqueue('video.process', 'vid_D');
+    await h.queue.enqueue('task.embedding', 'req_T1');
+    await c.videos.markFailed('vid_C', 'decoder said no');
+    expect((await c.videos.stranded()).map((s) => s.id).sort()).toEqual(['vid_G', 'vid_H']);
+    expect(await c.tasks.stranded()).toEqual([{ id: 'req_T2', last_error: 'oom' }]);
+  });
+
+  describe('API keys', () => {
+    it('create: the raw key only in the answer; stored as its SHA-256 and a 7-character prefix; owner = name, role user, no quota by default', async () => {
+      const { row, key } = await c.keys.create({ name: 'ci', qps: 2.5 });
+      expect(key).toMatch(/^vk_[A-Za-z0-9_-]{32}$/);
+      expect(row).toEqual({
+        id: expect.stringMatching(/^key_/),
+        name: 'ci',
+        key_hash: hashKey(key),
+        prefix: key.slice(0, 7),
+        qps: 2.5,
+        quota: null,
+        used: 0,
+        created_at: expect.any(String),
+        revoked_at: null,
+        owner: 'ci',
+        role: 'user',
+      });
+      expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(sortedKeys(row)).toEqual([...API_KEY_FIELDS].sort());
+      expectIso(row.created_at);
+      expect(await c.keys.byId(row.id)).toEqual(row);
+      expect(await c.keys.byKey(key)).toEqual(row);
+      expect(await c.keys.byKey(row.key_hash)).toBeUndefined(); // the hash is not a key
+      expect(await c.keys.byKey(`${key}x`)).toBeUndefined();
+      expect(await c.keys.byId('key_missing')).toBeUndefined();
+      expect(JSON.stringify(await c.keys.list())).not.toContain(key);
+
+      const admin = await c.keys.create({ name: 'ops', qps: 10, quota: 3_000_000_000, owner: 'team', role: 'admin' });
+      expect(admin.row).toMatchObject({ name: 'ops', owner: 'team', role: 'admin', quota: 3_000_000_000, used: 0 });
+      expect(admin.key).not.toBe(key);
+      expect(await c.keys.byKey(admin.key)).toEqual(admin.row);
+    });
+
+    it('byName oldest first, list newest first; revoke by id or by name (every key of the name), once', async () => {
+      const a1 = await c.keys.create({ name: 'shared', qps: 1 });
+      nextMillisecond();
+      const solo = await c.keys.create({ name: 'solo', qps: 1 });
+      nextMillisecond();
+      const a2 = await c.keys.create({ name: 'shared', qps: 1, owner: 'other' });
+      expect((await c.keys.list()).map((k) => k.id)).toEqual([a2.row.id, solo.row.id, a1.row.id]);
+      expect((await c.keys.byName('shared')).map((k) => k.id)).toEqual([a1.row.id, a2.row.id]);
+      expect(await c.keys.byName('nobody')).toEqual([]);
+
+      expect(await c.keys.revoke(solo.row.id)).toBe(1);
+      const revoked = await c.keys.byId(solo.row.id);
+      expectIso(revoked!.revoked_at);
+      expect(await c.keys.revoke(solo.row.id)).toBe(0);
+      expect((await c.keys.byId(solo.row.id))?.revoked_at).toBe(revoked!.revoked_at); // not stamped again
+      // A revoked key is still found by its key: the caller refuses it by revoked_at.
+      expect((await c.keys.byKey(solo.key))?.revoked_at).toBe(revoked!.revoked_at);
+      expect((await c.keys.byId(a1.row.id))?.revoked_at).toBeNull();
+
+      expect(await c.keys.revoke('shared')).toBe(2);
+      expect(await c.keys.revoke('shared')).toBe(0);
+      expect(await c.keys.revoke('nobody')).toBe(0);
+      for (const k of await c.keys.list()) expectIso(k.revoked_at);
+    });
+
+    it('charge: counted when used + units stays within the quota, else refused with nothing counted; no quota, no limit', async () => {
+      const { row } = await c.keys.create({ name: 'metered', qps: 1, quota: 5 });
+      expect(await c.keys.charge(row.id, 3)).toBe(true);
+      expect((await c.keys.byId(row.id))?.used).toBe(3);
+      expect(await c.keys.charge(row.id, 3)).toBe(false);
+      expect((await c.keys.byId(row.id))?.used).toBe(3);
+      expect(await c.keys.charge(row.id, 2)).toBe(true);
+      expect(await c.keys.charge(row.id, 1)).toBe(false);
+      expect((await c.keys.byId(row.id))?.used).toBe(5);
+
+      const free = await c.keys.create({ name: 'free', qps: 1 });
+      expect(await c.keys.charge(free.row.id, 1000)).toBe(true);
+      expect(await c.keys.charge(free.row.id, 1)).toBe(true);
+      expect((await c.keys.byId(free.row.id))?.used).toBe(1001);
+      expect((await c.keys.byId(row.id))?.used).toBe(5); // charging one key leaves the others alone
+      expect(await c.keys.charge('key_missing', 1)).toBe(false);
+    });
+
+    it('charge is atomic: separate connections charging one key at once pass exactly quota times', async () => {
+      const quota = 25;
+      const { row } = await c.keys.create({ name: 'contended', qps: 1, quota });
+      const handles = [h, ...(await Promise.all([another(), another(), another()]))];
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => handles[i % handles.length].catalog.keys.charge(row.id, 1)));
+      expect(results.filter(Boolean)).toHaveLength(quota);
+      expect((await c.keys.byId(row.id))?.used).toBe(quota);
+    });
+  });
+}
+
+describe('catalog conformance: SQLite', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'vidembed-catalog-'));
+    file = path.join(dir, 'vidembed.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  conformance(() => ({
+    open: async () => {
+      const store = Store.open(file);
+      const catalog = new SqliteCatalog(store, true);
+      return { catalog, queue: store.queue, close: () => catalog.close() };
+    },
+  }));
+});
+
+const pgOk = pgTestAvailable();
+
+describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
+  let db: PgTestDatabase;
+  beforeAll(async () => {
+    db = await startTestDatabase();
+    // Migrate once up front, so the first test does not race a migration with another pool.
+    await (await openPgCatalog(db.url)).close();
+  });
+  afterAll(async () => {
+    await db?.teardown();
+  });
+  beforeEach(async () => {
+    const pool = openPgPool(db.url, 1);
+    try {
+      await pool.query('TRUNCATE collections, videos, tasks, api_keys, jobs, workers');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  conformance(() => ({
+    open: async () => {
+      const pool = openPgPool(db.url, 2);
+      const catalog = new PgCatalog(pool, true);
+      return { catalog, queue: new PgJobQueue(pool), close: () => catalog.close() };
+    },
+  }));
+
+  it('applies the catalog migration once, also when several processes start together', async () => {
+    const catalogs = await Promise.all([openPgCatalog(db.url), openPgCatalog(db.url), openPgCatalog(db.url)]);
+    try {
+      const { rows } = await catalogs[0].pool.query('SELECT version FROM vidembed_schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+      expect(rows.map((r) => r.version)).toContain(2);
+      const { rows: tables } = await catalogs[0].pool.query<{ table_name: string }>(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
+      );
+      expect(tables.map((t) => t.table_name).sort()).toEqual(['api_keys', 'collections', 'jobs', 'tasks', 'vidembed_schema_migrations', 'videos', 'workers']);
+    } finally {
+      for (const x of catalogs) await x.close();
+    }
+  });
+});
