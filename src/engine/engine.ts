@@ -56,6 +56,7 @@ import { Store } from '../store/index.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
 import type { QueuedJob } from '../store/queue/types.js';
+import { CollectionNameTakenError } from '../store/catalog/types.js';
 import type { VideoRow } from '../store/videos.js';
 import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, storageRoot, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
@@ -161,7 +162,7 @@ export class LocalEngine implements VideoService {
     try {
       row = this.store.collections.insert({ name, description, model: embedder.id, dim: embedder.dim, owner });
     } catch (err) {
-      if (String((err as Error).message).includes('UNIQUE')) throw new ConflictError(`a collection named "${name}" already exists`);
+      if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
     }
     return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim };
@@ -210,7 +211,12 @@ export class LocalEngine implements VideoService {
     if (name !== undefined && name !== row.name && this.store.collections.byName(name, row.owner).length) {
       throw new ConflictError(`a collection named "${name}" already exists`);
     }
-    this.store.collections.update(row.id, { name, description });
+    try {
+      this.store.collections.update(row.id, { name, description });
+    } catch (err) {
+      if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
+      throw err;
+    }
     return this.getCollection(row.id);
   }
 

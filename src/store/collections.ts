@@ -1,6 +1,7 @@
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
 import { newId } from './ids.js';
+import { CollectionNameTakenError } from './catalog/types.js';
 
 export interface CollectionRow {
   id: string;
@@ -18,6 +19,10 @@ export interface CollectionRow {
 const SELECT = `SELECT c.id, c.owner, c.name, c.description, c.model, c.dim, c.created_at, c.recipe_json,
   (SELECT COUNT(*) FROM videos v WHERE v.collection_id = c.id) AS video_count FROM collections c`;
 
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
 /** Collections; names are unique per owner. `owner = null` in a query means every owner's. */
 export class CollectionsRepo {
   constructor(private readonly db: Db) {}
@@ -26,18 +31,31 @@ export class CollectionsRepo {
     const id = newId('col');
     const created_at = nowIso();
     const owner = input.owner ?? 'default';
-    this.db
-      .prepare(
-        `INSERT INTO collections (id, owner, name, description, model, dim, created_at, seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM collections))`,
-      )
-      .run(id, owner, input.name, input.description, input.model, input.dim, created_at);
+    try {
+      this.db
+        .prepare(
+          `INSERT INTO collections (id, owner, name, description, model, dim, created_at, seq)
+           VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM collections))`,
+        )
+        .run(id, owner, input.name, input.description, input.model, input.dim, created_at);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new CollectionNameTakenError(input.name, owner, { cause: err });
+      throw err;
+    }
     return { id, owner, name: input.name, description: input.description, model: input.model, dim: input.dim, created_at, video_count: 0, recipe_json: null };
   }
 
+  /** Changes the fields given, together or not at all; a name another collection of the owner has is CollectionNameTakenError. */
   update(id: string, patch: { name?: string; description?: string }): void {
-    if (patch.name !== undefined) this.db.prepare('UPDATE collections SET name = ? WHERE id = ?').run(patch.name, id);
-    if (patch.description !== undefined) this.db.prepare('UPDATE collections SET description = ? WHERE id = ?').run(patch.description, id);
+    try {
+      this.db.transaction(() => {
+        if (patch.name !== undefined) this.db.prepare('UPDATE collections SET name = ? WHERE id = ?').run(patch.name, id);
+        if (patch.description !== undefined) this.db.prepare('UPDATE collections SET description = ? WHERE id = ?').run(patch.description, id);
+      })();
+    } catch (err) {
+      if (isUniqueViolation(err) && patch.name !== undefined) throw new CollectionNameTakenError(patch.name, this.byId(id)?.owner, { cause: err });
+      throw err;
+    }
   }
 
   delete(id: string): void {

@@ -67,6 +67,7 @@ export class KeysRepo {
 
   /** Counts units against the quota atomically; false (and nothing counted) when it would go over. */
   charge(id: string, units: number): boolean {
+    if (!Number.isSafeInteger(units) || units < 1) throw new RangeError(`charge: units must be a positive integer, got ${units}`);
     const info = this.db
       .prepare(`UPDATE api_keys SET used = used + ? WHERE id = ? AND (quota IS NULL OR used + ? <= quota)`)
       .run(units, id, units);

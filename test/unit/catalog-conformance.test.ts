@@ -532,6 +532,9 @@ function conformance(backend: () => Backend): void {
       expect((await c.keys.byId(free.row.id))?.used).toBe(1001);
       expect((await c.keys.byId(row.id))?.used).toBe(5); // charging one key leaves the others alone
       expect(await c.keys.charge('key_missing', 1)).toBe(false);
+      // Units are a positive integer: nothing given back, nothing fractional.
+      for (const bad of [0, -3, 1.5, Number.NaN]) await expect(c.keys.charge(free.row.id, bad)).rejects.toThrow(RangeError);
+      expect((await c.keys.byId(free.row.id))?.used).toBe(1001);
     });
 
     it('charge is atomic: separate connections charging one key at once pass exactly quota times', async () => {

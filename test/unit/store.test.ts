@@ -39,7 +39,7 @@ describe('store', () => {
     store.collections.insert({ name: 'b', description: 'd', model: 'm', dim: 4 });
     expect(store.collections.list(10, 0).map((c) => c.name)).toEqual(['b', 'a']);
     expect(store.collections.list(1, 1).map((c) => c.name)).toEqual(['a']);
-    expect(() => store.collections.insert({ name: 'a', description: '', model: 'm', dim: 4 })).toThrow(/UNIQUE/);
+    expect(() => store.collections.insert({ name: 'a', description: '', model: 'm', dim: 4 })).toThrow(/a collection named "a" already exists/);
   });
 
   it('stores segments with vectors and descriptions, searches them per collection, and replaces on redo', () => {

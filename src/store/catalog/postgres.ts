@@ -307,6 +307,7 @@ export class PgKeysCatalog implements KeysCatalog {
    * pass on the same headroom.
    */
   async charge(id: string, units: number): Promise<boolean> {
+    if (!Number.isSafeInteger(units) || units < 1) throw new RangeError(`charge: units must be a positive integer, got ${units}`);
     const r = await this.pool.query(`UPDATE api_keys SET used = used + $2 WHERE id = $1 AND (quota IS NULL OR used + $2 <= quota)`, [id, units]);
     return r.rowCount === 1;
   }

@@ -7,7 +7,6 @@ import type { VideosRepo } from '../videos.js';
 import {
   API_KEY_FIELDS,
   COLLECTION_FIELDS,
-  CollectionNameTakenError,
   pickFields,
   TASK_FIELDS,
   VIDEO_FIELDS,
@@ -27,7 +26,7 @@ import {
  * The catalog on a vidembed SQLite database: every call is the synchronous repo's (src/store/*.ts),
  * done before it returns a settled promise (a repo that throws gives a rejected one). Nothing here
  * touches SQL. Rows are cut to their row type's fields (`SELECT *` of videos also reads
- * content_sha256), and a UNIQUE (owner, name) violation becomes CollectionNameTakenError.
+ * content_sha256); the repos throw CollectionNameTakenError themselves.
  */
 
 const collection = (r: CollectionRow): CollectionRow => pickFields(r, COLLECTION_FIELDS);
@@ -36,29 +35,15 @@ const task = (r: TaskRow): TaskRow => pickFields(r, TASK_FIELDS);
 const apiKey = (r: ApiKeyRow): ApiKeyRow => pickFields(r, API_KEY_FIELDS);
 const maybe = <T>(r: T | undefined, f: (r: T) => T): T | undefined => (r === undefined ? undefined : f(r));
 
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
 export class SqliteCollectionsCatalog implements CollectionsCatalog {
   constructor(private readonly repo: CollectionsRepo) {}
 
   async insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): Promise<CollectionRow> {
-    try {
-      return collection(this.repo.insert(input));
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new CollectionNameTakenError(input.name, input.owner ?? 'default', { cause: err });
-      throw err;
-    }
+    return collection(this.repo.insert(input));
   }
 
   async update(id: string, patch: { name?: string; description?: string }): Promise<void> {
-    try {
-      this.repo.update(id, patch);
-    } catch (err) {
-      if (isUniqueViolation(err) && patch.name !== undefined) throw new CollectionNameTakenError(patch.name, this.repo.byId(id)?.owner, { cause: err });
-      throw err;
-    }
+    this.repo.update(id, patch);
   }
 
   async delete(id: string): Promise<void> {

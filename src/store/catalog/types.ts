@@ -124,7 +124,8 @@ export interface TasksCatalog {
  *   revoked_at; how many it revoked (0 the second time).
  * - charge counts `units` against the quota atomically: true and counted when used + units stays
  *   within the quota (or there is none), else false and nothing counted — also when callers
- *   charge the same key at the same time.
+ *   charge the same key at the same time. `units` is a positive integer; anything else is a
+ *   RangeError and counts nothing.
  */
 export interface KeysCatalog {
   create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }>;
