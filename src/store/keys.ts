@@ -47,7 +47,7 @@ export class KeysRepo {
   }
 
   byName(name: string): ApiKeyRow[] {
-    return this.db.prepare('SELECT * FROM api_keys WHERE name = ? ORDER BY created_at').all(name) as ApiKeyRow[];
+    return this.db.prepare('SELECT * FROM api_keys WHERE name = ? ORDER BY created_at, rowid').all(name) as ApiKeyRow[];
   }
 
   byKey(key: string): ApiKeyRow | undefined {
@@ -55,7 +55,7 @@ export class KeysRepo {
   }
 
   list(): ApiKeyRow[] {
-    return this.db.prepare('SELECT * FROM api_keys ORDER BY created_at DESC').all() as ApiKeyRow[];
+    return this.db.prepare('SELECT * FROM api_keys ORDER BY created_at DESC, rowid DESC').all() as ApiKeyRow[];
   }
 
   /** Revokes by id or name; returns how many keys it revoked. */

@@ -44,7 +44,7 @@ export class VideosRepo {
 
   /** The first video of a collection with these bytes (content hash), if any. */
   byContent(collectionId: string, sha256: string): VideoRow | undefined {
-    return this.db.prepare('SELECT * FROM videos WHERE collection_id = ? AND content_sha256 = ? ORDER BY created_at LIMIT 1').get(collectionId, sha256) as VideoRow | undefined;
+    return this.db.prepare('SELECT * FROM videos WHERE collection_id = ? AND content_sha256 = ? ORDER BY created_at, rowid LIMIT 1').get(collectionId, sha256) as VideoRow | undefined;
   }
 
   byId(id: string): VideoRow | undefined {
@@ -64,7 +64,7 @@ export class VideosRepo {
 
   listByCollection(collectionId: string): VideoRow[] {
     return this.db
-      .prepare('SELECT * FROM videos WHERE collection_id = ? ORDER BY created_at')
+      .prepare('SELECT * FROM videos WHERE collection_id = ? ORDER BY created_at, rowid')
       .all(collectionId) as VideoRow[];
   }
 
@@ -112,7 +112,7 @@ export class VideosRepo {
 
   idsForCollection(collectionId: string, statuses: VideoStatus[]): string[] {
     return this.db
-      .prepare(`SELECT id FROM videos WHERE collection_id = ? AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at`)
+      .prepare(`SELECT id FROM videos WHERE collection_id = ? AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, rowid`)
       .pluck()
       .all(collectionId, JSON.stringify(statuses)) as string[];
   }

@@ -119,7 +119,8 @@ export interface TasksCatalog {
  * - create: owner defaults to the key's name, role to 'user', quota to none (null); used 0.
  * - byKey finds a key by the raw key (never by its hash), revoked ones too: the caller checks
  *   revoked_at.
- * - byName: oldest first. list: newest first (keys created in the same millisecond: any order).
+ * - byName: oldest first. list: newest first (keys created in the same millisecond: the later
+ *   insert first).
  * - revoke(idOrName) revokes the unrevoked keys with that id or that name (all of them), stamping
  *   revoked_at; how many it revoked (0 the second time).
  * - charge counts `units` against the quota atomically: true and counted when used + units stays
