@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { openMigratedPool, openPgPool } from '../../src/store/pg/migrate.js';
 import { findPgBin, startThrowawayCluster, type ThrowawayCluster } from '../../src/store/pg/throwaway.js';
 
 /**
@@ -78,6 +80,36 @@ export async function startTestDatabase(): Promise<PgTestDatabase> {
         cluster?.stop();
         process.off('exit', onExit);
       }
+    },
+  };
+}
+
+/**
+ * Hooks for a describe block on its own test database: started and migrated once before its tests
+ * (so the first test does not race a migration with another pool), `tables` emptied before each
+ * test, dropped afterwards. Returns the database, set once the block's beforeAll ran.
+ */
+export function usePgTestDatabase(tables: string[]): { readonly url: string } {
+  let db: PgTestDatabase | undefined;
+  beforeAll(async () => {
+    db = await startTestDatabase();
+    await (await openMigratedPool(db.url, 1)).end();
+  });
+  afterAll(async () => {
+    await db?.teardown();
+  });
+  beforeEach(async () => {
+    const pool = openPgPool(db!.url, 1);
+    try {
+      await pool.query(`TRUNCATE ${tables.join(', ')}`);
+    } finally {
+      await pool.end();
+    }
+  });
+  return {
+    get url() {
+      if (!db) throw new Error('usePgTestDatabase: the database is not started yet (use it inside tests and hooks)');
+      return db.url;
     },
   };
 }

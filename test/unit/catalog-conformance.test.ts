@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskKind } from '../../src/api/types.js';
 import { openPgCatalog, PgCatalog } from '../../src/store/catalog/postgres.js';
 import { SqliteCatalog } from '../../src/store/catalog/sqlite.js';
@@ -19,7 +19,7 @@ import { hashKey } from '../../src/store/keys.js';
 import { openPgPool, PG_MIGRATIONS } from '../../src/store/pg/migrate.js';
 import { PgJobQueue } from '../../src/store/queue/postgres.js';
 import type { JobKind, JobQueue } from '../../src/store/queue/types.js';
-import { pgTestAvailable, startTestDatabase, type PgTestDatabase } from '../helpers/postgres.js';
+import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
 
 interface Handle {
   catalog: Catalog;
@@ -567,23 +567,7 @@ describe('catalog conformance: SQLite', () => {
 const pgOk = pgTestAvailable();
 
 describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
-  let db: PgTestDatabase;
-  beforeAll(async () => {
-    db = await startTestDatabase();
-    // Migrate once up front, so the first test does not race a migration with another pool.
-    await (await openPgCatalog(db.url)).close();
-  });
-  afterAll(async () => {
-    await db?.teardown();
-  });
-  beforeEach(async () => {
-    const pool = openPgPool(db.url, 1);
-    try {
-      await pool.query('TRUNCATE collections, videos, tasks, api_keys, jobs, workers');
-    } finally {
-      await pool.end();
-    }
-  });
+  const db = usePgTestDatabase(['collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers']);
 
   conformance(() => ({
     open: async () => {

@@ -3,14 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/db.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPgPool, PG_MIGRATIONS } from '../../src/store/pg/migrate.js';
 import { openPgQueue } from '../../src/store/queue/postgres.js';
 import { openSqliteQueue } from '../../src/store/queue/sqlite.js';
 import type { JobQueue, QueuedJob, WorkerRegistry } from '../../src/store/queue/types.js';
 import { repoRoot } from '../helpers/clips.js';
-import { pgTestAvailable, startTestDatabase, type PgTestDatabase } from '../helpers/postgres.js';
+import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
 
 interface Handle {
   queue: JobQueue;
@@ -326,23 +325,7 @@ describe('job queue conformance: SQLite', () => {
 const pgOk = pgTestAvailable();
 
 describe.skipIf(!pgOk)('job queue conformance: PostgreSQL', () => {
-  let db: PgTestDatabase;
-  beforeAll(async () => {
-    db = await startTestDatabase();
-    // Migrate once up front, so the first test does not race a migration with another pool.
-    await (await openPgQueue(db.url)).close();
-  });
-  afterAll(async () => {
-    await db?.teardown();
-  });
-  beforeEach(async () => {
-    const pool = openPgPool(db.url, 1);
-    try {
-      await pool.query('TRUNCATE jobs, workers');
-    } finally {
-      await pool.end();
-    }
-  });
+  const db = usePgTestDatabase(['jobs', 'workers']);
 
   conformance(() => ({ open: () => openPgQueue(db.url, { max: 2 }) }));
 

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { TaskKind, TaskStatus, VideoStatus } from '../../api/types.js';
 import { newId } from '../ids.js';
 import { hashKey } from '../keys.js';
-import { migratePg, openPgPool } from '../pg/migrate.js';
+import { openMigratedPool } from '../pg/migrate.js';
 import {
   CollectionNameTakenError,
   type ApiKeyRow,
@@ -337,12 +337,5 @@ export class PgCatalog implements Catalog {
 
 /** A pool on `url`, the schema migrated, and the catalog on it (which ends the pool on close). */
 export async function openPgCatalog(url: string, opts: { max?: number } = {}): Promise<PgCatalog> {
-  const pool = openPgPool(url, opts.max ?? 4);
-  try {
-    await migratePg(pool);
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
-  return new PgCatalog(pool, true);
+  return new PgCatalog(await openMigratedPool(url, opts.max ?? 4), true);
 }

@@ -170,3 +170,15 @@ export function openPgPool(url: string, max = 4): pg.Pool {
   });
   return pool;
 }
+
+/** A pool on `url` with the schema migrated; the pool is ended again when migrating fails. */
+export async function openMigratedPool(url: string, max = 4): Promise<pg.Pool> {
+  const pool = openPgPool(url, max);
+  try {
+    await migratePg(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return pool;
+}

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../ids.js';
-import { migratePg, openPgPool } from '../pg/migrate.js';
+import { openMigratedPool } from '../pg/migrate.js';
 import {
   checkLeaseMs,
   checkMaxAttempts,
@@ -211,13 +211,7 @@ export async function openPgQueue(
   url: string,
   opts: { max?: number } = {},
 ): Promise<{ pool: pg.Pool; queue: PgJobQueue; registry: PgWorkerRegistry; close(): Promise<void> }> {
-  const pool = openPgPool(url, opts.max ?? 4);
-  try {
-    await migratePg(pool);
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
+  const pool = await openMigratedPool(url, opts.max ?? 4);
   return {
     pool,
     queue: new PgJobQueue(pool),
