@@ -29,6 +29,15 @@ export function storageUrl(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_STORAGE_URL) ? env.VIDEMBED_STORAGE_URL : undefined;
 }
 
+/**
+ * VIDEMBED_DATABASE_URL: `postgres://…` puts the catalog, the job queue and the indexes in
+ * PostgreSQL (many workers and servers on one library); unset, the library is SQLite under
+ * VIDEMBED_HOME.
+ */
+export function databaseUrl(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_DATABASE_URL) ? env.VIDEMBED_DATABASE_URL : undefined;
+}
+
 /** VIDEMBED_MODELS_DIR: installed models; default `~/.cache/vidembed/models`. */
 export function modelsDir(env: Env = process.env): string {
   return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionsRepo } from '../collections.js';
 import { Store } from '../index.js';
@@ -20,7 +21,18 @@ import {
   type TasksCatalog,
   type VideoRow,
   type VideosCatalog,
+  type CatalogTx,
+  type NewSegment,
+  type SegmentKeyRow,
+  type SegmentRow,
+  type SegmentsCatalog,
+  type SignatureRow,
+  type SignaturesCatalog,
+  type TagFilter,
 } from './types.js';
+import type { SegmentsRepo } from '../segments.js';
+import type { SignaturesRepo } from '../signatures.js';
+import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 
 /*
  * The catalog on a vidembed SQLite database: every call is the synchronous repo's (src/store/*.ts),
@@ -188,29 +200,158 @@ export class SqliteKeysCatalog implements KeysCatalog {
   }
 }
 
+export class SqliteSegmentsCatalog implements SegmentsCatalog {
+  constructor(private readonly repo: SegmentsRepo) {}
+
+  async replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void> {
+    this.repo.replaceForVideo(videoId, collectionId, dim, segments);
+  }
+
+  async deleteForVideo(videoId: string, dim: number): Promise<void> {
+    this.repo.deleteForVideo(videoId, dim);
+  }
+
+  async byIds(ids: number[]): Promise<Map<number, SegmentRow>> {
+    return this.repo.byIds(ids);
+  }
+
+  async listForVideo(videoId: string): Promise<SegmentRow[]> {
+    return this.repo.listForVideo(videoId);
+  }
+
+  async countForCollection(collectionId: string): Promise<number> {
+    return this.repo.countForCollection(collectionId);
+  }
+
+  async vectors(dim: number, ids: number[]): Promise<Map<number, Float32Array>> {
+    return this.repo.vectors(dim, ids);
+  }
+
+  async candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[]): Promise<Map<number, { similarity: number; margin: number }>> {
+    return this.repo.candidates(collectionId, dim, query, k, filter, also);
+  }
+
+  async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
+    return this.repo.similarities(dim, ids, query);
+  }
+
+  async videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>> {
+    return this.repo.videosOf(collectionId, ids);
+  }
+
+  async selectiveTerms(terms: string[], maxShare?: number, floor?: number): Promise<string[]> {
+    return this.repo.selectiveTerms(terms, maxShare, floor);
+  }
+
+  async termMatches(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Promise<Map<string, number[]>> {
+    return this.repo.termMatches(collectionId, terms, limit, filter);
+  }
+}
+
+export class SqliteSignaturesCatalog implements SignaturesCatalog {
+  constructor(private readonly repo: SignaturesRepo) {}
+
+  async put(videoId: string, version: number, frames: number, data: Buffer): Promise<void> {
+    this.repo.put(videoId, version, frames, data);
+  }
+
+  async delete(videoId: string): Promise<void> {
+    this.repo.delete(videoId);
+  }
+
+  async forCollection(collectionId: string): Promise<SignatureRow[]> {
+    return this.repo.forCollection(collectionId);
+  }
+
+  async segmentKeys(collectionId: string): Promise<SegmentKeyRow[]> {
+    return this.repo.segmentKeys(collectionId);
+  }
+}
+
+/**
+ * One connection serves every caller in the process, so a transaction that spans awaits would
+ * take in whatever other callers do meanwhile. The gate prevents that: every call through the
+ * catalog runs alone (in call order), and a transaction holds the gate from BEGIN to COMMIT; calls
+ * made from inside a gated call or a transaction (the same async context) run at once, inside it.
+ */
+class Gate {
+  private readonly inside = new AsyncLocalStorage<true>();
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.inside.getStore()) return (async () => fn())();
+    const result = this.tail.then(() => this.inside.run(true, fn));
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+/** `target` with every method call run through the gate (methods return promises already). */
+function gated<T extends object>(target: T, gate: Gate): T {
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      const v = Reflect.get(t, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => gate.run(() => (v as (...a: unknown[]) => unknown).apply(t, args));
+    },
+  });
+}
+
 /** The catalog on an open Store's repos; close() closes the store only when this catalog opened it. */
 export class SqliteCatalog implements Catalog {
   readonly collections: SqliteCollectionsCatalog;
   readonly videos: SqliteVideosCatalog;
   readonly tasks: SqliteTasksCatalog;
   readonly keys: SqliteKeysCatalog;
+  readonly segments: SqliteSegmentsCatalog;
+  readonly signatures: SqliteSignaturesCatalog;
+  readonly queue: JobQueue;
+  readonly registry: WorkerRegistry;
+  private readonly gate = new Gate();
+  private readonly tx: CatalogTx;
 
   constructor(
     readonly store: Store,
     private readonly ownsStore = false,
   ) {
-    this.collections = new SqliteCollectionsCatalog(store.collections);
-    this.videos = new SqliteVideosCatalog(store.videos);
-    this.tasks = new SqliteTasksCatalog(store.tasks);
-    this.keys = new SqliteKeysCatalog(store.keys);
+    const g = <T extends object>(t: T): T => gated(t, this.gate);
+    this.collections = g(new SqliteCollectionsCatalog(store.collections));
+    this.videos = g(new SqliteVideosCatalog(store.videos));
+    this.tasks = g(new SqliteTasksCatalog(store.tasks));
+    this.keys = g(new SqliteKeysCatalog(store.keys));
+    this.segments = g(new SqliteSegmentsCatalog(store.segments));
+    this.signatures = g(new SqliteSignaturesCatalog(store.signatures));
+    this.queue = g(store.queue);
+    this.registry = g(store.registry);
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };
+  }
+
+  transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {
+    const db = this.store.db;
+    return this.gate.run(async () => {
+      if (db.inTransaction) return fn(this.tx); // nested: part of the transaction already open
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(this.tx);
+        db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw err;
+      }
+    });
   }
 
   async close(): Promise<void> {
-    if (this.ownsStore) this.store.close();
+    // Waits for calls in flight (the gate) before closing the file.
+    if (this.ownsStore) await this.gate.run(() => this.store.close());
   }
 }
 
 /** Opens (migrating) a vidembed database file and the catalog on it; close() closes the file. */
-export function openSqliteCatalog(file: string): SqliteCatalog {
-  return new SqliteCatalog(Store.open(file), true);
+export function openSqliteCatalog(file: string, opts: { memoryIndex?: boolean } = {}): SqliteCatalog {
+  return new SqliteCatalog(Store.open(file, opts), true);
 }

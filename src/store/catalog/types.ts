@@ -3,8 +3,11 @@ import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
 import type { VideoRow } from '../videos.js';
+import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
+import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
+import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, TaskRow, VideoRow };
+export type { ApiKeyRow, CollectionRow, KeyRole, NewSegment, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoRow };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -138,12 +141,89 @@ export interface KeysCatalog {
   charge(id: string, units: number): Promise<boolean>;
 }
 
+/**
+ * A video's segments: rows, vectors (one dimension per collection), and the keyword index of what
+ * analysis found (`keywords`, else the description; stemmed: "dogs" finds "dog").
+ *
+ * - replaceForVideo replaces every segment of the video in one transaction (a redone job never
+ *   duplicates rows); each vector must have `dim` numbers, else it rejects and changes nothing.
+ *   Segment ids are integers that only grow (a replaced segment gets a new id).
+ * - deleteForVideo deletes them (and of a video without segments does nothing).
+ * - byIds: the rows that exist of the ids given; listForVideo: by idx.
+ * - countForCollection: how many segments the collection has now.
+ * - vectors: the stored vectors of the ids given (those that exist), as written.
+ * - candidates: the `k` segments of the collection nearest the query by cosine similarity
+ *   (matching `filter`'s tags), plus the `also` segments that exist, each with its similarity and
+ *   the margin within which it is exact (0: exact; > 0: an approximation to re-score with
+ *   `similarities`). Exact ties go to the smaller segment id.
+ * - similarities: exact cosine similarity of the ids given (those that exist) to the query.
+ * - videosOf: the video of each id given that exists.
+ * - selectiveTerms: the terms found in at most max(floor, maxShare × all segments) segments.
+ * - termMatches: per term, the collection's segments (matching `filter`) whose keywords hold it,
+ *   at most `limit`, best first.
+ * Every segment written is visible to every process (and, on PostgreSQL, every machine) at once.
+ */
+export interface SegmentsCatalog {
+  replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void>;
+  deleteForVideo(videoId: string, dim: number): Promise<void>;
+  byIds(ids: number[]): Promise<Map<number, SegmentRow>>;
+  listForVideo(videoId: string): Promise<SegmentRow[]>;
+  countForCollection(collectionId: string): Promise<number>;
+  vectors(dim: number, ids: number[]): Promise<Map<number, Float32Array>>;
+  candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[]): Promise<Map<number, { similarity: number; margin: number }>>;
+  similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>>;
+  videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>>;
+  selectiveTerms(terms: string[], maxShare?: number, floor?: number): Promise<string[]>;
+  termMatches(collectionId: string, terms: string[], limit: number, filter?: TagFilter): Promise<Map<string, number[]>>;
+}
+
+/**
+ * Visual signatures of videos (near-duplicates, src/engine/duplicates.ts); deleted with their video.
+ * - put inserts or replaces the video's signature.
+ * - forCollection: the collection's signatures, oldest video first.
+ * - segmentKeys: start, end and keyframe pHash of every segment of the collection, by video id then idx.
+ */
+export interface SignaturesCatalog {
+  put(videoId: string, version: number, frames: number, data: Buffer): Promise<void>;
+  delete(videoId: string): Promise<void>;
+  forCollection(collectionId: string): Promise<SignatureRow[]>;
+  segmentKeys(collectionId: string): Promise<SegmentKeyRow[]>;
+}
+
+/**
+ * What one transaction may touch: every write lands, or none does. `holds(jobId, token)` is true
+ * while that claim still holds the job (the fencing check for a job's results, in the same
+ * transaction as the results: on PostgreSQL it locks the job's row until commit).
+ */
+export interface CatalogTx {
+  readonly collections: CollectionsCatalog;
+  readonly videos: VideosCatalog;
+  readonly tasks: TasksCatalog;
+  readonly segments: SegmentsCatalog;
+  readonly signatures: SignaturesCatalog;
+  readonly queue: {
+    enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number): Promise<string>;
+    cancelFor(refId: string): Promise<number>;
+    holds(jobId: string, token: number): Promise<boolean>;
+  };
+}
+
 /** The catalog of one store. close() closes the connection or pool when the catalog opened it. */
 export interface Catalog {
   readonly collections: CollectionsCatalog;
   readonly videos: VideosCatalog;
   readonly tasks: TasksCatalog;
   readonly keys: KeysCatalog;
+  readonly segments: SegmentsCatalog;
+  readonly signatures: SignaturesCatalog;
+  readonly queue: JobQueue;
+  readonly registry: WorkerRegistry;
+  /**
+   * Runs `fn` in one transaction and commits when it resolves (rolls back when it rejects). Inside,
+   * use only `tx`: calls on the catalog itself are not part of the transaction (on SQLite they wait
+   * until it ends). Keep it to store calls: no other I/O inside.
+   */
+  transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -172,6 +172,11 @@ export class SqliteJobQueue implements JobQueue {
       .immediate();
   }
 
+  /** True while the claim with `token` holds the job (running under that token): the fencing check for its results. */
+  async holds(jobId: string, token: number): Promise<boolean> {
+    return this.db.prepare(`SELECT 1 FROM jobs WHERE id = ? AND lease_token = ? AND status = 'running'`).get(jobId, token) !== undefined;
+  }
+
   async get(jobId: string): Promise<QueuedJob | undefined> {
     const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(jobId) as Row | undefined;
     return row && toJob(row);

@@ -70,6 +70,8 @@ export interface JobQueue {
   expireLeasesOf(workerId: string): Promise<number>;
   /** Drops queued jobs about `refId` and fails the running ones; how many it touched. */
   cancelFor(refId: string): Promise<number>;
+  /** True while the claim with `token` holds the job (running under that token); in a transaction, the fencing check for the job's results. */
+  holds(jobId: string, token: number): Promise<boolean>;
   get(jobId: string): Promise<QueuedJob | undefined>;
   /** Queued or running jobs (what a worker about to retire must look at). */
   pendingCount(): Promise<number>;
