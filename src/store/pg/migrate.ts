@@ -3,8 +3,9 @@ import pg from 'pg';
 /**
  * PostgreSQL schema of vidembed, versioned like the SQLite one (src/store/migrations.ts):
  * append-only, never edit a released step. Version 1: the job queue and the worker registry;
- * version 2: the catalog (collections, videos, tasks, API keys: src/store/catalog/postgres.ts).
- * The segments with their keyword and vector indexes will follow as new versions.
+ * version 2: the catalog (collections, videos, tasks, API keys: src/store/catalog/postgres.ts);
+ * version 3: segments with their vectors and keyword index, and video signatures
+ * (src/store/catalog/pg-segments.ts).
  */
 export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
@@ -116,6 +117,66 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX api_keys_name ON api_keys (name);
     `,
   },
+  {
+    // Segments (src/store/catalog/pg-segments.ts): the rows, their float32 vectors (bytea, little
+    // endian; no pgvector here: each process scans an in-memory copy fed from this table), and the
+    // keyword index (a tsvector of the 'english' configuration with a GIN index). `txid` is the
+    // writing transaction's id: a reader asks for the rows and deletions of transactions at or
+    // after the oldest one still running at its previous read (pg_snapshot_xmin), so a row whose
+    // transaction commits after a later-numbered one is not missed. Deleted segments (also by
+    // cascade from their video or collection) are logged by a trigger; the log is pruned by age.
+    version: 3,
+    name: 'segments with vectors and keyword index, deletion log, video signatures',
+    sql: `
+      CREATE TABLE segments (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        video_id text NOT NULL REFERENCES videos (id) ON DELETE CASCADE,
+        collection_id text NOT NULL,
+        idx integer NOT NULL,
+        start double precision NOT NULL,
+        "end" double precision NOT NULL,
+        description text NOT NULL,
+        keywords tsvector NOT NULL,
+        details_json text,
+        facts_json text,
+        tags_json text,
+        shot_size text,
+        camera_movement text,
+        shooting_angle text,
+        phash text,
+        dim integer NOT NULL CHECK (dim > 0),
+        embedding bytea NOT NULL CHECK (length(embedding) = 4 * dim),
+        txid xid8 NOT NULL DEFAULT pg_current_xact_id()
+      );
+      CREATE INDEX segments_video ON segments (video_id, idx);
+      CREATE INDEX segments_collection ON segments (collection_id, video_id, idx);
+      CREATE INDEX segments_collection_txid ON segments (collection_id, txid);
+      CREATE INDEX segments_keywords ON segments USING gin (keywords);
+      CREATE TABLE segment_deletions (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        segment_id bigint NOT NULL,
+        collection_id text NOT NULL,
+        txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX segment_deletions_collection_txid ON segment_deletions (collection_id, txid);
+      CREATE INDEX segment_deletions_at ON segment_deletions (at);
+      CREATE FUNCTION log_segment_deletions() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_deletions (segment_id, collection_id) SELECT id, collection_id FROM gone;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_deleted AFTER DELETE ON segments
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION log_segment_deletions();
+      CREATE TABLE video_signatures (
+        video_id text PRIMARY KEY REFERENCES videos (id) ON DELETE CASCADE,
+        version integer NOT NULL,
+        frames integer NOT NULL,
+        data bytea NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
@@ -181,4 +242,39 @@ export async function openMigratedPool(url: string, max = 4): Promise<pg.Pool> {
     throw err;
   }
   return pool;
+}
+
+/**
+ * Where a repository's statements go: a pool (each statement its own transaction) or a client
+ * checked out of one that is inside a transaction (BEGIN .. COMMIT run by whoever checked it out).
+ */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+/** A checked-out client (it has `release`), as opposed to a pool. */
+export function isClient(q: Queryable): q is pg.PoolClient {
+  return typeof (q as pg.PoolClient).release === 'function';
+}
+
+/**
+ * Runs `fn` in one transaction on `q`: on a pool, a client is checked out, BEGIN .. COMMIT (ROLLBACK
+ * when `fn` rejects) and released in every case (destroyed when even ROLLBACK failed); on a client,
+ * `fn` runs on it as it is, part of the transaction its owner opened.
+ */
+export async function inTransaction<T>(q: Queryable, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  if (isClient(q)) return fn(q);
+  const client = await q.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch((e: unknown) => {
+      broken = e instanceof Error ? e : new Error(String(e));
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }
