@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../ids.js';
-import { openMigratedPool } from '../pg/migrate.js';
+import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
 import {
   checkLeaseMs,
   checkMaxAttempts,
@@ -57,6 +57,63 @@ const CLAIM = `
   WHERE j.id = cand.id
   RETURNING ${cols('j.')}`;
 
+async function enqueueJob(q: Queryable, kind: JobKind, refId: string, maxAttempts: number): Promise<string> {
+  checkMaxAttempts(maxAttempts);
+  const id = newId('job');
+  await q.query(`INSERT INTO jobs (id, kind, ref_id, status, max_attempts) VALUES ($1, $2, $3, 'queued', $4)`, [id, kind, refId, maxAttempts]);
+  return id;
+}
+
+/** cancelFor in one transaction on `q` (its own on a pool, the caller's on a client). */
+async function cancelJobsFor(q: Queryable, refId: string): Promise<number> {
+  return inTransaction(q, async (client) => {
+    await client.query(`SELECT id FROM jobs WHERE ref_id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [refId]);
+    const queued = await client.query(`DELETE FROM jobs WHERE ref_id = $1 AND status = 'queued'`, [refId]);
+    const running = await client.query(
+      `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL,
+         last_error = 'cancelled: its subject was deleted', updated_at = clock_timestamp()
+       WHERE ref_id = $1 AND status = 'running'`,
+      [refId],
+    );
+    return (queued.rowCount ?? 0) + (running.rowCount ?? 0);
+  });
+}
+
+/** Whether `token` holds the job (running under that claim); `lock`: FOR UPDATE, kept until the caller's transaction ends. */
+async function holdsJob(q: Queryable, jobId: string, token: number, lock: boolean): Promise<boolean> {
+  const { rows } = await q.query<{ status: string; lease_token: string }>(
+    `SELECT status, lease_token FROM jobs WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [jobId],
+  );
+  return rows.length === 1 && rows[0].status === 'running' && Number(rows[0].lease_token) === token;
+}
+
+/**
+ * The queue calls a catalog transaction may make (CatalogTx.queue), on the transaction's client:
+ * enqueue and cancelFor as PgJobQueue's, part of that transaction, and `holds`, the fencing check
+ * for a job's results.
+ */
+export class PgTxJobQueue {
+  constructor(private readonly client: pg.PoolClient) {}
+
+  enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
+    return enqueueJob(this.client, kind, refId, maxAttempts);
+  }
+
+  cancelFor(refId: string): Promise<number> {
+    return cancelJobsFor(this.client, refId);
+  }
+
+  /**
+   * True while `token` holds the job (running under that claim). The row stays locked (FOR UPDATE)
+   * until the transaction ends, so no claim, cancel or settle can take the job between this check
+   * and the commit of the results it guards: they wait, then see the committed state.
+   */
+  holds(jobId: string, token: number): Promise<boolean> {
+    return holdsJob(this.client, jobId, token, true);
+  }
+}
+
 /**
  * The job queue on PostgreSQL, for many workers on many machines. Lease times come from the
  * database's clock (clock_timestamp()), so workers with skewed clocks still agree on who holds a
@@ -69,10 +126,7 @@ export class PgJobQueue implements JobQueue {
   ) {}
 
   async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
-    checkMaxAttempts(maxAttempts);
-    const id = newId('job');
-    await this.pool.query(`INSERT INTO jobs (id, kind, ref_id, status, max_attempts) VALUES ($1, $2, $3, 'queued', $4)`, [id, kind, refId, maxAttempts]);
-    return id;
+    return enqueueJob(this.pool, kind, refId, maxAttempts);
   }
 
   async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined> {
@@ -136,25 +190,12 @@ export class PgJobQueue implements JobQueue {
    * claimed at this moment is seen as running, and failed, rather than missed by both statements.
    */
   async cancelFor(refId: string): Promise<number> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(`SELECT id FROM jobs WHERE ref_id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [refId]);
-      const queued = await client.query(`DELETE FROM jobs WHERE ref_id = $1 AND status = 'queued'`, [refId]);
-      const running = await client.query(
-        `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL,
-           last_error = 'cancelled: its subject was deleted', updated_at = clock_timestamp()
-         WHERE ref_id = $1 AND status = 'running'`,
-        [refId],
-      );
-      await client.query('COMMIT');
-      return (queued.rowCount ?? 0) + (running.rowCount ?? 0);
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    return cancelJobsFor(this.pool, refId);
+  }
+
+  /** True while `token` holds the job (a snapshot: outside a transaction nothing keeps it so; PgTxJobQueue.holds locks). */
+  async holds(jobId: string, token: number): Promise<boolean> {
+    return holdsJob(this.pool, jobId, token, false);
   }
 
   async get(jobId: string): Promise<QueuedJob | undefined> {
