@@ -3,11 +3,14 @@ import type pg from 'pg';
 import type { TaskKind, TaskStatus, VideoStatus } from '../../api/types.js';
 import { newId } from '../ids.js';
 import { hashKey } from '../keys.js';
-import { openMigratedPool } from '../pg/migrate.js';
+import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
+import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js';
+import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
 import {
   CollectionNameTakenError,
   type ApiKeyRow,
   type Catalog,
+  type CatalogTx,
   type CollectionRow,
   type CollectionsCatalog,
   type KeyRole,
@@ -19,8 +22,10 @@ import {
 } from './types.js';
 
 /*
- * The catalog on PostgreSQL (tables of PG_MIGRATIONS version 2, src/store/pg/migrate.ts). Every call
- * is one parameterised statement, so one transaction. Times come from the database's clock and are
+ * The catalog on PostgreSQL (tables of PG_MIGRATIONS version 2, src/store/pg/migrate.ts; segments and
+ * signatures of version 3 in ./pg-segments.ts). Each repository runs on a Queryable: the pool, where
+ * every call is one parameterised statement, so one transaction; or, inside PgCatalog.transaction,
+ * the transaction's client. Times come from the database's clock and are
  * read back as ISO strings with milliseconds in UTC, as SQLite's rows carry them; bigints are read
  * back as numbers; the select lists name exactly the fields of the row types. Rows created in the
  * same instant are ordered by `seq` (insertion order).
@@ -61,12 +66,12 @@ function isNameTaken(err: unknown): boolean {
 }
 
 export class PgCollectionsCatalog implements CollectionsCatalog {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly q: Queryable) {}
 
   async insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): Promise<CollectionRow> {
     const owner = input.owner ?? 'default';
     try {
-      const { rows } = await this.pool.query<CollectionRow>(
+      const { rows } = await this.q.query<CollectionRow>(
         `INSERT INTO collections AS c (id, owner, name, description, model, dim) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING ${COLLECTION_COLS('0')}`,
         [newId('col'), owner, input.name, input.description, input.model, input.dim],
@@ -81,7 +86,7 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
   async update(id: string, patch: { name?: string; description?: string }): Promise<void> {
     if (patch.name === undefined && patch.description === undefined) return;
     try {
-      await this.pool.query('UPDATE collections SET name = coalesce($2, name), description = coalesce($3, description) WHERE id = $1', [
+      await this.q.query('UPDATE collections SET name = coalesce($2, name), description = coalesce($3, description) WHERE id = $1', [
         id,
         patch.name ?? null,
         patch.description ?? null,
@@ -93,28 +98,28 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
   }
 
   async delete(id: string): Promise<void> {
-    await this.pool.query('DELETE FROM collections WHERE id = $1', [id]);
+    await this.q.query('DELETE FROM collections WHERE id = $1', [id]);
   }
 
   async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
-    await this.pool.query('UPDATE collections SET recipe_json = $2 WHERE id = $1', [id, JSON.stringify(recipe)]);
+    await this.q.query('UPDATE collections SET recipe_json = $2 WHERE id = $1', [id, JSON.stringify(recipe)]);
   }
 
   async byId(id: string): Promise<CollectionRow | undefined> {
-    const { rows } = await this.pool.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.id = $1`, [id]);
+    const { rows } = await this.q.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.id = $1`, [id]);
     return rows[0];
   }
 
   async byName(name: string, owner: string | null = 'default'): Promise<CollectionRow[]> {
     const { rows } =
       owner === null
-        ? await this.pool.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.name = $1 ORDER BY c.seq`, [name])
-        : await this.pool.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.name = $1 AND c.owner = $2`, [name, owner]);
+        ? await this.q.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.name = $1 ORDER BY c.seq`, [name])
+        : await this.q.query<CollectionRow>(`${SELECT_COLLECTIONS} WHERE c.name = $1 AND c.owner = $2`, [name, owner]);
     return rows;
   }
 
   async list(limit: number, offset: number, owner: string | null = null): Promise<CollectionRow[]> {
-    const { rows } = await this.pool.query<CollectionRow>(
+    const { rows } = await this.q.query<CollectionRow>(
       `${SELECT_COLLECTIONS} WHERE ($1::text IS NULL OR c.owner = $1) ORDER BY c.seq DESC LIMIT $2 OFFSET $3`,
       [owner, limit, offset],
     );
@@ -123,11 +128,11 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
 }
 
 export class PgVideosCatalog implements VideosCatalog {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly q: Queryable) {}
 
   async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
     if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
-    const { rows } = await this.pool.query<VideoRow>(
+    const { rows } = await this.q.query<VideoRow>(
       `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, content_sha256, created_at, updated_at)
        SELECT $1, $2, $3, $4, $5, $6, 'uploaded', $7, t, t FROM clock_timestamp() AS t
        RETURNING ${VIDEO_COLS}`,
@@ -137,7 +142,7 @@ export class PgVideosCatalog implements VideosCatalog {
   }
 
   async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
-    const { rows } = await this.pool.query<VideoRow>(
+    const { rows } = await this.q.query<VideoRow>(
       `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 AND content_sha256 = $2 ORDER BY created_at, seq LIMIT 1`,
       [collectionId, sha256],
     );
@@ -145,12 +150,12 @@ export class PgVideosCatalog implements VideosCatalog {
   }
 
   async byId(id: string): Promise<VideoRow | undefined> {
-    const { rows } = await this.pool.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE id = $1`, [id]);
+    const { rows } = await this.q.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE id = $1`, [id]);
     return rows[0];
   }
 
   async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
-    const { rows } = await this.pool.query<VideoRow>(
+    const { rows } = await this.q.query<VideoRow>(
       `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 AND ($2::text IS NULL OR status = $2)
        ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
       [collectionId, opts.status || null, opts.limit, opts.offset],
@@ -159,55 +164,55 @@ export class PgVideosCatalog implements VideosCatalog {
   }
 
   async delete(id: string): Promise<void> {
-    await this.pool.query('DELETE FROM videos WHERE id = $1', [id]);
+    await this.q.query('DELETE FROM videos WHERE id = $1', [id]);
   }
 
   async listByCollection(collectionId: string): Promise<VideoRow[]> {
-    const { rows } = await this.pool.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 ORDER BY created_at, seq`, [collectionId]);
+    const { rows } = await this.q.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 ORDER BY created_at, seq`, [collectionId]);
     return rows;
   }
 
   async markProcessing(id: string): Promise<void> {
-    await this.pool.query(
+    await this.q.query(
       `UPDATE videos SET status = 'processing', progress = 0, error_message = NULL, updated_at = clock_timestamp() WHERE id = $1`,
       [id],
     );
   }
 
   async setProgress(id: string, progress: number): Promise<void> {
-    await this.pool.query(`UPDATE videos SET progress = $2, updated_at = clock_timestamp() WHERE id = $1 AND status = 'processing'`, [
+    await this.q.query(`UPDATE videos SET progress = $2, updated_at = clock_timestamp() WHERE id = $1 AND status = 'processing'`, [
       id,
       Math.max(0, Math.min(100, Math.round(progress * 10) / 10)),
     ]);
   }
 
   async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
-    await this.pool.query(
+    await this.q.query(
       'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, updated_at = clock_timestamp() WHERE id = $1',
       [id, info.duration, info.width, info.height, info.fps, info.codec ?? null],
     );
   }
 
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
-    await this.pool.query(
+    await this.q.query(
       `UPDATE videos SET status = 'processed', progress = 100, error_message = NULL, tags_json = $2, updated_at = clock_timestamp() WHERE id = $1`,
       [id, tagsJson],
     );
   }
 
   async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
-    return (await this.pool.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
+    return (await this.q.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
   }
 
   async markFailed(id: string, message: string): Promise<void> {
-    await this.pool.query(
+    await this.q.query(
       `UPDATE videos SET status = 'failed', progress = NULL, error_message = $2, updated_at = clock_timestamp() WHERE id = $1`,
       [id, message],
     );
   }
 
   async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>(
+    const { rows } = await this.q.query<{ id: string }>(
       'SELECT id FROM videos WHERE collection_id = $1 AND status = ANY ($2::text[]) ORDER BY created_at, seq',
       [collectionId, statuses],
     );
@@ -216,7 +221,7 @@ export class PgVideosCatalog implements VideosCatalog {
 
   async countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>> {
     const out: Record<VideoStatus, number> = { uploaded: 0, processing: 0, processed: 0, failed: 0 };
-    const { rows } = await this.pool.query<{ status: VideoStatus; n: number }>(
+    const { rows } = await this.q.query<{ status: VideoStatus; n: number }>(
       'SELECT status, count(*)::int AS n FROM videos WHERE collection_id = $1 GROUP BY status',
       [collectionId],
     );
@@ -226,10 +231,10 @@ export class PgVideosCatalog implements VideosCatalog {
 }
 
 export class PgTasksCatalog implements TasksCatalog {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly q: Queryable) {}
 
   async insert(id: string, kind: TaskKind, request: unknown, owner = 'default'): Promise<TaskRow> {
-    const { rows } = await this.pool.query<TaskRow>(
+    const { rows } = await this.q.query<TaskRow>(
       `INSERT INTO tasks (id, kind, owner, status, request_json, created_at, updated_at)
        SELECT $1, $2, $3, 'pending', $4, t, t FROM clock_timestamp() AS t
        RETURNING ${TASK_COLS}`,
@@ -239,36 +244,36 @@ export class PgTasksCatalog implements TasksCatalog {
   }
 
   async byId(id: string): Promise<TaskRow | undefined> {
-    const { rows } = await this.pool.query<TaskRow>(`SELECT ${TASK_COLS} FROM tasks WHERE id = $1`, [id]);
+    const { rows } = await this.q.query<TaskRow>(`SELECT ${TASK_COLS} FROM tasks WHERE id = $1`, [id]);
     return rows[0];
   }
 
   async markProcessing(id: string): Promise<void> {
-    await this.pool.query(`UPDATE tasks SET status = 'processing', updated_at = clock_timestamp() WHERE id = $1`, [id]);
+    await this.q.query(`UPDATE tasks SET status = 'processing', updated_at = clock_timestamp() WHERE id = $1`, [id]);
   }
 
   async complete(id: string, result: unknown): Promise<void> {
-    await this.pool.query(
+    await this.q.query(
       `UPDATE tasks SET status = 'completed', result_json = $2, error_message = NULL, updated_at = clock_timestamp() WHERE id = $1`,
       [id, JSON.stringify(result)],
     );
   }
 
   async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
-    return (await this.pool.query<{ id: string; last_error: string | null }>(STRANDED_TASKS, [TASKS_WAITING])).rows;
+    return (await this.q.query<{ id: string; last_error: string | null }>(STRANDED_TASKS, [TASKS_WAITING])).rows;
   }
 
   async fail(id: string, message: string): Promise<void> {
-    await this.pool.query(`UPDATE tasks SET status = 'failed', error_message = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, message]);
+    await this.q.query(`UPDATE tasks SET status = 'failed', error_message = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, message]);
   }
 }
 
 export class PgKeysCatalog implements KeysCatalog {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly q: Queryable) {}
 
   async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
     const key = `vk_${randomBytes(24).toString('base64url')}`;
-    const { rows } = await this.pool.query<ApiKeyRow>(
+    const { rows } = await this.q.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, owner, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        RETURNING ${KEY_COLS}`,
       [newId('key'), input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, input.owner ?? input.name, input.role ?? 'user'],
@@ -277,27 +282,27 @@ export class PgKeysCatalog implements KeysCatalog {
   }
 
   async byId(id: string): Promise<ApiKeyRow | undefined> {
-    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE id = $1`, [id]);
+    const { rows } = await this.q.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE id = $1`, [id]);
     return rows[0];
   }
 
   async byName(name: string): Promise<ApiKeyRow[]> {
-    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE name = $1 ORDER BY created_at, seq`, [name]);
+    const { rows } = await this.q.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE name = $1 ORDER BY created_at, seq`, [name]);
     return rows;
   }
 
   async byKey(key: string): Promise<ApiKeyRow | undefined> {
-    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE key_hash = $1`, [hashKey(key)]);
+    const { rows } = await this.q.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE key_hash = $1`, [hashKey(key)]);
     return rows[0];
   }
 
   async list(): Promise<ApiKeyRow[]> {
-    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys ORDER BY created_at DESC, seq DESC`);
+    const { rows } = await this.q.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys ORDER BY created_at DESC, seq DESC`);
     return rows;
   }
 
   async revoke(idOrName: string): Promise<number> {
-    const r = await this.pool.query(`UPDATE api_keys SET revoked_at = clock_timestamp() WHERE (id = $1 OR name = $1) AND revoked_at IS NULL`, [idOrName]);
+    const r = await this.q.query(`UPDATE api_keys SET revoked_at = clock_timestamp() WHERE (id = $1 OR name = $1) AND revoked_at IS NULL`, [idOrName]);
     return r.rowCount ?? 0;
   }
 
@@ -308,17 +313,24 @@ export class PgKeysCatalog implements KeysCatalog {
    */
   async charge(id: string, units: number): Promise<boolean> {
     if (!Number.isSafeInteger(units) || units < 1) throw new RangeError(`charge: units must be a positive integer, got ${units}`);
-    const r = await this.pool.query(`UPDATE api_keys SET used = used + $2 WHERE id = $1 AND (quota IS NULL OR used + $2 <= quota)`, [id, units]);
+    const r = await this.q.query(`UPDATE api_keys SET used = used + $2 WHERE id = $1 AND (quota IS NULL OR used + $2 <= quota)`, [id, units]);
     return r.rowCount === 1;
   }
 }
 
-/** The catalog on a pool whose schema is migrated; close() ends the pool only when this catalog opened it. */
+/**
+ * The catalog on a pool whose schema is migrated; close() ends the pool only when this catalog
+ * opened it. `segments` keeps this process's in-memory vector index (src/store/catalog/pg-segments.ts).
+ */
 export class PgCatalog implements Catalog {
   readonly collections: PgCollectionsCatalog;
   readonly videos: PgVideosCatalog;
   readonly tasks: PgTasksCatalog;
   readonly keys: PgKeysCatalog;
+  readonly segments: PgSegmentsCatalog;
+  readonly signatures: PgSignaturesCatalog;
+  readonly queue: PgJobQueue;
+  readonly registry: PgWorkerRegistry;
 
   constructor(
     readonly pool: pg.Pool,
@@ -328,6 +340,28 @@ export class PgCatalog implements Catalog {
     this.videos = new PgVideosCatalog(pool);
     this.tasks = new PgTasksCatalog(pool);
     this.keys = new PgKeysCatalog(pool);
+    this.segments = new PgSegmentsCatalog(pool);
+    this.signatures = new PgSignaturesCatalog(pool);
+    this.queue = new PgJobQueue(pool);
+    this.registry = new PgWorkerRegistry(pool);
+  }
+
+  /**
+   * One client checked out of the pool for the whole of `fn`: BEGIN, `fn(tx)` with every catalog
+   * bound to that client, COMMIT when it resolves, ROLLBACK when it rejects; the client goes back to
+   * the pool in every case. Searches inside scan the collection as the transaction sees it.
+   */
+  transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (client) =>
+      fn({
+        collections: new PgCollectionsCatalog(client),
+        videos: new PgVideosCatalog(client),
+        tasks: new PgTasksCatalog(client),
+        segments: new PgSegmentsCatalog(client),
+        signatures: new PgSignaturesCatalog(client),
+        queue: new PgTxJobQueue(client),
+      }),
+    );
   }
 
   async close(): Promise<void> {
