@@ -163,3 +163,34 @@ export function playerSetting(env: Env = process.env): string | undefined {
 export function inCi(env: Env = process.env): boolean {
   return Boolean(env.CI);
 }
+
+// ---- object storage (VIDEMBED_STORAGE_URL=s3://bucket/prefix) ---------------------------------
+
+/**
+ * The S3-compatible store's settings, as given (validated by `openBlobStore` in
+ * src/engine/config.ts): VIDEMBED_S3_ENDPOINT (`http(s)://host[:port]`; unset: AWS's regional
+ * endpoint), VIDEMBED_S3_REGION (else AWS_REGION, else `us-east-1`), VIDEMBED_S3_PATH_STYLE
+ * (`1`: `endpoint/bucket/key`, `0`: `bucket.endpoint/key`; default 1 with an endpoint, 0 without),
+ * VIDEMBED_S3_PART_MB (multipart part size in MiB, at least 8; default 16), and the standard
+ * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
+ */
+export function s3Settings(env: Env = process.env): {
+  endpoint?: string;
+  region: string;
+  pathStyle?: boolean;
+  partMiB?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  sessionToken?: string;
+} {
+  const pathStyle = env.VIDEMBED_S3_PATH_STYLE;
+  return {
+    endpoint: set(env.VIDEMBED_S3_ENDPOINT) ? env.VIDEMBED_S3_ENDPOINT : undefined,
+    region: set(env.VIDEMBED_S3_REGION) ? env.VIDEMBED_S3_REGION : set(env.AWS_REGION) ? env.AWS_REGION : 'us-east-1',
+    pathStyle: pathStyle === '1' ? true : pathStyle === '0' ? false : undefined,
+    partMiB: set(env.VIDEMBED_S3_PART_MB) ? env.VIDEMBED_S3_PART_MB : undefined,
+    accessKeyId: set(env.AWS_ACCESS_KEY_ID) ? env.AWS_ACCESS_KEY_ID : undefined,
+    secretAccessKey: set(env.AWS_SECRET_ACCESS_KEY) ? env.AWS_SECRET_ACCESS_KEY : undefined,
+    sessionToken: set(env.AWS_SESSION_TOKEN) ? env.AWS_SESSION_TOKEN : undefined,
+  };
+}

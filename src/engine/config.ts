@@ -1,8 +1,10 @@
-import { encoderThreadsSetting, homeDir, keyframeReuse, pixelThread, storageUrl, warmIdleMs as envWarmIdleMs } from '../env.js';
+import { encoderThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from '../env.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BadRequestError } from '../api/errors.js';
+import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
+import { MIN_PART_SIZE, S3BlobStore, type S3BlobStoreOptions } from '../store/s3-blobs.js';
 
 /** Defaults a user can rely on; each is documented in docs/engine.md. */
 export const DEFAULTS = {
@@ -79,22 +81,86 @@ export function pathsFor(home: string): Paths {
 }
 
 /**
- * The directory of the blob store (videos, thumbnails): `VIDEMBED_STORAGE_URL` (`file:///dir`, a
- * directory every node mounts), else `blobs/` under VIDEMBED_HOME. Other schemes are refused with
- * what is supported: an S3-compatible store would plug in behind the same interface (src/store/blobs.ts).
+ * The directory of a file blob store: `VIDEMBED_STORAGE_URL` (`file:///dir`, a directory every node
+ * mounts), else `blobs/` under VIDEMBED_HOME. Other schemes have no directory and are refused here;
+ * `openBlobStore` is what opens any store (s3:// too).
  */
 export function storageRoot(p: Paths, env: NodeJS.ProcessEnv = process.env): string {
   const url = storageUrl(env);
   if (url === undefined) return p.blobsDir;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new BadRequestError(`VIDEMBED_STORAGE_URL is not a URL: ${url} (expected file:///a/shared/directory)`);
-  }
+  const u = parseStorageUrl(url);
   if (u.protocol !== 'file:') throw new BadRequestError(`VIDEMBED_STORAGE_URL: ${u.protocol.replace(/:$/, '')} storage is not supported; use file:///a/directory that every node mounts`);
+  return fileRoot(u, url);
+}
+
+function parseStorageUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new BadRequestError(`VIDEMBED_STORAGE_URL is not a URL: ${url} (expected file:///a/shared/directory or s3://bucket/prefix)`);
+  }
+}
+
+function fileRoot(u: URL, url: string): string {
   if (u.host !== '' && u.host !== 'localhost') throw new BadRequestError(`VIDEMBED_STORAGE_URL: file URLs name no host (file:///dir), got ${url}`);
   return path.resolve(decodeURIComponent(u.pathname));
+}
+
+/**
+ * The S3 store that `VIDEMBED_STORAGE_URL=s3://bucket/optional/prefix` names, with the endpoint,
+ * region and credentials of the VIDEMBED_S3_* and AWS_* variables (src/env.ts `s3Settings`).
+ * Every mistake is one line naming the variable; none repeats a credential.
+ */
+export function s3StoreOptions(url: string, env: NodeJS.ProcessEnv = process.env): S3BlobStoreOptions {
+  const u = parseStorageUrl(url);
+  if (u.protocol !== 's3:') throw new BadRequestError(`VIDEMBED_STORAGE_URL: expected s3://bucket/prefix, got ${url}`);
+  const bucket = u.hostname;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new BadRequestError(`VIDEMBED_STORAGE_URL: bad S3 bucket name "${bucket}" (3–63 characters: a–z, 0–9, dots and hyphens)`);
+  if (u.port || u.username || u.password || u.search || u.hash) throw new BadRequestError(`VIDEMBED_STORAGE_URL: s3://bucket/prefix takes no port, user, query or fragment; the server is VIDEMBED_S3_ENDPOINT`);
+  // The URL parser resolves `a/../b` to `b`: the prefix is read from the text as given.
+  const prefix = decodeURIComponent(url.slice(`s3://${u.host}`.length).replace(/[?#].*$/, '')).replace(/^\/+|\/+$/g, '');
+  if (prefix !== '' && (!/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/.test(prefix) || /(^|\/)\.\.?(\/|$)/.test(prefix))) throw new BadRequestError(`VIDEMBED_STORAGE_URL: bad prefix "${prefix}" (letters, digits, _ - . in /-separated parts)`);
+  const s = s3Settings(env);
+  if (!s.accessKeyId || !s.secretAccessKey) throw new BadRequestError('VIDEMBED_STORAGE_URL is an s3:// URL: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+  let endpoint = s.endpoint ?? `https://s3.${s.region}.amazonaws.com`;
+  try {
+    const e = new URL(endpoint);
+    if (e.protocol !== 'http:' && e.protocol !== 'https:') throw new Error();
+    if (e.username || e.password || e.search || e.hash) throw new BadRequestError('VIDEMBED_S3_ENDPOINT takes no user, query or fragment (credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)');
+    endpoint = e.href;
+  } catch (e) {
+    if (e instanceof BadRequestError) throw e;
+    throw new BadRequestError(`VIDEMBED_S3_ENDPOINT must be an http:// or https:// URL, got ${endpoint}`);
+  }
+  let partSize: number | undefined;
+  if (s.partMiB !== undefined) {
+    const mib = Number(s.partMiB);
+    if (!Number.isInteger(mib) || mib * 1024 ** 2 < MIN_PART_SIZE || mib > 5120) throw new BadRequestError('VIDEMBED_S3_PART_MB must be an integer from 8 to 5120 (MiB per part of a multipart upload)');
+    partSize = mib * 1024 ** 2;
+  }
+  return {
+    endpoint,
+    bucket,
+    prefix,
+    region: s.region,
+    credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, sessionToken: s.sessionToken },
+    pathStyle: s.pathStyle ?? s.endpoint !== undefined,
+    partSize,
+  };
+}
+
+/**
+ * The library's blob store: VIDEMBED_STORAGE_URL `file:///dir` (or unset: `blobs/` under
+ * VIDEMBED_HOME) is a LocalBlobStore, `s3://bucket/prefix` an S3BlobStore; other schemes are
+ * refused with what is supported.
+ */
+export function openBlobStore(p: Paths, env: NodeJS.ProcessEnv = process.env): BlobStore {
+  const url = storageUrl(env);
+  if (url === undefined) return new LocalBlobStore(p.blobsDir);
+  const u = parseStorageUrl(url);
+  if (u.protocol === 'file:') return new LocalBlobStore(fileRoot(u, url));
+  if (u.protocol === 's3:') return new S3BlobStore(s3StoreOptions(url, env));
+  throw new BadRequestError(`VIDEMBED_STORAGE_URL: ${u.protocol.replace(/:$/, '')} storage is not supported; use file:///a/directory that every node mounts or s3://bucket/prefix`);
 }
 
 export function ensureDirs(p: Paths): void {

@@ -2,14 +2,20 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 
 /**
  * Where the library's files live, by key (never by a machine's path): uploaded videos
  * (`videos/<id>.<ext>`), thumbnails (`thumbs/<id>/…`), tensor payloads. `LocalBlobStore` is a
- * directory (`VIDEMBED_STORAGE_URL=file:///dir`, one every node mounts). An S3-compatible store
- * fits the same calls: `put`/`putFile` are PUTs, `get`/`stream` GETs, `deletePrefix` a listing and
+ * directory (`VIDEMBED_STORAGE_URL=file:///dir`, one every node mounts); `S3BlobStore`
+ * (src/store/s3-blobs.ts, `s3://bucket/prefix`) is an S3-compatible bucket: `put`/`putFile` are
+ * PUTs (multipart for large files), `get`/`stream` GETs, `has` a HEAD, `deletePrefix` a listing and
  * deletes, and `localFile` downloads to a temporary file for ffmpeg (and removes it in `release`).
+ * `openBlobStore` (src/store/blob-stores.ts) picks one from VIDEMBED_STORAGE_URL.
+ *
+ * Both stores refuse a key outside `KEY_RE` ("bad blob key: …") and answer a missing key with a
+ * `BlobNotFoundError` naming it (`get`, `stream`, `localFile`); `delete` and `deletePrefix` of
+ * nothing are no error.
  */
 export interface BlobStore {
   put(key: string, data: Buffer | Readable): Promise<void>;
@@ -20,19 +26,36 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   get(key: string): Promise<Buffer>;
   has(key: string): Promise<boolean>;
-  stream(key: string): Readable;
+  /** The blob's bytes, or those from `start` to `end` (inclusive, as HTTP ranges and fs streams count). */
+  stream(key: string, range?: { start: number; end?: number }): Readable;
   /** Removes every blob under `prefix` (a key's folder); nothing there is no error. */
   deletePrefix(prefix: string): Promise<void>;
 }
 
-const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+export const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+/** Throws "bad blob key" for a key outside KEY_RE or one that climbs out (`..`). */
+export function checkBlobKey(key: string): string {
+  if (!KEY_RE.test(key) || key.includes('..')) throw new Error(`bad blob key: ${key}`);
+  return key;
+}
+
+/** No blob under this key; `code` is ENOENT, as a missing file's error is. */
+export class BlobNotFoundError extends Error {
+  readonly code = 'ENOENT';
+  constructor(readonly key: string) {
+    super(`no blob at key ${key}`);
+    this.name = 'BlobNotFoundError';
+  }
+}
+
+const isNotFound = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT' || (e as NodeJS.ErrnoException | null)?.code === 'EISDIR';
 
 export class LocalBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
 
   private file(key: string): string {
-    if (!KEY_RE.test(key) || key.includes('..')) throw new Error(`bad blob key: ${key}`);
-    return path.join(this.root, key);
+    return path.join(this.root, checkBlobKey(key));
   }
 
   async put(key: string, data: Buffer | Readable): Promise<void> {
@@ -62,7 +85,9 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
-    return { path: this.file(key), release: async () => {} };
+    const file = this.file(key);
+    if (!(await this.has(key))) throw new BlobNotFoundError(key);
+    return { path: file, release: async () => {} };
   }
 
   async delete(key: string): Promise<void> {
@@ -70,19 +95,29 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async get(key: string): Promise<Buffer> {
-    return readFile(this.file(key));
+    const file = this.file(key);
+    try {
+      return await readFile(file);
+    } catch (e) {
+      throw isNotFound(e) ? new BlobNotFoundError(key) : e;
+    }
   }
 
   async has(key: string): Promise<boolean> {
+    const file = this.file(key);
     try {
-      return (await stat(this.file(key))).isFile();
+      return (await stat(file)).isFile();
     } catch {
       return false;
     }
   }
 
-  stream(key: string): Readable {
-    return createReadStream(this.file(key));
+  stream(key: string, range?: { start: number; end?: number }): Readable {
+    const src = createReadStream(this.file(key), range && { start: range.start, end: range.end });
+    const out = new PassThrough();
+    src.once('error', (e) => out.destroy(isNotFound(e) ? new BlobNotFoundError(key) : e));
+    out.once('close', () => src.destroy());
+    return src.pipe(out);
   }
 
   async deletePrefix(prefix: string): Promise<void> {
