@@ -240,8 +240,12 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     checkBlobKey(key);
-    const res = await this.request({ method: 'DELETE', key, what: `DELETE ${key}` }, [200, 204, 404]);
-    res.resume();
+    // S3 answers 204 for a key that is not there; some servers say 404 NoSuchKey (a missing bucket stays an error).
+    const res = await this.request({ method: 'DELETE', key, what: `DELETE ${key}` }, [200, 204]).catch((e: unknown) => {
+      if (e instanceof BlobNotFoundError) return undefined;
+      throw e;
+    });
+    res?.resume();
   }
 
   async get(key: string): Promise<Buffer> {

@@ -273,6 +273,13 @@ describe('S3BlobStore against s3rver', () => {
     await expect(store.get('videos/a.mp4')).rejects.toThrow(/^GET videos\/a\.mp4: HTTP 403 InvalidAccessKeyId/);
   });
 
+  it('says the bucket is missing, for reads and deletes alike (not "no such key", not success)', async () => {
+    const store = new S3BlobStore(s3Options({ bucket: 'no-such-bucket' }));
+    await expect(store.get('videos/a.mp4')).rejects.toThrow(/^GET videos\/a\.mp4: HTTP 404 NoSuchBucket/);
+    await expect(store.delete('videos/a.mp4')).rejects.toThrow(/^DELETE videos\/a\.mp4: HTTP 404 NoSuchBucket/);
+    await expect(store.put('videos/a.mp4', Buffer.from('x'))).rejects.toThrow(/^PUT videos\/a\.mp4: HTTP 404 NoSuchBucket/);
+  });
+
   it('names the server it cannot reach', async () => {
     const p = await proxy(() => undefined);
     const url = p.url;
