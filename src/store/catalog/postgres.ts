@@ -85,6 +85,8 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
 
   async update(id: string, patch: { name?: string; description?: string }): Promise<void> {
     if (patch.name === undefined && patch.description === undefined) return;
+    // Read before the UPDATE: inside a transaction, nothing can be read after a failed statement.
+    const owner = patch.name === undefined ? undefined : (await this.q.query<{ owner: string }>('SELECT owner FROM collections WHERE id = $1', [id])).rows[0]?.owner;
     try {
       await this.q.query('UPDATE collections SET name = coalesce($2, name), description = coalesce($3, description) WHERE id = $1', [
         id,
@@ -92,7 +94,7 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
         patch.description ?? null,
       ]);
     } catch (err) {
-      if (isNameTaken(err)) throw new CollectionNameTakenError(patch.name!, (await this.byId(id))?.owner, { cause: err });
+      if (isNameTaken(err)) throw new CollectionNameTakenError(patch.name!, owner, { cause: err });
       throw err;
     }
   }
