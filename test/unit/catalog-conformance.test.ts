@@ -544,6 +544,54 @@ function conformance(backend: () => Backend): void {
       expect((await c.keys.byId(row.id))?.used).toBe(quota);
     });
   });
+
+  describe('transaction', () => {
+    it('commits every write when fn resolves (and hands back its value); rolls every write back when it rejects, passing the rejection on', async () => {
+      const col = await collection('kept');
+      const jobId = await c.transaction(async (tx) => {
+        await tx.collections.update(col.id, { description: 'in a transaction' });
+        await tx.videos.insert({ id: 'vid_tx1', collection_id: col.id, filename: 'a.mp4', blob_key: 'videos/tx1', size_bytes: 1 });
+        await tx.tasks.insert('task_tx1', 'embedding', { text: 'x' });
+        expect((await tx.collections.byId(col.id))?.video_count).toBe(1); // its own writes, inside
+        return tx.queue.enqueue('video.process', 'vid_tx1');
+      });
+      expect((await c.collections.byId(col.id))?.description).toBe('in a transaction');
+      expect((await c.videos.byId('vid_tx1'))?.status).toBe('uploaded');
+      expect((await c.tasks.byId('task_tx1'))?.status).toBe('pending');
+      expect(await h.queue.get(jobId)).toMatchObject({ refId: 'vid_tx1', status: 'queued' });
+
+      const boom = new Error('boom');
+      let inside = '';
+      await expect(
+        c.transaction(async (tx) => {
+          await tx.collections.update(col.id, { description: 'rolled back' });
+          await tx.videos.markFailed('vid_tx1', 'nope');
+          await tx.videos.insert({ id: 'vid_tx2', collection_id: col.id, filename: 'b.mp4', blob_key: 'videos/tx2', size_bytes: 1 });
+          await tx.tasks.complete('task_tx1', { ok: true });
+          expect(await tx.queue.cancelFor('vid_tx1')).toBe(1);
+          inside = await tx.queue.enqueue('video.process', 'vid_tx2');
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      expect((await c.collections.byId(col.id))?.description).toBe('in a transaction');
+      expect((await c.videos.byId('vid_tx1'))?.status).toBe('uploaded');
+      expect(await c.videos.byId('vid_tx2')).toBeUndefined();
+      expect((await c.tasks.byId('task_tx1'))?.status).toBe('pending');
+      expect(await h.queue.get(jobId)).toMatchObject({ status: 'queued' });
+      expect(inside).toMatch(/^job_/);
+      expect(await h.queue.get(inside)).toBeUndefined();
+      // A write refused inside (a name taken) rejects the transaction as well: nothing of it stays.
+      await collection('taken');
+      await expect(
+        c.transaction(async (tx) => {
+          await tx.tasks.insert('task_tx2', 'tagging', {});
+          await tx.collections.update(col.id, { name: 'taken' });
+        }),
+      ).rejects.toBeInstanceOf(CollectionNameTakenError);
+      expect(await c.tasks.byId('task_tx2')).toBeUndefined();
+      expect((await c.collections.byId(col.id))?.name).toBe('kept');
+    });
+  });
 }
 
 describe('catalog conformance: SQLite', () => {
@@ -567,7 +615,7 @@ describe('catalog conformance: SQLite', () => {
 const pgOk = pgTestAvailable();
 
 describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
-  const db = usePgTestDatabase(['collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers']);
+  const db = usePgTestDatabase(['collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers', 'segments', 'segment_deletions', 'video_signatures']);
 
   conformance(() => ({
     open: async () => {
@@ -586,7 +634,18 @@ describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
       const { rows: tables } = await catalogs[0].pool.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
       );
-      expect(tables.map((t) => t.table_name).sort()).toEqual(['api_keys', 'collections', 'jobs', 'tasks', 'vidembed_schema_migrations', 'videos', 'workers']);
+      expect(tables.map((t) => t.table_name).sort()).toEqual([
+        'api_keys',
+        'collections',
+        'jobs',
+        'segment_deletions',
+        'segments',
+        'tasks',
+        'vidembed_schema_migrations',
+        'video_signatures',
+        'videos',
+        'workers',
+      ]);
     } finally {
       for (const x of catalogs) await x.close();
     }
