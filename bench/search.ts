@@ -3,6 +3,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { hybridSearch } from '../src/engine/search.js';
 import { Store } from '../src/store/index.js';
+import { SqliteCatalog } from '../src/store/catalog/sqlite.js';
 import { benchDir, percentile, round } from './util.js';
 
 const WORDS = 'dog cat person car street beach sea sky grass tree city night day face crowd boat mountain snow red blue green bright dark indoor outdoor close wide'.split(' ');
@@ -60,23 +61,24 @@ export async function benchSearch(sizes = [1000, 10000, 100000], queries = 40): 
         );
       }
       const insertMs = performance.now() - t0;
-      const measure = (s: Store) => {
+      const measure = async (store: Store) => {
+        const s = new SqliteCatalog(store);
         const times: number[] = [];
         for (let q = 0; q < queries; q++) {
           const text = `${WORDS[q % WORDS.length]} ${WORDS[(q * 7) % WORDS.length]}`;
           const t = performance.now();
-          hybridSearch(s.segments, s.videos, { collectionId: c.id, dim, queryVector: randomUnit(dim, rnd), text, topK: 10, filter: {}, explain: false });
+          await hybridSearch(s.segments, s.videos, { collectionId: c.id, dim, queryVector: randomUnit(dim, rnd), text, topK: 10, filter: {}, explain: false });
           times.push(performance.now() - t);
         }
         times.sort((a, b) => a - b);
         return { p50_ms: round(percentile(times, 50)), p95_ms: round(percentile(times, 95)) };
       };
-      const sqliteVec = measure(store);
+      const sqliteVec = await measure(store);
       const memStore = Store.open(path.join(dir, 'bench.db'), { memoryIndex: true });
       const tLoad = performance.now();
       memStore.segments.nearest(c.id, dim, randomUnit(dim, rnd), 1);
       const loadMs = performance.now() - tLoad;
-      const memory = measure(memStore);
+      const memory = await measure(memStore);
       memStore.close();
       out[`segments_${n}`] = {
         sqlite_vec: sqliteVec,

@@ -38,6 +38,14 @@ export function databaseUrl(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_DATABASE_URL) ? env.VIDEMBED_DATABASE_URL : undefined;
 }
 
+/**
+ * `--database-url`: the same as VIDEMBED_DATABASE_URL for this process and every process it
+ * starts (the background worker must open the same library).
+ */
+export function useDatabaseUrl(url: string, env: Env = process.env): void {
+  env.VIDEMBED_DATABASE_URL = url;
+}
+
 /** VIDEMBED_MODELS_DIR: installed models; default `~/.cache/vidembed/models`. */
 export function modelsDir(env: Env = process.env): string {
   return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));

@@ -10,6 +10,7 @@ export interface GlobalOptions {
   json?: boolean;
   debug?: boolean;
   home?: string;
+  databaseUrl?: string;
   remote?: boolean;
   local?: boolean;
   baseUrl?: string;
@@ -55,8 +56,8 @@ export async function openContext(globals: GlobalOptions, opts: { localOnly?: bo
   // Loaded on demand: a command a warm process answers never loads the engine here.
   const makeEngine = async () => {
     const [{ LocalEngine }, { ensureBackgroundWorker }] = await Promise.all([import('../engine/engine.js'), import('../engine/launcher.js')]);
-    const engine: LocalEngine = new LocalEngine({ home: paths.home, onWorkQueued: () => ensureBackgroundWorker(engine.store, paths) });
-    return { engine, warmUp: () => ensureBackgroundWorker(engine.store, paths) };
+    const engine: LocalEngine = new LocalEngine({ home: paths.home, onWorkQueued: async () => void (await ensureBackgroundWorker(engine.catalog.registry, paths)) });
+    return { engine, warmUp: () => ensureBackgroundWorker(engine.catalog.registry, paths) };
   };
   if (opts.warm && warmIdleMs() > 0) return warmContext(paths, makeEngine);
   const { engine } = await makeEngine();
@@ -85,11 +86,10 @@ function warmContext(paths: Paths, makeEngine: () => Promise<{ engine: LocalEngi
         const { engine, warmUp } = await local;
         const out = await (engine[prop as keyof LocalEngine] as (...a: unknown[]) => Promise<unknown>).apply(engine, args);
         if (prop === 'search' || prop === 'encodeText') {
-          try {
-            warmUp();
-          } catch {
-            // Starting a helper process is a convenience; the answer is already here.
-          }
+          // Starting a helper process is a convenience; the answer is already here.
+          await Promise.resolve()
+            .then(warmUp)
+            .catch(() => {});
         }
         return out;
       };

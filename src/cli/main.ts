@@ -18,6 +18,8 @@ import { registerDuplicates } from './commands/duplicates.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
+import { useDatabaseUrl } from '../env.js';
+import { registerMigrate } from './commands/migrate.js';
 
 /** Runs one command with a service context, mapping any error to one line and an exit code. */
 async function run(
@@ -28,6 +30,7 @@ async function run(
   const globals = cmd.optsWithGlobals() as GlobalOptions;
   let ctx: CliContext | undefined;
   try {
+    if (globals.databaseUrl) useDatabaseUrl(globals.databaseUrl);
     if (opts.localOnly === 'say') sayLocalOnly(cmd, globals);
     ctx = await openContext(globals, opts);
     const code = await fn(ctx, globals);
@@ -80,6 +83,7 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output: exactly the API response object')
     .option('--debug', 'print stack traces on errors')
     .option('--home <dir>', 'data directory (default: VIDEMBED_HOME or ~/.vidembed)')
+    .option('--database-url <url>', 'keep the library in PostgreSQL (postgres://…; default: VIDEMBED_DATABASE_URL, else SQLite in the home)')
     .option('--remote', 'use a remote server (VIDEMBED_BASE_URL / --base-url / vidembed login)')
     .option('--local', 'use the local engine even when a server is configured')
     .option('--base-url <url>', 'remote server address (implies --remote)')
@@ -107,6 +111,7 @@ Quick start:
   registerTensors(program, run);
   registerTag(program, run);
   registerModels(program, run);
+  registerMigrate(program, run);
   return program;
 }
 

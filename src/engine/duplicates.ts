@@ -8,7 +8,7 @@ import type { DuplicateGroup, DuplicatesResponse } from '../api/types.js';
 import { sampleFrames } from '../media/frames.js';
 import { hamming, phashFrame, type PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
-import type { Store } from '../store/index.js';
+import type { Catalog, CatalogTx } from '../store/catalog/types.js';
 import type { VideoRow } from '../store/videos.js';
 
 /** Frames per second the signature hashes (the pixel taggers' rate: the pipeline decodes these anyway). */
@@ -397,8 +397,8 @@ export async function sampleSignature(file: string, signal?: AbortSignal): Promi
 }
 
 /** Stores a video's signature (replacing any earlier one). */
-export function storeSignature(store: Store, videoId: string, sig: VideoSignature): void {
-  store.signatures.put(videoId, SIGNATURE_VERSION, sig.times.length, encodeSignature(sig));
+export async function storeSignature(store: Pick<CatalogTx, 'signatures'>, videoId: string, sig: VideoSignature): Promise<void> {
+  await store.signatures.put(videoId, SIGNATURE_VERSION, sig.times.length, encodeSignature(sig));
 }
 
 interface StoredCandidate extends DuplicateCandidate {
@@ -407,13 +407,13 @@ interface StoredCandidate extends DuplicateCandidate {
 }
 
 /** Every video of a collection with a current signature, oldest first, ready to compare. */
-function storedCandidates(store: Store, collectionId: string): StoredCandidate[] {
+async function storedCandidates(store: Pick<Catalog, 'signatures' | 'videos'>, collectionId: string): Promise<StoredCandidate[]> {
   const keys = new Map<string, { start: number; end: number; phash: string | null }[]>();
-  for (const k of store.signatures.segmentKeys(collectionId)) keys.set(k.video_id, [...(keys.get(k.video_id) ?? []), k]);
+  for (const k of await store.signatures.segmentKeys(collectionId)) keys.set(k.video_id, [...(keys.get(k.video_id) ?? []), k]);
   const out: StoredCandidate[] = [];
-  for (const row of store.signatures.forCollection(collectionId)) {
+  for (const row of await store.signatures.forCollection(collectionId)) {
     if (row.version !== SIGNATURE_VERSION) continue;
-    const video = store.videos.byId(row.video_id);
+    const video = await store.videos.byId(row.video_id);
     if (!video || video.status === 'failed') continue;
     let sig: VideoSignature;
     try {
@@ -431,17 +431,17 @@ function storedCandidates(store: Store, collectionId: string): StoredCandidate[]
  * The video of the collection that holds most of `sig`'s pictures, if it holds at least
  * `minCoverage` of them (`upload --skip-duplicates`); ties go to the earliest added.
  */
-export function nearDuplicateOf(
-  store: Store,
+export async function nearDuplicateOf(
+  store: Pick<Catalog, 'signatures' | 'videos'>,
   collectionId: string,
   sig: VideoSignature,
   minCoverage = DUPLICATE_THRESHOLDS.minCoverage,
-): { video: VideoRow; coverage: number; similarity: number } | undefined {
+): Promise<{ video: VideoRow; coverage: number; similarity: number } | undefined> {
   const mine = candidateOf(sig);
   const n = mine.frames.hi.length;
   if (n === 0) return undefined; // nothing but flat pictures: nothing to recognise
   let best: { video: VideoRow; coverage: number; similarity: number } | undefined;
-  for (const c of storedCandidates(store, collectionId)) {
+  for (const c of await storedCandidates(store, collectionId)) {
     const need = Math.ceil(Math.max(minCoverage, best?.coverage ?? 0) * n - 1e-9);
     const matched = countMatches(mine.frames, c.frames, DUPLICATE_THRESHOLDS.maxHamming, need);
     if (matched < 0 || matched / n < minCoverage || (best && matched / n <= best.coverage)) continue;
@@ -455,15 +455,15 @@ export function nearDuplicateOf(
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Groups of near-identical videos of a collection (`vidembed duplicates`, `GET /collections/{id}/duplicates`). */
-export function findDuplicateGroups(
-  store: Store,
+export async function findDuplicateGroups(
+  store: Pick<Catalog, 'signatures' | 'videos'>,
   collection: { id: string; name: string },
   opts: { minSimilarity: number; segments: boolean },
-): DuplicatesResponse {
-  const candidates = storedCandidates(store, collection.id);
+): Promise<DuplicatesResponse> {
+  const candidates = await storedCandidates(store, collection.id);
   const withSignature = new Set(candidates.map((c) => c.video.id));
   const counts = { missing: 0, waiting: 0 };
-  for (const v of store.videos.listByCollection(collection.id)) {
+  for (const v of await store.videos.listByCollection(collection.id)) {
     if (withSignature.has(v.id)) continue;
     if (v.status === 'processed') counts.missing++;
     else if (v.status === 'uploaded' || v.status === 'processing') counts.waiting++;

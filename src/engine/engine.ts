@@ -52,7 +52,10 @@ import type { Analyzer } from '../analysis/types.js';
 import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
 import { DEFAULT_EMBEDDER_ID as DEFAULT_MODEL_ID, getEmbedder } from '../models/registry.js';
 import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
-import { Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
+import { SqliteCatalog } from '../store/catalog/sqlite.js';
+import { openCatalog } from '../store/open.js';
+import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
 import type { QueuedJob } from '../store/queue/types.js';
@@ -93,7 +96,7 @@ export interface EngineOptions {
    * Called after work is queued so that something will run it: the CLI starts a background worker
    * process; the server runs workers itself and passes a no-op.
    */
-  onWorkQueued?: () => void;
+  onWorkQueued?: () => void | Promise<void>;
   /**
    * Encodes the text of `search` and `encodeText`. Default: the embedder on this thread behind an
    * LRU cache (the one-shot CLI); the server passes a pool of worker threads behind the cache.
@@ -104,19 +107,22 @@ export interface EngineOptions {
 
 export interface JobContext {
   signal: AbortSignal;
+  /** The claim the work runs under: its results land only while the token still holds the job. */
+  job?: { id: string; token: number };
 }
 
 /** The local face of VideoService: SQLite + sqlite-vec store, ffmpeg, models, durable jobs. */
 export class LocalEngine implements VideoService {
   readonly paths: Paths;
-  readonly store: Store;
+  /** The library's catalog, queue and indexes: SQLite under the home, or PostgreSQL (VIDEMBED_DATABASE_URL). */
+  readonly catalog: Catalog;
   private readonly embedderFor: (id: string) => Embedder;
   private readonly analyzers: (embedder: Embedder) => Promise<Analyzer[]>;
   private readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;
   readonly maxTensorBytes: number;
   readonly blobs: BlobStore;
-  private readonly onWorkQueued: () => void;
+  private readonly onWorkQueued: () => void | Promise<void>;
   readonly textEncoder: QueryTextEncoder;
   /** Who this engine acts for: full rights by default (the local CLI); see `as()`. */
   readonly principal: Principal = LOCAL_PRINCIPAL;
@@ -124,7 +130,7 @@ export class LocalEngine implements VideoService {
   constructor(opts: EngineOptions = {}) {
     this.paths = pathsFor(opts.home ?? resolveHome());
     ensureDirs(this.paths);
-    this.store = Store.open(this.paths.dbFile, { memoryIndex: opts.memoryIndex });
+    this.catalog = openCatalog(this.paths.dbFile, { memoryIndex: opts.memoryIndex });
     this.embedderFor = opts.embedderFor ?? getEmbedder;
     this.analyzers = opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e));
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
@@ -133,6 +139,17 @@ export class LocalEngine implements VideoService {
     this.blobs = new LocalBlobStore(storageRoot(this.paths));
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
     this.textEncoder = opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder((id) => this.embedderFor(id)), DEFAULTS.textCacheEntries);
+  }
+
+  /** The SQLite store under the catalog (tools and tests that work on the local file); none on PostgreSQL. */
+  get store(): Store {
+    if (!(this.catalog instanceof SqliteCatalog)) throw new Error('this library is on PostgreSQL: it has no local SQLite store');
+    return this.catalog.store;
+  }
+
+  /** True when the library's catalog is this machine's SQLite file. */
+  get isLocalLibrary(): boolean {
+    return this.catalog instanceof SqliteCatalog;
   }
 
   /**
@@ -157,10 +174,10 @@ export class LocalEngine implements VideoService {
     const embedder = this.embedder(modelId, ['body', 'model']);
     await assertModelInstalled(embedder.id);
     const owner = this.principal.owner;
-    if (this.store.collections.byName(name, owner).length) throw new ConflictError(`a collection named "${name}" already exists`);
+    if ((await this.catalog.collections.byName(name, owner)).length) throw new ConflictError(`a collection named "${name}" already exists`);
     let row: CollectionRow;
     try {
-      row = this.store.collections.insert({ name, description, model: embedder.id, dim: embedder.dim, owner });
+      row = await this.catalog.collections.insert({ name, description, model: embedder.id, dim: embedder.dim, owner });
     } catch (err) {
       if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
@@ -171,12 +188,12 @@ export class LocalEngine implements VideoService {
   async listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
     const limit = intInRange(req.limit, ['query', 'limit'], 1, 1000, 100);
     const offset = intInRange(req.offset, ['query', 'offset'], 0, Number.MAX_SAFE_INTEGER, 0);
-    const rows = this.store.collections.list(limit, offset, this.principal.admin ? null : this.principal.owner);
+    const rows = await this.catalog.collections.list(limit, offset, this.principal.admin ? null : this.principal.owner);
     return Promise.all(rows.map((r) => this.withRecipe(toSummary(r))));
   }
 
   async getCollection(idOrName: string): Promise<CollectionSummary> {
-    return this.withRecipe(toSummary(this.collection(idOrName)));
+    return this.withRecipe(toSummary(await this.collection(idOrName)));
   }
 
   /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
@@ -195,24 +212,24 @@ export class LocalEngine implements VideoService {
   }
 
   async collectionDetails(idOrName: string): Promise<CollectionDetails> {
-    const row = this.collection(idOrName);
-    return { ...(await this.withRecipe(toSummary(row))), counts: this.store.videos.countsByStatus(row.id) };
+    const row = await this.collection(idOrName);
+    return { ...(await this.withRecipe(toSummary(row))), counts: await this.catalog.videos.countsByStatus(row.id) };
   }
 
   /** Renames a collection and/or changes its description (names stay unique per owner). */
   async updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary> {
-    const row = this.collection(idOrName);
+    const row = await this.collection(idOrName);
     const name = patch?.name === undefined ? undefined : requireText(patch.name, ['body', 'name']).trim();
     if (name !== undefined && name.length > 128) throw new ValidationError([{ loc: ['body', 'name'], msg: 'must be at most 128 characters', type: 'value_error.any_str.max_length' }]);
     const description = patch?.description;
     if (description !== undefined && (typeof description !== 'string' || description.length > 4096)) {
       throw new ValidationError([{ loc: ['body', 'description'], msg: 'must be a string of at most 4096 characters', type: 'value_error' }]);
     }
-    if (name !== undefined && name !== row.name && this.store.collections.byName(name, row.owner).length) {
+    if (name !== undefined && name !== row.name && (await this.catalog.collections.byName(name, row.owner)).length) {
       throw new ConflictError(`a collection named "${name}" already exists`);
     }
     try {
-      this.store.collections.update(row.id, { name, description });
+      await this.catalog.collections.update(row.id, { name, description });
     } catch (err) {
       if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
@@ -222,15 +239,15 @@ export class LocalEngine implements VideoService {
 
   /** Removes a collection with every video in it (files, segments, vectors, keywords, pending jobs). */
   async deleteCollection(idOrName: string): Promise<DeleteResponse> {
-    const row = this.collection(idOrName);
-    const videos = this.store.videos.listByCollection(row.id);
-    this.store.transaction(() => {
+    const row = await this.collection(idOrName);
+    const videos = await this.catalog.videos.listByCollection(row.id);
+    await this.catalog.transaction(async (tx) => {
       for (const v of videos) {
-        this.store.queue.cancelForSync(v.id);
-        this.store.segments.deleteForVideo(v.id, row.dim);
-        this.store.videos.delete(v.id);
+        await tx.queue.cancelFor(v.id);
+        await tx.segments.deleteForVideo(v.id, row.dim);
+        await tx.videos.delete(v.id);
       }
-      this.store.collections.delete(row.id);
+      await tx.collections.delete(row.id);
     });
     await Promise.all(videos.map((v) => this.removeVideoFiles(v)));
     return { id: row.id, deleted: true, videos: videos.length };
@@ -242,24 +259,24 @@ export class LocalEngine implements VideoService {
    * until its new ones replace them in one transaction.
    */
   async reindexCollection(idOrName: string): Promise<ReindexResponse> {
-    const collection = this.collection(idOrName);
-    const ids = this.store.videos.idsForCollection(collection.id, ['processed', 'failed']);
-    this.store.transaction(() => {
-      for (const id of ids) this.store.queue.enqueueSync('video.process', id);
+    const collection = await this.collection(idOrName);
+    const ids = await this.catalog.videos.idsForCollection(collection.id, ['processed', 'failed']);
+    await this.catalog.transaction(async (tx) => {
+      for (const id of ids) await tx.queue.enqueue('video.process', id);
     });
-    if (ids.length) this.onWorkQueued();
+    if (ids.length) await this.onWorkQueued();
     return { collection_id: collection.id, queued: ids.length };
   }
 
   /** A collection by id or name, if this principal may see it; names are looked up in its own library first. */
-  private collection(idOrName: string): CollectionRow {
+  private async collection(idOrName: string): Promise<CollectionRow> {
     const p = this.principal;
-    const byId = this.store.collections.byId(idOrName);
+    const byId = await this.catalog.collections.byId(idOrName);
     if (byId && canSee(p, byId.owner)) return byId;
-    const own = this.store.collections.byName(idOrName, p.owner);
+    const own = await this.catalog.collections.byName(idOrName, p.owner);
     if (own.length) return own[0];
     if (p.admin) {
-      const any = this.store.collections.byName(idOrName, null);
+      const any = await this.catalog.collections.byName(idOrName, null);
       if (any.length === 1) return any[0];
       if (any.length > 1) {
         throw new ConflictError(`${any.length} owners have a collection named "${idOrName}": name it by id (${any.map((c) => c.id).join(', ')})`);
@@ -269,9 +286,9 @@ export class LocalEngine implements VideoService {
   }
 
   /** A video, if this principal may see its collection. */
-  private video(videoId: string) {
-    const v = this.store.videos.byId(videoId);
-    const c = v && this.store.collections.byId(v.collection_id);
+  private async video(videoId: string): Promise<VideoRow> {
+    const v = await this.catalog.videos.byId(videoId);
+    const c = v && (await this.catalog.collections.byId(v.collection_id));
     if (!v || !c || !canSee(this.principal, c.owner)) throw new NotFoundError(`video not found: ${videoId}`);
     return v;
   }
@@ -279,7 +296,7 @@ export class LocalEngine implements VideoService {
   // ---- videos ------------------------------------------------------------------------------
 
   async uploadVideo(collectionIdOrName: string, file: IngestFile): Promise<UploadVideoResponse> {
-    const collection = this.collection(collectionIdOrName);
+    const collection = await this.collection(collectionIdOrName);
     const st = await stat(file.path).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${file.path}`);
     if (st.isDirectory()) throw new BadRequestError(`${file.path} is a directory, not a video file`);
@@ -289,7 +306,7 @@ export class LocalEngine implements VideoService {
     }
     // The same bytes twice in one collection are one video: answer with it (unless forced).
     const sha256 = await sha256File(file.path);
-    const existing = file.force ? undefined : this.store.videos.byContent(collection.id, sha256);
+    const existing = file.force ? undefined : await this.catalog.videos.byContent(collection.id, sha256);
     if (existing) {
       if (file.move) await unlink(file.path).catch(() => {});
       return { video_id: existing.id, status: existing.status, duplicate: true };
@@ -300,7 +317,7 @@ export class LocalEngine implements VideoService {
     let quick: VideoSignature | undefined;
     if (file.skipDuplicates && !file.force) {
       quick = await sampleSignature(file.path).catch(() => undefined);
-      const near = quick && nearDuplicateOf(this.store, collection.id, quick);
+      const near = quick && (await nearDuplicateOf(this.catalog, collection.id, quick));
       if (near) {
         if (file.move) await unlink(file.path).catch(() => {});
         const { video, coverage, similarity } = near;
@@ -312,22 +329,22 @@ export class LocalEngine implements VideoService {
     const key = `videos/${id}${ext}`;
     await this.blobs.putFile(key, file.path, { move: file.move });
     try {
-      this.store.transaction(() => {
-        this.store.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), blob_key: key, size_bytes: st.size, content_sha256: sha256 });
-        this.store.queue.enqueueSync('video.process', id);
+      await this.catalog.transaction(async (tx) => {
+        await tx.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), blob_key: key, size_bytes: st.size, content_sha256: sha256 });
+        await tx.queue.enqueue('video.process', id);
         // Later files of the same upload compare with this one before it is processed.
-        if (quick) storeSignature(this.store, id, quick);
+        if (quick) await storeSignature(tx, id, quick);
       });
     } catch (err) {
       await this.blobs.delete(key).catch(() => {});
       throw err;
     }
-    this.onWorkQueued();
+    await this.onWorkQueued();
     return { video_id: id, status: 'uploaded' };
   }
 
   async videoStatus(videoId: string): Promise<VideoStatusResponse> {
-    const v = this.video(videoId);
+    const v = await this.video(videoId);
     const out: VideoStatusResponse = { video_id: v.id, status: v.status };
     if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
     if (v.status === 'processed') out.progress = 100;
@@ -337,8 +354,8 @@ export class LocalEngine implements VideoService {
 
   /** A video with its tags and segments (`video show`, `GET /videos/{id}`). */
   async videoDetails(videoId: string): Promise<VideoDetails> {
-    const v = this.video(videoId);
-    const segments = this.store.segments.listForVideo(videoId).map((s) => ({
+    const v = await this.video(videoId);
+    const segments = (await this.catalog.segments.listForVideo(videoId)).map((s) => ({
       start: s.start,
       end: s.end,
       thumbnail_url: thumbnailUrl(v.id, s.start),
@@ -362,11 +379,11 @@ export class LocalEngine implements VideoService {
    * the nearest), or the video's poster without `t`. 404 before the video is processed.
    */
   async videoThumbnail(videoId: string, t?: number): Promise<Buffer> {
-    const v = this.video(videoId);
+    const v = await this.video(videoId);
     let key = `thumbs/${v.id}/poster.jpg`;
     if (t !== undefined) {
       if (!Number.isFinite(t) || t < 0) throw new ValidationError([{ loc: ['query', 't'], msg: 'must be a number of seconds >= 0', type: 'value_error.number' }]);
-      const segs = this.store.segments.listForVideo(v.id);
+      const segs = await this.catalog.segments.listForVideo(v.id);
       const at = segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce<(typeof segs)[number] | undefined>((best, s) => (!best || Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best), undefined);
       if (at) key = `thumbs/${v.id}/${at.idx}.jpg`;
     }
@@ -380,17 +397,17 @@ export class LocalEngine implements VideoService {
    * paths.
    */
   async thumbnailFiles(videoId: string): Promise<{ poster?: string; segments: (string | undefined)[] }> {
-    const v = this.video(videoId);
+    const v = await this.video(videoId);
     const blobs = this.blobs;
     if (!(blobs instanceof LocalBlobStore)) return { segments: [] };
     const at = async (key: string) => ((await blobs.has(key)) ? blobs.pathOf(key) : undefined);
-    const segs = this.store.segments.listForVideo(v.id);
+    const segs = await this.catalog.segments.listForVideo(v.id);
     return { poster: await at(`thumbs/${v.id}/poster.jpg`), segments: await Promise.all(segs.map((s) => at(`thumbs/${v.id}/${s.idx}.jpg`))) };
   }
 
   /** Where a video's original file is (the server streams it with Range support). */
-  videoFile(videoId: string): { path: string; filename: string; size: number } {
-    const v = this.video(videoId);
+  async videoFile(videoId: string): Promise<{ path: string; filename: string; size: number }> {
+    const v = await this.video(videoId);
     return { path: this.localVideoPath(v), filename: v.filename, size: v.size_bytes };
   }
 
@@ -411,24 +428,24 @@ export class LocalEngine implements VideoService {
   }
 
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
-    const collection = this.collection(collectionIdOrName);
+    const collection = await this.collection(collectionIdOrName);
     const limit = intInRange(req.limit, ['query', 'limit'], 1, 1000, 100);
     const offset = intInRange(req.offset, ['query', 'offset'], 0, Number.MAX_SAFE_INTEGER, 0);
     const status = req.status === undefined || req.status === null || (req.status as string) === '' ? undefined : req.status;
     if (status !== undefined && !VIDEO_STATUSES.includes(status)) {
       throw new ValidationError([{ loc: ['query', 'status'], msg: `must be one of ${VIDEO_STATUSES.join(', ')}`, type: 'value_error.enum' }]);
     }
-    return this.store.videos.page(collection.id, { status, limit, offset }).map(toVideoSummary);
+    return (await this.catalog.videos.page(collection.id, { status, limit, offset })).map(toVideoSummary);
   }
 
   /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed). */
   async deleteVideo(videoId: string): Promise<DeleteResponse> {
-    const v = this.video(videoId);
-    const collection = this.store.collections.byId(v.collection_id)!;
-    this.store.transaction(() => {
-      this.store.queue.cancelForSync(v.id);
-      this.store.segments.deleteForVideo(v.id, collection.dim);
-      this.store.videos.delete(v.id);
+    const v = await this.video(videoId);
+    const collection = (await this.catalog.collections.byId(v.collection_id))!;
+    await this.catalog.transaction(async (tx) => {
+      await tx.queue.cancelFor(v.id);
+      await tx.segments.deleteForVideo(v.id, collection.dim);
+      await tx.videos.delete(v.id);
     });
     await this.removeVideoFiles(v);
     return { id: v.id, deleted: true };
@@ -436,23 +453,23 @@ export class LocalEngine implements VideoService {
 
   /** Processes a video again (after a failure, or to pick up new analyzers). */
   async reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
-    const v = this.video(videoId);
-    this.store.transaction(() => {
-      this.store.queue.cancelForSync(v.id);
-      this.store.queue.enqueueSync('video.process', v.id);
+    const v = await this.video(videoId);
+    await this.catalog.transaction(async (tx) => {
+      await tx.queue.cancelFor(v.id);
+      await tx.queue.enqueue('video.process', v.id);
     });
-    this.onWorkQueued();
+    await this.onWorkQueued();
     return this.videoStatus(v.id);
   }
 
   /** Groups of near-identical videos of a collection: re-encoded, resized or trimmed copies (docs/engine.md). */
   async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
-    const collection = this.collection(collectionIdOrName);
+    const collection = await this.collection(collectionIdOrName);
     const minSimilarity = numberInRange(req?.min_similarity, ['query', 'min_similarity'], (n) => n > 0 && n <= 1, 'in (0, 1]', DUPLICATE_THRESHOLDS.minSimilarity);
     if (req?.segments !== undefined && typeof req.segments !== 'boolean') {
       throw new ValidationError([{ loc: ['query', 'segments'], msg: 'must be a boolean', type: 'type_error.bool' }]);
     }
-    return findDuplicateGroups(this.store, collection, { minSimilarity, segments: req?.segments === true });
+    return findDuplicateGroups(this.catalog, collection, { minSimilarity, segments: req?.segments === true });
   }
 
   // ---- search and embeddings -------------------------------------------------------------
@@ -465,7 +482,7 @@ export class LocalEngine implements VideoService {
    * reach at most MAX_SEARCH_HITS.
    */
   async search(collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
-    const collection = this.collection(collectionIdOrName);
+    const collection = await this.collection(collectionIdOrName);
     const textGiven = req?.text !== undefined && req?.text !== null;
     const imageGiven = hasImage(req ?? {});
     const likeGiven = req?.like !== undefined && req?.like !== null;
@@ -489,7 +506,7 @@ export class LocalEngine implements VideoService {
     const exclude = new Set<string>();
     // The moment first: a wrong video id fails before any model loads.
     if (likeGiven) {
-      const { vector, videoId } = this.likeVector(collection, req.like!);
+      const { vector, videoId } = await this.likeVector(collection, req.like!);
       parts.push(vector);
       exclude.add(videoId);
     }
@@ -504,7 +521,7 @@ export class LocalEngine implements VideoService {
       await embedder.load();
       parts.push(await embedImageQuery(req, embedder, await this.analyzers(embedder), { allowPath: true, fetchPolicy: this.fetchPolicy, signal: opts.signal }));
     }
-    const all = hybridSearch(this.store.segments, this.store.videos, {
+    const all = await hybridSearch(this.catalog.segments, this.catalog.videos, {
       collectionId: collection.id,
       dim: collection.dim,
       queryVector: parts.length === 1 ? parts[0] : combineQueryVectors(parts),
@@ -520,7 +537,7 @@ export class LocalEngine implements VideoService {
     const script = textGiven ? uncoveredScript(text) : undefined;
     if (script) warnings.push(`the ${collection.model} text model reads English: a query in ${script} script matches poorly; try English words`);
     if (bounded.cut || truncated) warnings.push(`the query was cut to what the model reads (${bounded.cut ? `${MAX_TEXT_CHARS} characters` : 'its context'})`);
-    const counts = this.store.videos.countsByStatus(collection.id);
+    const counts = await this.catalog.videos.countsByStatus(collection.id);
     const waiting = counts.uploaded + counts.processing;
     if (waiting > 0) warnings.push(`${waiting} video${waiting === 1 ? ' is' : 's are'} still processing: results cover the ${counts.processed} processed`);
     if (results.length > 0 && results.every((r) => (r.confidence ?? 0) < SEARCH_WEIGHTS.mediumConfidence)) {
@@ -536,20 +553,20 @@ export class LocalEngine implements VideoService {
   }
 
   /** A moment as a query: the stored vector of the segment at `t`, or the video's mean vector. */
-  private likeVector(collection: CollectionRow, like: { video_id?: unknown; t?: unknown }): { vector: Float32Array; videoId: string } {
+  private async likeVector(collection: CollectionRow, like: { video_id?: unknown; t?: unknown }): Promise<{ vector: Float32Array; videoId: string }> {
     if (typeof like !== 'object' || typeof like.video_id !== 'string' || !like.video_id) {
       throw new ValidationError([{ loc: ['body', 'like', 'video_id'], msg: 'must be a video id', type: 'type_error.str' }]);
     }
     const t = like.t === undefined || like.t === null ? undefined : numberInRange(like.t, ['body', 'like', 't'], (n) => n >= 0, '>= 0 seconds', 0);
-    const v = this.video(like.video_id);
-    const from = this.store.collections.byId(v.collection_id)!;
+    const v = await this.video(like.video_id);
+    const from = (await this.catalog.collections.byId(v.collection_id))!;
     if (from.model !== collection.model || from.dim !== collection.dim) {
       throw new ValidationError([{ loc: ['body', 'like', 'video_id'], msg: `is in a collection made with ${from.model}; this one uses ${collection.model}`, type: 'value_error.model' }]);
     }
-    const segs = this.store.segments.listForVideo(v.id);
+    const segs = await this.catalog.segments.listForVideo(v.id);
     if (segs.length === 0) throw new ConflictError(`video ${v.id} has no segments to search with yet (status ${v.status})`);
     const chosen = t === undefined ? segs : [segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce((best, s) => (Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best))];
-    const vectors = [...this.store.segments.vectors(from.dim, chosen.map((s) => s.id)).values()];
+    const vectors = [...(await this.catalog.segments.vectors(from.dim, chosen.map((s) => s.id))).values()];
     if (vectors.length === 0) throw new ConflictError(`video ${v.id} has no stored vectors`);
     return { vector: vectors.length === 1 ? vectors[0] : combineQueryVectors(vectors), videoId: v.id };
   }
@@ -625,11 +642,11 @@ export class LocalEngine implements VideoService {
     }
     if (req.tensor !== undefined) await this.checkTensorRef(kind, req.tensor);
     const id = newId('req');
-    this.store.transaction(() => {
-      this.store.tasks.insert(id, kind, req, this.principal.owner);
-      this.store.queue.enqueueSync(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
+    await this.catalog.transaction(async (tx) => {
+      await tx.tasks.insert(id, kind, req, this.principal.owner);
+      await tx.queue.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
     });
-    this.onWorkQueued();
+    await this.onWorkQueued();
     return { request_id: id, status: 'pending' };
   }
 
@@ -664,7 +681,7 @@ export class LocalEngine implements VideoService {
   }
 
   async taskStatus(requestId: string): Promise<AsyncStatusResponse> {
-    const t = this.store.tasks.byId(requestId);
+    const t = await this.catalog.tasks.byId(requestId);
     if (!t || !canSee(this.principal, t.owner)) throw new NotFoundError(`task not found: ${requestId}`);
     const out: AsyncStatusResponse = { request_id: t.id, status: t.status };
     if (t.status === 'completed' && t.result_json) Object.assign(out, JSON.parse(t.result_json));
@@ -693,26 +710,26 @@ export class LocalEngine implements VideoService {
    * up) but the process stopped before it could fail them too. Workers run it when they start and
    * every 30 s while idle. Returns how many it failed.
    */
-  failStranded(): number {
+  async failStranded(): Promise<number> {
     const why = (lastError: string | null) => `processing stopped: ${lastError ?? 'its job was lost'}`;
-    const videos = this.store.videos.stranded();
-    for (const v of videos) this.store.videos.markFailed(v.id, why(v.last_error));
-    const tasks = this.store.tasks.stranded();
-    for (const t of tasks) this.store.tasks.fail(t.id, why(t.last_error));
+    const videos = await this.catalog.videos.stranded();
+    for (const v of videos) await this.catalog.videos.markFailed(v.id, why(v.last_error));
+    const tasks = await this.catalog.tasks.stranded();
+    for (const t of tasks) await this.catalog.tasks.fail(t.id, why(t.last_error));
     return videos.length + tasks.length;
   }
 
-  failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): void {
-    if (job.kind === 'video.process') this.store.videos.markFailed(job.refId, message);
-    else this.store.tasks.fail(job.refId, message);
+  async failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
+    if (job.kind === 'video.process') await this.catalog.videos.markFailed(job.refId, message);
+    else await this.catalog.tasks.fail(job.refId, message);
   }
 
   private async processVideoJob(videoId: string, ctx: JobContext): Promise<'done' | 'failed'> {
-    const video = this.store.videos.byId(videoId);
+    const video = await this.catalog.videos.byId(videoId);
     if (!video) return 'failed';
-    const collection = this.store.collections.byId(video.collection_id);
+    const collection = await this.catalog.collections.byId(video.collection_id);
     if (!collection) return 'failed';
-    this.store.videos.markProcessing(videoId);
+    await this.catalog.videos.markProcessing(videoId);
     const file = this.localVideoPath(video);
     try {
       const embedder = this.embedder(collection.model);
@@ -725,62 +742,62 @@ export class LocalEngine implements VideoService {
         segmentSeconds: DEFAULTS.segmentSeconds,
         fps: DEFAULTS.fps,
         signal: ctx.signal,
-        onProgress: (f) => this.store.videos.setProgress(videoId, f * 99),
+        onProgress: (f) => void this.catalog.videos.setProgress(videoId, f * 99).catch(() => {}),
       });
       await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
-      this.store.videos.setMediaInfo(videoId, {
+      await this.catalog.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
         ...displaySize(analyzed.media),
         fps: analyzed.media.fps,
         codec: analyzed.media.videoCodec,
       });
-      this.store.transaction(() => {
-        this.store.segments.replaceForVideo(
-          videoId,
-          collection.id,
-          collection.dim,
-          analyzed.segments.map((s) => ({
-            idx: s.idx,
-            start: s.start,
-            end: s.end,
-            description: s.description,
-            details: s.details,
-            keywords: keywordsOf(s.analysis),
-            facts: storedFacts(s.analysis, analyzers),
-            tags: s.tags,
-            shot_size: s.tags.shot_size?.label,
-            camera_movement: s.tags.camera_movement?.label,
-            shooting_angle: s.tags.shooting_angle?.label,
-            phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
-            vector: s.vector,
-          })),
-        );
-        if (analyzed.signature) storeSignature(this.store, videoId, analyzed.signature);
-        this.store.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
-        this.store.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
+      const segments = analyzed.segments.map((s) => ({
+        idx: s.idx,
+        start: s.start,
+        end: s.end,
+        description: s.description,
+        details: s.details,
+        keywords: keywordsOf(s.analysis),
+        facts: storedFacts(s.analysis, analyzers),
+        tags: s.tags,
+        shot_size: s.tags.shot_size?.label,
+        camera_movement: s.tags.camera_movement?.label,
+        shooting_angle: s.tags.shooting_angle?.label,
+        phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
+        vector: s.vector,
+      }));
+      // The results land only while this claim still holds the job (its fencing token): a worker
+      // whose lease passed to another claim writes nothing.
+      const held = await this.catalog.transaction(async (tx) => {
+        if (ctx.job && !(await tx.queue.holds(ctx.job.id, ctx.job.token))) return false;
+        await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
+        if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
+        await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
+        await tx.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
+        return true;
       });
-      return 'done';
+      return held ? 'done' : 'failed';
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
-      this.store.videos.markFailed(videoId, failureMessage(this.redact(err, [[file, video.filename]])));
-      this.store.signatures.delete(videoId); // an upload's quick signature stands for nothing now
+      await this.catalog.videos.markFailed(videoId, failureMessage(this.redact(err, [[file, video.filename]])));
+      await this.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
     }
   }
 
   private async runTaskJob(requestId: string, ctx: JobContext): Promise<'done' | 'failed'> {
-    const task = this.store.tasks.byId(requestId);
+    const task = await this.catalog.tasks.byId(requestId);
     if (!task) return 'failed';
-    this.store.tasks.markProcessing(requestId);
+    await this.catalog.tasks.markProcessing(requestId);
     try {
       const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
       if (task.kind === 'tagging') {
         const tagged = req.tensor ? await this.tagTensor(req, ctx.signal) : await this.tagVideo(req, { signal: ctx.signal });
-        this.store.tasks.complete(requestId, tagged);
+        await this.catalog.tasks.complete(requestId, tagged);
         return 'done';
       }
       const res = req.tensor ? await this.encodeTensor(req, ctx.signal) : await this.encodeVideo(req, { signal: ctx.signal });
-      this.store.tasks.complete(requestId, {
+      await this.catalog.tasks.complete(requestId, {
         embedding: res.video_embedding,
         embeddings: res.embeddings,
         segments: res.segments,
@@ -790,7 +807,7 @@ export class LocalEngine implements VideoService {
       return 'done';
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      this.store.tasks.fail(requestId, failureMessage(this.redact(err, [])));
+      await this.catalog.tasks.fail(requestId, failureMessage(this.redact(err, [])));
       return 'failed';
     }
   }
@@ -806,7 +823,7 @@ export class LocalEngine implements VideoService {
    * that needs the model to report.
    */
   async preloadEmbedders(): Promise<void> {
-    const models = new Set(this.store.collections.list(1000, 0).map((c) => c.model));
+    const models = new Set((await this.catalog.collections.list(1000, 0)).map((c) => c.model));
     for (const id of models) await this.embedder(id).load().catch(() => {});
   }
 
@@ -820,7 +837,7 @@ export class LocalEngine implements VideoService {
 
   async close(): Promise<void> {
     await this.textEncoder.close();
-    this.store.close();
+    await this.catalog.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { Store } from '../store/index.js';
+import type { Catalog } from '../store/catalog/types.js';
 import type { LiveWorker } from '../store/queue/types.js';
 import { DEFAULTS } from './config.js';
 
@@ -31,7 +31,7 @@ export function workerStopped(w: Pick<LiveWorker, 'pid' | 'host' | 'heartbeatAt'
  * Frees the jobs of stopped workers (their leases end now, so they are redone at once instead of
  * after the lease runs out) and drops them from the registry. How many jobs it freed.
  */
-export async function reapStoppedWorkers(store: Store, selfId?: string, staleMs = STALE_HEARTBEAT_MS): Promise<number> {
+export async function reapStoppedWorkers(store: Pick<Catalog, 'queue' | 'registry'>, selfId?: string, staleMs = STALE_HEARTBEAT_MS): Promise<number> {
   const now = Date.now();
   let freed = 0;
   for (const w of await store.registry.alive(Number.MAX_SAFE_INTEGER)) {

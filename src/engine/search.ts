@@ -1,8 +1,7 @@
 import { thumbnailUrl } from '../api/paths.js';
 import type { ConfidenceLabel, SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
-import type { SegmentsRepo, TagFilter } from '../store/segments.js';
-import type { VideosRepo } from '../store/videos.js';
+import type { SegmentsCatalog, TagFilter, VideosCatalog } from '../store/catalog/types.js';
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
 const STOPWORDS = new Set(
@@ -72,14 +71,14 @@ function median(xs: number[]): number {
  * (object and class names, text on screen; stemmed). Results are ordered by relevance — the number
  * shown — one per video (its best segment); `similarity` is the cosine alone.
  */
-export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: HybridSearchInput): SearchResult[] {
+export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
 
   // Keyword side: which of the query's (selective) words each segment's analysis words hold.
-  const terms = segments.selectiveTerms(queryTerms(input.text));
-  const matches = segments.termMatches(input.collectionId, terms, 2000, input.filter);
-  const total = Math.max(1, segments.countForCollection(input.collectionId));
+  const terms = await segments.selectiveTerms(queryTerms(input.text));
+  const matches = await segments.termMatches(input.collectionId, terms, 2000, input.filter);
+  const total = Math.max(1, await segments.countForCollection(input.collectionId));
   const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (matches.get(t)?.length ?? 0)))]));
   const idfSum = [...idf.values()].reduce((a, b) => a + b, 0);
   const keyword = new Map<number, number>();
@@ -87,14 +86,14 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
 
   // Vector side: the k nearest segments and the keyword hits, with their similarities — exact, or
   // approximate within a margin (the in-memory index), re-scored below where they can matter.
-  const scored = segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...keyword.keys()]);
-  const videoOf = segments.videosOf(input.collectionId, [...scored.keys()]);
+  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...keyword.keys()]);
+  const videoOf = await segments.videosOf(input.collectionId, [...scored.keys()]);
   const videoOfKept = (id: number): string | undefined => {
     const v = videoOf.get(id);
     return v === undefined || input.excludeVideoIds?.has(v) ? undefined : v;
   };
   const bonus = (id: number) => SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0);
-  exactWhereItMatters(segments, input, scored, videoOfKept, bonus);
+  await exactWhereItMatters(segments, input, scored, videoOfKept, bonus);
 
   const similarity = new Map<number, number>();
   const relevance = new Map<number, number>();
@@ -114,7 +113,7 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
   const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
   // Whole rows only for what can be shown (min_confidence may pass over some).
   const shown = input.minConfidence === undefined ? ranked.slice(0, input.topK) : ranked;
-  const rows = segments.byIds(shown.map(([, best]) => best.segmentId));
+  const rows = await segments.byIds(shown.map(([, best]) => best.segmentId));
   const out: SearchResult[] = [];
   for (const [i, [videoId, best]] of ranked.entries()) {
     if (out.length >= input.topK) break;
@@ -124,7 +123,7 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
     if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
-    const video = videos.byId(videoId);
+    const video = await videos.byId(videoId);
     // A moment never runs past the end of its video.
     const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
     const result: SearchResult = {
@@ -158,13 +157,13 @@ export function hybridSearch(segments: SegmentsRepo, videos: VideosRepo, input: 
  * only feeds the background of the confidence. With `min_confidence` the page may reach further
  * down, so everything is re-scored.
  */
-function exactWhereItMatters(
-  segments: SegmentsRepo,
+async function exactWhereItMatters(
+  segments: SegmentsCatalog,
   input: HybridSearchInput,
   scored: Map<number, { similarity: number; margin: number }>,
   videoOf: (id: number) => string | undefined,
   bonus: (id: number) => number,
-): void {
+): Promise<void> {
   let approximate = 0;
   for (const s of scored.values()) if (s.margin > 0) approximate++;
   if (approximate === 0) return;
@@ -181,7 +180,7 @@ function exactWhereItMatters(
     if (sorted.length >= input.topK) threshold = sorted[input.topK - 1];
   }
   const redo = [...scored].filter(([id, s]) => s.margin > 0 && s.similarity + s.margin + bonus(id) >= threshold).map(([id]) => id);
-  const exact = segments.similarities(input.dim, redo, input.queryVector);
+  const exact = await segments.similarities(input.dim, redo, input.queryVector);
   for (const id of redo) {
     const sim = exact.get(id);
     if (sim === undefined) scored.delete(id); // deleted since the index last synced

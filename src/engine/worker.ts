@@ -49,7 +49,7 @@ export class Worker {
    * our second look, which sees it and stays).
    */
   private async retire(info: WorkerInfo): Promise<boolean> {
-    const { store } = this.engine;
+    const store = this.engine.catalog;
     await store.registry.remove(this.id);
     if ((await store.queue.pendingCount()) === 0) return true;
     await store.registry.heartbeat(this.id, info);
@@ -60,7 +60,7 @@ export class Worker {
     const leaseMs = this.opts.leaseMs ?? DEFAULTS.leaseMs;
     const heartbeatMs = this.opts.heartbeatMs ?? DEFAULTS.heartbeatMs;
     const pollMs = this.opts.pollMs ?? 500;
-    const { store } = this.engine;
+    const store = this.engine.catalog;
     const { queue, registry } = store;
     const info: WorkerInfo = { pid: process.pid, host: os.hostname(), ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}) };
     const log = (line: string) => this.opts.log?.(line);
@@ -72,13 +72,13 @@ export class Worker {
     if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
     // Rare (a process died between two writes): swept at start, then at most every STRANDED_SWEEP_MS.
     let sweptAt = 0;
-    const stranded = () => {
+    const stranded = async () => {
       if (Date.now() - sweptAt < STRANDED_SWEEP_MS) return;
       sweptAt = Date.now();
-      const n = this.engine.failStranded();
+      const n = await this.engine.failStranded();
       if (n) log(`failed ${n} video(s) or task(s) whose job had ended without them`);
     };
-    stranded();
+    await stranded();
     const beatTimer = setInterval(() => void beat(), heartbeatMs);
     beatTimer.unref();
     let idleSince = Date.now();
@@ -89,7 +89,7 @@ export class Worker {
         );
         if (!job) {
           await reapStoppedWorkers(store, this.id);
-          stranded();
+          await stranded();
           const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
           if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
           await sleep(pollMs, undefined, { signal }).catch(() => {});
@@ -109,12 +109,12 @@ export class Worker {
           );
         }, Math.min(heartbeatMs, leaseMs / 3));
         try {
-          const outcome = await this.engine.runJob(job, { signal: jobAbort.signal });
+          const outcome = await this.engine.runJob(job, { signal: jobAbort.signal, job: { id: job.id, token: job.token } });
           const settled = outcome === 'done' ? await queue.complete(job.id, job.token) : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
           log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
         } catch (err) {
           if (signal.aborted) await queue.release(job.id, job.token);
-          else if (await queue.fail(job.id, job.token, errorMessage(err))) this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
+          else if (await queue.fail(job.id, job.token, errorMessage(err))) await this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
           log(`job ${job.id} stopped: ${errorMessage(err)}`);
         } finally {
           clearInterval(renewTimer);
@@ -124,7 +124,7 @@ export class Worker {
       }
     } finally {
       clearInterval(beatTimer);
-      if (store.isOpen) await registry.remove(this.id);
+      await registry.remove(this.id).catch(() => {}); // the store may be closed already
     }
   }
 }

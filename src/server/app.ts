@@ -105,7 +105,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const open = new Set<string>();
   const uiSessions = opts.ui ?? new UiSessions();
   if (opts.auth !== false) {
-    const hook = makeAuthHook(engine.store.keys, new TokenBuckets(), uiSessions);
+    const hook = makeAuthHook(engine.catalog.keys, new TokenBuckets(), uiSessions);
     app.addHook('onRequest', async (request, reply) => {
       if (open.has(request.routeOptions.url ?? '')) return;
       await hook(request, reply);
@@ -317,7 +317,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
       schema: schemas.videoFile,
       file: { mediaType: 'video/*', ranges: true },
     },
-    async (request, reply) => sendFile(reply, svc(request).videoFile(videoParam(request)), request.headers.range),
+    async (request, reply) => sendFile(reply, await svc(request).videoFile(videoParam(request)), request.headers.range),
   );
 
   return app;

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QuotaExceededError, RateLimitedError, UnauthorizedError } from '../api/errors.js';
 import type { Principal } from '../api/principal.js';
-import { principalOf, type ApiKeyRow, type KeysRepo } from '../store/keys.js';
+import { principalOf, type ApiKeyRow } from '../store/keys.js';
+import type { KeysCatalog } from '../store/catalog/types.js';
 import { cookieValue, isMediaRead, MEDIA_COOKIE, type MediaSource, type UiSessions } from './ui.js';
 
 declare module 'fastify' {
@@ -69,11 +70,11 @@ export function presentedKey(request: FastifyRequest): string | undefined {
  * local CLI), and — for GET of a thumbnail or a video file only — the page's media cookie, which
  * acts for the key that opened it (its limits and quota) and stops when that key is revoked.
  */
-export function makeAuthHook(keys: KeysRepo, buckets: TokenBuckets, ui?: UiSessions) {
-  const admit = (request: FastifyRequest, row: ApiKeyRow): void => {
+export function makeAuthHook(keys: KeysCatalog, buckets: TokenBuckets, ui?: UiSessions) {
+  const admit = async (request: FastifyRequest, row: ApiKeyRow): Promise<void> => {
     const taken = buckets.take(row.id, row.qps);
     if (!taken.ok) throw new RateLimitedError(`rate limit of ${row.qps} requests/s exceeded`, taken.retryAfterSeconds);
-    if (!keys.charge(row.id, 1)) throw new QuotaExceededError(`quota of ${row.quota} requests used up for key ${row.name}`);
+    if (!(await keys.charge(row.id, 1))) throw new QuotaExceededError(`quota of ${row.quota} requests used up for key ${row.name}`);
     request.apiKey = row;
     request.principal = principalOf(row);
   };
@@ -82,13 +83,11 @@ export function makeAuthHook(keys: KeysRepo, buckets: TokenBuckets, ui?: UiSessi
     if (!key) {
       const sid = ui && isMediaRead(request) ? cookieValue(request.headers.cookie, MEDIA_COOKIE) : undefined;
       if (ui && sid) {
-        let row: ApiKeyRow | undefined;
-        const session = ui.mediaSession(sid, (source) => {
-          row = source.kind === 'key' ? keys.byId(source.id) : undefined;
-          return Boolean(row && !row.revoked_at);
-        });
+        const cookieKey = ui.mediaSessionSource(sid);
+        const row = cookieKey?.kind === 'key' ? await keys.byId(cookieKey.id) : undefined;
+        const session = ui.mediaSession(sid, (source) => source.kind !== 'key' || Boolean(row && row.id === source.id && !row.revoked_at));
         if (!session) throw new UnauthorizedError("the page's media session has ended: sign in again");
-        if (row) admit(request, row);
+        if (row) await admit(request, row);
         else request.principal = session.principal;
         return;
       }
@@ -100,10 +99,10 @@ export function makeAuthHook(keys: KeysRepo, buckets: TokenBuckets, ui?: UiSessi
       request.credential = { kind: 'ephemeral', hash: eph.hash };
       return;
     }
-    const row: ApiKeyRow | undefined = keys.byKey(key);
+    const row: ApiKeyRow | undefined = await keys.byKey(key);
     if (!row) throw new UnauthorizedError('invalid API key');
     if (row.revoked_at) throw new UnauthorizedError('API key revoked');
-    admit(request, row);
+    await admit(request, row);
     request.credential = { kind: 'key', id: row.id };
   };
 }

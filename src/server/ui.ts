@@ -111,6 +111,11 @@ export class UiSessions {
    * ends with that key; one of a stored key is checked against the store by the caller
    * (`stillValid`), so a revoked key's cookie stops at once.
    */
+  /** Who a media cookie acts for, unchecked (the caller looks the key up, then asks `mediaSession`). */
+  mediaSessionSource(sid: string): MediaSource | undefined {
+    return this.media.get(sha256(sid))?.source;
+  }
+
   mediaSession(sid: string, stillValid: (source: MediaSource) => boolean): { principal: Principal; source: MediaSource } | undefined {
     const h = sha256(sid);
     const s = this.media.get(h);

@@ -100,6 +100,11 @@ export class VideosRepo {
    * or running (a worker died between failing a job and failing its video). With the last_error of
    * their job updated last (null when it recorded none, or there is no job).
    */
+  /** Videos stored before blob keys: kept by an absolute path on this machine. */
+  countWithPathOnly(): number {
+    return this.db.prepare(`SELECT COUNT(*) FROM videos WHERE blob_key IS NULL OR blob_key = ''`).pluck().get() as number;
+  }
+
   stranded(): Array<{ id: string; last_error: string | null }> {
     return strandedSubjects(this.db, 'videos', ['uploaded', 'processing']);
   }

@@ -167,7 +167,7 @@ describe('a library processed before near-duplicate detection (schema 6)', () =>
       expect(res.warnings?.join('\n')).toContain('1 video is still processing');
 
       // Once a video has a signature it is compared; deleting the video deletes its signature.
-      storeSignature(engine.store, 'vid_1', randomSignature(8, 1));
+      await storeSignature(engine.catalog, 'vid_1', randomSignature(8, 1));
       expect((await engine.findDuplicates('archive')).compared).toBe(1);
       await engine.deleteVideo('vid_1');
       expect(db.prepare(`SELECT COUNT(*) AS n FROM video_signatures`).get()).toEqual({ n: 0 });

@@ -104,7 +104,7 @@ describe('managing collections and videos over HTTP', () => {
   });
 
   it('deletes a video: its file, segments, vectors, keywords and jobs go; the disk is freed', async () => {
-    const file = s.engine.videoFile(vids[0]).path;
+    const file = (await s.engine.videoFile(vids[0])).path;
     expect(existsSync(file)).toBe(true);
     const r = await http(s.url, 'DELETE', `/videos/${vids[0]}`, { key: s.key });
     expect(r.status).toBe(200);
@@ -120,7 +120,7 @@ describe('managing collections and videos over HTTP', () => {
   });
 
   it('deletes a collection with everything in it', async () => {
-    const file = s.engine.videoFile(vids[1]).path;
+    const file = (await s.engine.videoFile(vids[1])).path;
     const r = await http(s.url, 'DELETE', `/collections/${collectionId}`, { key: s.key });
     expect(r.body).toEqual({ id: collectionId, deleted: true, videos: 1 });
     expect(existsSync(file)).toBe(false);

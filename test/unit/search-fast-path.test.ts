@@ -4,6 +4,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hybridSearch, type HybridSearchInput } from '../../src/engine/search.js';
 import { Store } from '../../src/store/index.js';
+import { SqliteCatalog } from '../../src/store/catalog/sqlite.js';
+
+/** Hybrid search on a store (through the async catalog, as the engine calls it). */
+function search(s: Store, inp: HybridSearchInput) {
+  const c = new SqliteCatalog(s);
+  return hybridSearch(c.segments, c.videos, inp);
+}
 
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -67,13 +74,13 @@ describe('search: the in-memory fast path answers what the exact path answers', 
     ...extra,
   });
 
-  it('same videos, moments, similarities and relevance for 60 queries (text, vector, both, paged deeper, excluding videos)', () => {
+  it('same videos, moments, similarities and relevance for 60 queries (text, vector, both, paged deeper, excluding videos)', async () => {
     for (let i = 0; i < 60; i++) {
       const q = near(centres[i % centres.length], 0.8);
       const text = i % 3 === 0 ? '' : `${WORDS[i % WORDS.length]} and ${WORDS[(i * 7) % WORDS.length]}`;
       const extra: Partial<HybridSearchInput> = i % 5 === 0 ? { topK: 40 } : i % 7 === 0 ? { excludeVideoIds: new Set(['vid_3', 'vid_4']) } : {};
-      const a = hybridSearch(exact.segments, exact.videos, input(q, text, extra));
-      const b = hybridSearch(fast.segments, fast.videos, input(q, text, extra));
+      const a = await search(exact, input(q, text, extra));
+      const b = await search(fast, input(q, text, extra));
       expect(b.map((x) => [x.video_id, x.start, x.matched_words])).toEqual(a.map((x) => [x.video_id, x.start, x.matched_words]));
       b.forEach((x, j) => {
         expect(x.similarity).toBeCloseTo(a[j].similarity, 5);
@@ -88,10 +95,10 @@ describe('search: the in-memory fast path answers what the exact path answers', 
     expect(stats.reranked).toBe(0); // ...approximately: nothing went through the re-ranking nearest()
   });
 
-  it('with min_confidence every candidate is re-scored: same page as the exact path', () => {
+  it('with min_confidence every candidate is re-scored: same page as the exact path', async () => {
     const q = near(centres[3], 0.5);
-    const a = hybridSearch(exact.segments, exact.videos, input(q, 'word3', { minConfidence: 0.3 }));
-    const b = hybridSearch(fast.segments, fast.videos, input(q, 'word3', { minConfidence: 0.3 }));
+    const a = await search(exact, input(q, 'word3', { minConfidence: 0.3 }));
+    const b = await search(fast, input(q, 'word3', { minConfidence: 0.3 }));
     expect(a.length).toBeGreaterThan(0);
     expect(b.map((x) => [x.video_id, x.similarity])).toEqual(a.map((x) => [x.video_id, x.similarity]));
     // The candidate pools may differ at their far end (the 200th nearest by int8 vs exact score),
@@ -104,28 +111,28 @@ describe('search: the in-memory fast path answers what the exact path answers', 
     // seen from the next turn of the event loop on.
     const tick = () => new Promise((r) => setImmediate(r));
     const q = near(centres[0], 0.8);
-    const before = hybridSearch(fast.segments, fast.videos, input(q, 'zebra'));
+    const before = await search(fast, input(q, 'zebra'));
     expect(before.some((x) => x.matched_words?.includes('zebra'))).toBe(false);
     const countBefore = fast.segments.countForCollection(collection);
     // The same connection's own writes are seen at once.
     fast.videos.insert({ id: 'vid_own', collection_id: collection, filename: 'own.mp4', path: '/dev/null', size_bytes: 1 });
     fast.segments.replaceForVideo('vid_own', collection, DIM, [{ idx: 0, start: 0, end: 2, description: 'okapi', keywords: 'okapi', vector: near(centres[0], 0.8) }]);
-    expect(hybridSearch(fast.segments, fast.videos, input(q, 'okapi')).find((x) => x.video_id === 'vid_own')?.matched_words).toEqual(['okapi']);
+    expect((await search(fast, input(q, 'okapi'))).find((x) => x.video_id === 'vid_own')?.matched_words).toEqual(['okapi']);
     fast.segments.deleteForVideo('vid_own', DIM);
     fast.videos.delete('vid_own');
-    expect(hybridSearch(fast.segments, fast.videos, input(q, 'okapi')).some((x) => x.video_id === 'vid_own')).toBe(false);
+    expect((await search(fast, input(q, 'okapi'))).some((x) => x.video_id === 'vid_own')).toBe(false);
 
     exact.videos.insert({ id: 'vid_zebra', collection_id: collection, filename: 'zebra.mp4', path: '/dev/null', size_bytes: 1 });
     exact.segments.replaceForVideo('vid_zebra', collection, DIM, [{ idx: 0, start: 0, end: 2, description: 'zebra', keywords: 'zebra', vector: near(centres[0], 0.8) }]);
     await tick();
-    const after = hybridSearch(fast.segments, fast.videos, input(q, 'zebra'));
+    const after = await search(fast, input(q, 'zebra'));
     expect(after.find((x) => x.video_id === 'vid_zebra')?.matched_words).toEqual(['zebra']);
     expect(fast.segments.countForCollection(collection)).toBe(countBefore + 1);
 
     exact.segments.deleteForVideo('vid_zebra', DIM);
     exact.videos.delete('vid_zebra');
     await tick();
-    const gone = hybridSearch(fast.segments, fast.videos, input(q, 'zebra'));
+    const gone = await search(fast, input(q, 'zebra'));
     expect(gone.some((x) => x.video_id === 'vid_zebra')).toBe(false);
     expect(fast.segments.countForCollection(collection)).toBe(countBefore);
   });

@@ -125,7 +125,7 @@ describe('HTTP API errors and limits', () => {
     expect(s.engine.store.videos.byId(ok.body.video_id)!.filename).toBe('passwd');
     const row = s.engine.store.videos.byId(ok.body.video_id)!;
     expect(row.blob_key).toBe(`videos/${row.id}`); // the name has no extension to keep
-    expect(s.engine.videoFile(row.id).path).toBe(path.join(s.engine.paths.blobsDir, 'videos', row.id));
+    expect((await s.engine.videoFile(row.id)).path).toBe(path.join(s.engine.paths.blobsDir, 'videos', row.id));
   });
 
   it('validates tensor uploads: dtype, rank, byte length, base64, size; stores valid ones', async () => {

@@ -77,7 +77,7 @@ describe('a library whose files live in shared storage', () => {
     expect(row).toMatchObject({ blob_key: `videos/${id}.mp4`, path: '' });
     expect(existsSync(path.join(shared, 'videos', `${id}.mp4`))).toBe(true);
     expect(existsSync(path.join(dir, 'home', 'videos'))).toBe(false);
-    expect(engine.videoFile(id).path).toBe(path.join(shared, 'videos', `${id}.mp4`));
+    expect((await engine.videoFile(id)).path).toBe(path.join(shared, 'videos', `${id}.mp4`));
     await new Worker(engine, { idleExitMs: 200, pollMs: 50 }).run(new AbortController().signal);
     expect((await engine.videoStatus(id)).status).toBe('processed');
     expect(existsSync(path.join(shared, 'thumbs', id, 'poster.jpg'))).toBe(true);
@@ -91,7 +91,7 @@ describe('a library whose files live in shared storage', () => {
     writeFileSync(old, await (await import('node:fs/promises')).readFile(clip));
     engine.store.videos.insert({ id: 'vid_old', collection_id: collectionId, filename: 'old.mp4', path: old, size_bytes: 1 });
     expect(engine.store.videos.byId('vid_old')!.blob_key).toBeNull();
-    expect(engine.videoFile('vid_old').path).toBe(old);
+    expect((await engine.videoFile('vid_old')).path).toBe(old);
     await engine.reprocessVideo('vid_old');
     await new Worker(engine, { idleExitMs: 200, pollMs: 50 }).run(new AbortController().signal);
     expect((await engine.videoStatus('vid_old')).status).toBe('processed');

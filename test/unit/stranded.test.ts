@@ -58,7 +58,7 @@ describe('videos and tasks whose job ended without them', () => {
     store.tasks.insert('req_waiting', 'embedding', { video_url: 'http://127.0.0.1:9/y.mp4' }, 'local');
     await store.queue.enqueue('task.embedding', 'req_waiting');
 
-    expect(engine.failStranded()).toBe(2);
+    expect(await engine.failStranded()).toBe(2);
     expect(await engine.videoStatus('vid_lost')).toMatchObject({ status: 'failed', error_message: 'processing stopped: gave up after 3 attempts' });
     expect(store.tasks.byId('req_lost')).toMatchObject({ status: 'failed', error_message: 'processing stopped: gave up after 3 attempts' });
     expect((await engine.videoStatus('vid_waiting')).status).toBe('uploaded');
@@ -66,7 +66,7 @@ describe('videos and tasks whose job ended without them', () => {
     expect((await engine.videoStatus('vid_done')).status).toBe('processed');
     expect(store.tasks.byId('req_waiting')!.status).toBe('pending');
     // Nothing left to sweep: a second pass changes nothing.
-    expect(engine.failStranded()).toBe(0);
+    expect(await engine.failStranded()).toBe(0);
   });
 
   it('a worker sweeps when it starts', async () => {

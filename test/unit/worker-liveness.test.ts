@@ -50,7 +50,7 @@ describe('worker liveness by heartbeat (and, on this host, by its process)', () 
     const b = (await queue.claim('wrk_remote_live', 3_600_000))!;
     const c = (await queue.claim('wrk_remote_silent', 3_600_000))!;
     expect([a.id, b.id, c.id]).toEqual([j1, j2, j3]);
-    expect(liveWorkerCount(store)).toBe(1); // the remote one that beats
+    expect(await liveWorkerCount(store.registry)).toBe(1); // the remote one that beats
 
     expect(await reapStoppedWorkers(store, 'wrk_me')).toBe(2);
     expect((await registry.alive(Number.MAX_SAFE_INTEGER)).map((w) => w.id)).toEqual(['wrk_remote_live']);

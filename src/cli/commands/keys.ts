@@ -38,9 +38,9 @@ export function registerKeys(program: Command, run: Run): void {
               { loc: ['owner'], msg: `"${owner}" is not a valid owner: letters, digits, _ . - (at most 64)${opts.owner ? '' : '; pass --owner'}`, type: 'value_error' },
             ]);
           }
-          const store = ctx.local!.store;
-          if (store.keys.byName(name).length) throw new ConflictError(`a key named "${name}" already exists: choose another name`);
-          const { row, key } = store.keys.create({ name, qps: opts.qps, quota: opts.quota, owner, role: opts.admin ? 'admin' : 'user' });
+          const keys = ctx.local!.catalog.keys;
+          if ((await keys.byName(name)).length) throw new ConflictError(`a key named "${name}" already exists: choose another name`);
+          const { row, key } = await keys.create({ name, qps: opts.qps, quota: opts.quota, owner, role: opts.admin ? 'admin' : 'user' });
           const out = { id: row.id, name: row.name, owner: row.owner, role: row.role, qps: row.qps, quota: row.quota, key };
           if (globals.json) return printJson(out);
           process.stdout.write(
@@ -57,7 +57,7 @@ export function registerKeys(program: Command, run: Run): void {
       run(
         cmd,
         async (ctx, globals) => {
-          const rows = ctx.local!.store.keys.list().map((k) => ({
+          const rows = (await ctx.local!.catalog.keys.list()).map((k) => ({
             id: k.id,
             name: k.name,
             owner: k.owner,
@@ -87,10 +87,10 @@ export function registerKeys(program: Command, run: Run): void {
       run(
         cmd,
         async (ctx, globals) => {
-          const keys = ctx.local!.store.keys;
+          const keys = ctx.local!.catalog.keys;
           let target = idOrName;
-          const named = keys.byName(idOrName).filter((k) => !k.revoked_at);
-          if (!keys.byId(idOrName) && named.length > 1) {
+          const named = (await keys.byName(idOrName)).filter((k) => !k.revoked_at);
+          if (!(await keys.byId(idOrName)) && named.length > 1) {
             // Names were not unique before owners: never revoke several keys on a guess.
             if (!isInteractive() || globals.json) {
               throw new ConflictError(`${named.length} active keys are named ${idOrName}: revoke one by id (${named.map((k) => k.id).join(', ')})`);
@@ -98,7 +98,7 @@ export function registerKeys(program: Command, run: Run): void {
             const { select } = await import('@inquirer/prompts');
             target = await select({ message: `${named.length} keys are named ${idOrName}; revoke which?`, choices: named.map((k) => ({ name: `${k.id} (${k.prefix}…, owner ${k.owner}, created ${k.created_at.slice(0, 10)})`, value: k.id })) });
           }
-          const n = keys.revoke(target);
+          const n = await keys.revoke(target);
           if (!n) throw new NotFoundError(`no active key with id or name ${idOrName}`);
           if (globals.json) printJson({ revoked: n });
           else process.stdout.write(`revoked ${n} key${n > 1 ? 's' : ''}\n`);

@@ -40,7 +40,7 @@ export function registerOpen(program: Command, run: Run): void {
         const m = resolveMoment(ctx.paths, ref);
         const d = await ctx.service.videoDetails(m.video_id); // not found / not yours: one clear error
         const end = m.end;
-        const where = ctx.local ? ctx.local.videoFile(d.video_id).path : `${(ctx.remoteBaseUrl ?? '').replace(/\/+$/, '')}/videos/${d.video_id}/file`;
+        const where = ctx.local ? (await ctx.local.videoFile(d.video_id)).path : `${(ctx.remoteBaseUrl ?? '').replace(/\/+$/, '')}/videos/${d.video_id}/file`;
         const player = opts.print || globals.json || !ctx.local ? undefined : findPlayer();
         if (globals.json) return printJson({ video_id: d.video_id, filename: d.filename, [ctx.local ? 'path' : 'url']: where, start: m.start, ...(end !== undefined ? { end } : {}) });
         const moment = `${formatSeconds(m.start)}${end !== undefined ? `–${formatSeconds(end)}` : ''}`;

@@ -40,9 +40,9 @@ export function registerServe(program: Command, run: Run): void {
         async (ctx) => {
           await ctx.close(); // the server opens its own engine with server settings
           await serveUntilStopped(ctx.paths.home, opts, {
-            ready: (address, engine) => {
+            ready: async (address, engine) => {
               process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
-              if (opts.auth && engine.store.keys.list().every((k) => k.revoked_at)) {
+              if (opts.auth && (await engine.catalog.keys.list()).every((k) => k.revoked_at)) {
                 process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
               }
             },
