@@ -229,6 +229,19 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status);
     `,
   },
+  {
+    // A segment deleted any way (its video or collection deleted, by cascade) leaves nothing in the
+    // keyword index. The vector tables (one per dimension, made on demand) get the same trigger
+    // when they are made or opened (src/store/segments.ts).
+    version: 13,
+    name: 'keyword index rows go with their segment',
+    sql: `
+      DELETE FROM segments_fts WHERE rowid NOT IN (SELECT id FROM segments);
+      CREATE TRIGGER IF NOT EXISTS segments_fts_gc AFTER DELETE ON segments BEGIN
+        DELETE FROM segments_fts WHERE rowid = OLD.id;
+      END;
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

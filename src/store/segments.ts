@@ -92,6 +92,11 @@ export class SegmentsRepo {
     opts: { memoryIndex?: boolean } = {},
   ) {
     this.memory = opts.memoryIndex ? new MemoryVectorIndex(db) : undefined;
+    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_segments_[0-9]*' AND name NOT GLOB '*_*_*_*'`).pluck().all() as string[];
+    for (const t of tables) {
+      const dim = Number(t.slice('vec_segments_'.length));
+      if (Number.isInteger(dim) && dim > 0) this.ensureVectorTable(dim);
+    }
   }
 
   /** The in-memory index, when this repository has one (its `stats` count loads and catch-ups). */
@@ -109,7 +114,11 @@ export class SegmentsRepo {
          camera_movement TEXT,
          shooting_angle TEXT,
          embedding FLOAT[${dim}] distance_metric=cosine
-       )`,
+       );
+       -- a segment deleted any way (by cascade from its video or collection) takes its vector along
+       CREATE TRIGGER IF NOT EXISTS ${vecTable(dim)}_gc AFTER DELETE ON segments BEGIN
+         DELETE FROM ${vecTable(dim)} WHERE segment_id = OLD.id;
+       END`,
     );
     this.ensured.add(dim);
   }
@@ -237,14 +246,21 @@ export class SegmentsRepo {
         params.push(filter[col]);
       }
     }
-    const rows = this.db
-      .prepare(
-        `SELECT segment_id, distance FROM ${vecTable(dim)}
-         WHERE embedding MATCH ? AND k = ? AND collection_id = ? ${clauses.join(' ')}
-         ORDER BY distance`,
-      )
-      .all(...params) as { segment_id: number; distance: number }[];
-    return rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance })).sort(bySimilarityThenId);
+    const knn = this.db.prepare(
+      `SELECT segment_id, distance FROM ${vecTable(dim)}
+       WHERE embedding MATCH ? AND k = ? AND collection_id = ? ${clauses.join(' ')}
+       ORDER BY distance`,
+    );
+    // sqlite-vec cuts at k before ties are broken: ask for more until the k-th score is not tied
+    // with the last one returned, so exact ties go to the smaller id as everywhere else.
+    const want = Math.min(k, MAX_KNN);
+    if (want <= 0) return [];
+    for (let ask = Math.min(MAX_KNN, want + 8); ; ask = Math.min(MAX_KNN, ask * 2)) {
+      params[1] = ask;
+      const rows = knn.all(...params) as { segment_id: number; distance: number }[];
+      const hits = rows.map((r) => ({ segmentId: Number(r.segment_id), similarity: 1 - r.distance })).sort(bySimilarityThenId);
+      if (hits.length < ask || ask === MAX_KNN || hits[ask - 1].similarity < hits[want - 1].similarity) return hits.slice(0, want);
+    }
   }
 
   /**

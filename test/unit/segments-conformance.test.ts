@@ -19,12 +19,6 @@ interface Backend {
   open(): Promise<Catalog>;
 }
 
-/**
- * Rules a backend is known to break today. Their tests run as `it.fails` there: they pass while
- * the rule is broken and fail once it holds, so the entry is removed when the backend is fixed.
- */
-type Gap = 'ties-at-k' | 'search-after-cascade';
-
 const DIM = 4;
 const SEGMENT_FIELDS: (keyof SegmentRow)[] = [
   'id',
@@ -69,8 +63,7 @@ const seg = (idx: number, vector: Float32Array, more: Partial<NewSegment> = {}):
 const sortedIds = (m: Map<number, unknown>) => [...m.keys()].sort((a, b) => a - b);
 const segmentIds = async (on: Catalog, videoId: string) => (await on.segments.listForVideo(videoId)).map((r) => r.id);
 
-function conformance(backend: () => Backend, gaps: Gap[] = []): void {
-  const rule = (gap: Gap) => (gaps.includes(gap) ? it.fails : it);
+function conformance(backend: () => Backend): void {
   let c: Catalog;
   const open: Catalog[] = [];
   beforeEach(async () => {
@@ -273,7 +266,7 @@ function conformance(backend: () => Backend, gaps: Gap[] = []): void {
       }
     }
 
-    rule('ties-at-k')('candidates: the exact top k of the collection by cosine, exact ties to the smaller id', async () => {
+    it('candidates: the exact top k of the collection by cosine, exact ties to the smaller id', async () => {
       const { col, all } = await scene();
       const q = vec(1, 0.1, 0, 0);
       for (const k of [1, 2, 3, 5, 8, 20]) {
@@ -412,7 +405,7 @@ function conformance(backend: () => Backend, gaps: Gap[] = []): void {
       expect(await c.signatures.segmentKeys(other)).toEqual([]);
     });
 
-    rule('search-after-cascade')('deleting a video deletes its segments and signature (search no longer finds them); deleting the collection likewise', async () => {
+    it('deleting a video deletes its segments and signature (search no longer finds them); deleting the collection likewise', async () => {
       const col = await collection();
       const v = await video(col);
       const w = await video(col);
@@ -573,7 +566,7 @@ describe('segments conformance: SQLite', () => {
 
   // sqlite-vec cuts the KNN at k before ties are broken by id; deleting a video (or its collection)
   // cascades to `segments` but leaves its rows in vec_segments_<dim>, which candidates still returns.
-  conformance(() => ({ open: async () => openSqliteCatalog(file) }), ['ties-at-k', 'search-after-cascade']);
+  conformance(() => ({ open: async () => openSqliteCatalog(file) }));
 });
 
 const pgOk = pgTestAvailable();
