@@ -69,7 +69,7 @@ export async function evaluateLike(engine: LocalEngine, collectionId: string, pi
   const originals = new Map(videos.map((v) => [v.filename, v.video_id]));
   const copies: { item: CatalogRow; id: string }[] = [];
   for (const r of picks) {
-    const original = (await engine.videoFile(originals.get(fileOf(r))!)).path;
+    const original = (await engine.videoFile(originals.get(fileOf(r))!)).path!;
     const out = join(dir, `${r.name}.copy.mp4`);
     if (!existsSync(out)) {
       await run(['-y', '-i', original, '-vf', "scale='2*trunc(iw/4)':-2", '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '300k', '-an', out]);

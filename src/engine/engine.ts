@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -61,13 +62,13 @@ import { newId } from '../store/ids.js';
 import type { QueuedJob } from '../store/queue/types.js';
 import { CollectionNameTakenError } from '../store/catalog/types.js';
 import type { VideoRow } from '../store/videos.js';
-import { DEFAULTS, ensureDirs, pathsFor, readUserConfig, resolveHome, storageRoot, type Paths } from './config.js';
+import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, readUserConfig, resolveHome, type Paths } from './config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
 import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from './duplicates.js';
 import { phashToHex } from '../media/phash.js';
 import { loadTensorFrames, storeTensorUpload, tensorKeyOwner } from './tensors.js';
-import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
+import { BlobNotFoundError, LocalBlobStore, type BlobStore } from '../store/blobs.js';
 import { hybridSearch, MAX_SEARCH_HITS } from './search.js';
 import { combineQueryVectors, embedImageQuery, hasImage } from './examples.js';
 import { buildTags } from './tags.js';
@@ -105,6 +106,16 @@ export interface EngineOptions {
   textEncoder?: QueryTextEncoder;
 }
 
+/** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
+export interface VideoFile {
+  filename: string;
+  size: number;
+  /** The file on this machine (a directory store, or a video stored before blob keys); none in an object store. */
+  path?: string;
+  /** Its bytes, or the bytes `start`..`end` (inclusive). */
+  open(range?: { start: number; end?: number }): Readable;
+}
+
 export interface JobContext {
   signal: AbortSignal;
   /** The claim the work runs under: its results land only while the token still holds the job. */
@@ -136,7 +147,7 @@ export class LocalEngine implements VideoService {
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
-    this.blobs = new LocalBlobStore(storageRoot(this.paths));
+    this.blobs = openBlobStore(this.paths);
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
     this.textEncoder = opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder((id) => this.embedderFor(id)), DEFAULTS.textCacheEntries);
   }
@@ -405,20 +416,29 @@ export class LocalEngine implements VideoService {
     return { poster: await at(`thumbs/${v.id}/poster.jpg`), segments: await Promise.all(segs.map((s) => at(`thumbs/${v.id}/${s.idx}.jpg`))) };
   }
 
-  /** Where a video's original file is (the server streams it with Range support). */
-  async videoFile(videoId: string): Promise<{ path: string; filename: string; size: number }> {
+  /** A video's original file (the server streams it with Range support; the CLI shows its path). */
+  async videoFile(videoId: string): Promise<VideoFile> {
     const v = await this.video(videoId);
-    return { path: this.localVideoPath(v), filename: v.filename, size: v.size_bytes };
+    const { blob_key: key } = v;
+    const base = { filename: v.filename, size: v.size_bytes };
+    if (!key) return { ...base, path: v.path, open: (range) => createReadStream(v.path, range) };
+    const blobs = this.blobs;
+    return { ...base, path: blobs instanceof LocalBlobStore ? blobs.pathOf(key) : undefined, open: (range) => blobs.stream(key, range) };
   }
 
   /**
-   * The video's file on this machine: its blob in the storage every node mounts, or (videos
-   * stored before blob keys) the absolute path it was stored at.
+   * The video as a file on this machine, for ffmpeg: its blob (in the directory every node mounts,
+   * or downloaded from an object store until `release`), or the absolute path a video stored
+   * before blob keys was kept at.
    */
-  private localVideoPath(v: VideoRow): string {
-    if (!v.blob_key) return v.path;
-    if (!(this.blobs instanceof LocalBlobStore)) throw new Error('this blob store has no local files');
-    return this.blobs.pathOf(v.blob_key);
+  private async localVideoFile(v: VideoRow): Promise<{ path: string; release(): Promise<void> }> {
+    if (!v.blob_key) return { path: v.path, release: async () => {} };
+    try {
+      return await this.blobs.localFile(v.blob_key);
+    } catch (err) {
+      if (err instanceof BlobNotFoundError) throw new MediaError(`${v.filename} is missing from the library's storage (deleted outside vidembed?)`, { cause: err });
+      throw err;
+    }
   }
 
   /** The video's file and thumbnails; missing ones are no error (the catalog rows are gone already). */
@@ -730,12 +750,13 @@ export class LocalEngine implements VideoService {
     const collection = await this.catalog.collections.byId(video.collection_id);
     if (!collection) return 'failed';
     await this.catalog.videos.markProcessing(videoId);
-    const file = this.localVideoPath(video);
+    let file: { path: string; release(): Promise<void> } | undefined;
     try {
       const embedder = this.embedder(collection.model);
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
       const analyzers = await this.analyzers(embedder);
-      const analyzed = await analyzeVideo(file, embedder, {
+      file = await this.localVideoFile(video);
+      const analyzed = await analyzeVideo(file.path, embedder, {
         analyzers,
         thumbnails: true,
         signature: true,
@@ -779,9 +800,11 @@ export class LocalEngine implements VideoService {
       return held ? 'done' : 'failed';
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
-      await this.catalog.videos.markFailed(videoId, failureMessage(this.redact(err, [[file, video.filename]])));
+      await this.catalog.videos.markFailed(videoId, failureMessage(this.redact(err, file ? [[file.path, video.filename]] : [])));
       await this.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
+    } finally {
+      await file?.release();
     }
   }
 

@@ -1,5 +1,5 @@
 import { constants as bufferConstants } from 'node:buffer';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { mkdir, stat, unlink } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import type { DuplicatesRequest, ListVideosRequest, UpdateCollectionRequest } fr
 import type { AsyncSubmitRequest, CreateCollectionRequest, EncodeVideoRequest, SearchRequest, TensorUploadRequest } from '../api/types.js';
 import { schemas } from '../api/schemas.js';
 import { DEFAULTS } from '../engine/config.js';
-import type { LocalEngine } from '../engine/engine.js';
+import type { LocalEngine, VideoFile } from '../engine/engine.js';
 import { newId } from '../store/ids.js';
 import { makeAuthHook, TokenBuckets } from './auth.js';
 import { sendError } from './errors.js';
@@ -343,10 +343,13 @@ const VIDEO_TYPES: Record<string, string> = {
  * Streams a file, whole (200) or the one byte range asked for (206, `Range: bytes=a-b`, `a-` or
  * `-n`); a range outside the file is 416. Several ranges in one request get the whole file.
  */
-async function sendFile(reply: FastifyReply, file: { path: string; filename: string; size: number }, range: string | undefined): Promise<FastifyReply> {
-  const st = await stat(file.path).catch(() => undefined);
-  if (!st) throw new NotFoundError('the video file is gone from the server');
-  const size = st.size;
+async function sendFile(reply: FastifyReply, file: VideoFile, range: string | undefined): Promise<FastifyReply> {
+  let size = file.size;
+  if (file.path !== undefined) {
+    const st = await stat(file.path).catch(() => undefined);
+    if (!st) throw new NotFoundError('the video file is gone from the server');
+    size = st.size;
+  }
   const type = VIDEO_TYPES[path.extname(file.filename).toLowerCase()] ?? 'application/octet-stream';
   reply.header('Accept-Ranges', 'bytes').header('Content-Type', type);
   reply.header('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
@@ -366,10 +369,10 @@ async function sendFile(reply: FastifyReply, file: { path: string; filename: str
       throw new RangeNotSatisfiableError(`the range ${range} lies outside the file (${size} bytes)`);
     }
     reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`).header('Content-Length', String(end - start + 1));
-    return reply.send(createReadStream(file.path, { start, end }));
+    return reply.send(file.open({ start, end }));
   }
   reply.code(200).header('Content-Length', String(size));
-  return reply.send(createReadStream(file.path));
+  return reply.send(file.open());
 }
 
 function collectionParam(request: FastifyRequest): string {

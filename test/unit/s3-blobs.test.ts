@@ -17,7 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBlobStore, pathsFor, s3StoreOptions } from '../../src/engine/config.js';
 import { BlobNotFoundError, LocalBlobStore, type BlobStore } from '../../src/store/blobs.js';
 import { S3BlobStore, canonicalQuery, signV4, uriEncode, type S3BlobStoreOptions } from '../../src/store/s3-blobs.js';
-import { removeDir, repoRoot, tempDir } from '../helpers/clips.js';
+import { evalPhotos, makeStillClip, removeDir, repoRoot, tempDir } from '../helpers/clips.js';
+import { FakeEmbedder } from '../helpers/fake-embedder.js';
+import { LocalEngine } from '../../src/engine/engine.js';
+import { Worker } from '../../src/engine/worker.js';
 
 const MiB = 1024 ** 2;
 const BUCKET = 'vidembed';
@@ -393,5 +396,62 @@ describe('VIDEMBED_STORAGE_URL and the store it opens', () => {
     await store.put('thumbs/v/poster.jpg', Buffer.from('jpeg'));
     const direct = new S3BlobStore(s3Options({ prefix: 'from-env' }));
     expect((await direct.get('thumbs/v/poster.jpg')).toString()).toBe('jpeg');
+  });
+});
+
+describe('a library whose files live in an S3 bucket', () => {
+  const env = () => ({ VIDEMBED_STORAGE_URL: `s3://${BUCKET}/library`, VIDEMBED_S3_ENDPOINT: endpoint, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' });
+  let engine: LocalEngine;
+  let clip: string;
+  let collectionId: string;
+  beforeAll(async () => {
+    clip = await makeStillClip(evalPhotos()[0], path.join(dir, 'still.mp4'), { seconds: 2 });
+    const before = { ...process.env };
+    Object.assign(process.env, env());
+    try {
+      const fake = new FakeEmbedder();
+      engine = new LocalEngine({ home: path.join(dir, 'engine-home'), embedderFor: () => fake });
+      collectionId = (await engine.createCollection({ name: 'c', model: fake.id })).collection_id;
+    } finally {
+      for (const k of Object.keys(env())) if (before[k] === undefined) delete process.env[k];
+      else process.env[k] = before[k];
+    }
+  });
+  afterAll(async () => {
+    await engine?.close();
+  });
+
+  it('uploads into the bucket, processes from a downloaded copy, serves bytes by range, and deletes there', async () => {
+    const bucket = new S3BlobStore(s3Options({ prefix: 'library' }));
+    const { video_id: id } = await engine.uploadVideo(collectionId, { path: clip, filename: 'holiday.mp4' });
+    expect(await bucket.has(`videos/${id}.mp4`)).toBe(true);
+    expect(existsSync(path.join(dir, 'engine-home', 'blobs', 'videos'))).toBe(false);
+    await new Worker(engine, { idleExitMs: 200, pollMs: 50 }).run(new AbortController().signal);
+    expect(await engine.videoStatus(id)).toMatchObject({ status: 'processed' });
+    expect(await bucket.has(`thumbs/${id}/poster.jpg`)).toBe(true);
+    expect((await engine.videoThumbnail(id)).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+
+    const file = await engine.videoFile(id);
+    const bytes = readFileSync(clip);
+    expect(file.path).toBeUndefined(); // nothing of it on this machine's disk
+    expect(file.size).toBe(bytes.length);
+    expect(await readStream(file.open())).toEqual(bytes);
+    expect(await readStream(file.open({ start: 10, end: 99 }))).toEqual(bytes.subarray(10, 100));
+
+    await engine.deleteVideo(id);
+    expect(await bucket.has(`videos/${id}.mp4`)).toBe(false);
+    expect(await bucket.has(`thumbs/${id}/poster.jpg`)).toBe(false);
+  });
+
+  it('a video whose object is gone fails with a message naming the file, not the storage', async () => {
+    const bucket = new S3BlobStore(s3Options({ prefix: 'library' }));
+    const { video_id: id } = await engine.uploadVideo(collectionId, { path: clip, filename: 'lost.mp4', force: true });
+    await bucket.delete(`videos/${id}.mp4`);
+    await new Worker(engine, { idleExitMs: 200, pollMs: 50 }).run(new AbortController().signal);
+    const st = await engine.videoStatus(id);
+    expect(st.status).toBe('failed');
+    expect(st.error_message).not.toContain(endpoint);
+    expect(st.error_message).not.toContain('S3RVER');
+    expect(st.error_message).toBe("lost.mp4 is missing from the library's storage (deleted outside vidembed?)");
   });
 });

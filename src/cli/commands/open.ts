@@ -1,6 +1,7 @@
 import { playerSetting } from '../../env.js';
 import { spawn, spawnSync } from 'node:child_process';
 import type { Command } from 'commander';
+import { BadRequestError } from '../../api/errors.js';
 import type { Run } from '../context.js';
 import { resolveMoment } from '../last-search.js';
 import { formatSeconds, printJson } from '../output.js';
@@ -40,7 +41,11 @@ export function registerOpen(program: Command, run: Run): void {
         const m = resolveMoment(ctx.paths, ref);
         const d = await ctx.service.videoDetails(m.video_id); // not found / not yours: one clear error
         const end = m.end;
-        const where = ctx.local ? (await ctx.local.videoFile(d.video_id)).path : `${(ctx.remoteBaseUrl ?? '').replace(/\/+$/, '')}/videos/${d.video_id}/file`;
+        const local = ctx.local ? (await ctx.local.videoFile(d.video_id)).path : undefined;
+        if (ctx.local && local === undefined) {
+          throw new BadRequestError(`${d.filename} is in object storage, not on this disk: open it in the web page (vidembed ui) or through a server`);
+        }
+        const where = local ?? `${(ctx.remoteBaseUrl ?? '').replace(/\/+$/, '')}/videos/${d.video_id}/file`;
         const player = opts.print || globals.json || !ctx.local ? undefined : findPlayer();
         if (globals.json) return printJson({ video_id: d.video_id, filename: d.filename, [ctx.local ? 'path' : 'url']: where, start: m.start, ...(end !== undefined ? { end } : {}) });
         const moment = `${formatSeconds(m.start)}${end !== undefined ? `–${formatSeconds(end)}` : ''}`;

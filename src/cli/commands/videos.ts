@@ -125,7 +125,7 @@ export function registerVideos(program: Command, run: Run): void {
           process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}${d.fps ? `  ${Math.round(d.fps * 100) / 100} fps` : ''}${d.codec ? `  ${d.codec}` : ''}\n`);
         }
         const base = ctx.remoteBaseUrl?.replace(/\/+$/, '');
-        if (ctx.local) process.stdout.write(`file ${(await ctx.local.videoFile(videoId)).path}\n`);
+        if (ctx.local) process.stdout.write(`file ${(await ctx.local.videoFile(videoId)).path ?? '(in object storage: see it through a server)'}\n`);
         else if (base) process.stdout.write(`file ${base}/videos/${d.video_id}/file (send your API key)\n`);
         if (thumbs?.poster) process.stdout.write(`poster ${thumbs.poster}\n`);
         else if (base && d.status === 'processed') process.stdout.write(`poster ${base}/videos/${d.video_id}/thumbnail\n`);
