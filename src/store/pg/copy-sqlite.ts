@@ -1,0 +1,178 @@
+import type pg from 'pg';
+import type { Store } from '../index.js';
+import { migratePg } from './migrate.js';
+
+/** What `copySqliteToPg` copied, table by table, as counted on each side afterwards. */
+export interface CopyCounts {
+  table: string;
+  sqlite: number;
+  postgres: number;
+}
+
+/** The tables copied, in order (parents before children), with how each side counts them. */
+const TABLES = ['collections', 'videos', 'segments', 'video_signatures', 'tasks', 'api_keys', 'jobs'] as const;
+type Table = (typeof TABLES)[number];
+
+/** Jobs still to do: the others (done, failed) are history the queue does not need. */
+const OPEN_JOBS = `status IN ('queued', 'running')`;
+
+const SEGMENT_PAGE = 500;
+
+/** An epoch-milliseconds column of SQLite as a timestamptz parameter. */
+const ms = (n: number | null) => (n === null ? null : new Date(n).toISOString());
+
+/**
+ * Copies a SQLite library into an empty PostgreSQL database (migrated first): collections, videos,
+ * segments with their vectors, keywords and facts, signatures, tasks, API keys (hashes: the keys
+ * themselves were never stored) and the open jobs (a job that was running starts again as queued:
+ * its worker belonged to the old library). Segment ids are kept. One transaction: on any error
+ * nothing is left behind. Blobs are not touched (see `vidembed migrate --storage-to`).
+ * Refuses a database that already holds a library.
+ */
+export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (table: Table, done: number, total: number) => void): Promise<CopyCounts[]> {
+  await migratePg(pool);
+  const db = store.db;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ n: number }>(`SELECT (SELECT count(*) FROM collections) + (SELECT count(*) FROM api_keys) + (SELECT count(*) FROM jobs) AS n`);
+    if (Number(rows[0].n) > 0) throw new Error('the PostgreSQL database already holds a library (collections, keys or jobs): migrate into an empty database');
+    const total = (t: Table) => sqliteCount(store, t);
+
+    const collections = db.prepare('SELECT id, owner, name, description, model, dim, created_at, recipe_json, revision FROM collections ORDER BY seq').all() as Record<string, unknown>[];
+    for (const c of collections) {
+      await client.query(
+        `INSERT INTO collections (id, owner, name, description, model, dim, created_at, recipe_json, revision) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [c.id, c.owner, c.name, c.description, c.model, c.dim, c.created_at, c.recipe_json, c.revision],
+      );
+    }
+    onProgress?.('collections', collections.length, collections.length);
+
+    const videos = db
+      .prepare(
+        `SELECT id, collection_id, filename, path, blob_key, size_bytes, status, progress, error_message, duration, width, height, fps, codec,
+           tags_json, content_sha256, created_at, updated_at FROM videos ORDER BY created_at, rowid`,
+      )
+      .all() as Record<string, unknown>[];
+    for (const v of videos) {
+      await client.query(
+        `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, progress, error_message, duration, width, height, fps, codec,
+           tags_json, content_sha256, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+        [v.id, v.collection_id, v.filename, v.blob_key ? '' : v.path, v.blob_key, v.size_bytes, v.status, v.progress, v.error_message, v.duration, v.width, v.height, v.fps, v.codec, v.tags_json, v.content_sha256, v.created_at, v.updated_at],
+      );
+    }
+    onProgress?.('videos', videos.length, videos.length);
+
+    // Segments in pages: rows, the keyword text the FTS index holds, the float32 vector.
+    const dims = new Map(collections.map((c) => [c.id as string, c.dim as number]));
+    const segTotal = total('segments');
+    const page = db.prepare(
+      `SELECT s.id, s.video_id, s.collection_id, s.idx, s.start, s."end", s.description, f.description AS keywords, s.details_json, s.facts_json, s.tags_json,
+         s.shot_size, s.camera_movement, s.shooting_angle, s.phash
+       FROM segments s LEFT JOIN segments_fts f ON f.rowid = s.id WHERE s.id > ? ORDER BY s.id LIMIT ?`,
+    );
+    let after = 0;
+    let copied = 0;
+    for (;;) {
+      const segs = page.all(after, SEGMENT_PAGE) as Record<string, unknown>[];
+      if (segs.length === 0) break;
+      const byDim = new Map<number, number[]>();
+      for (const s of segs) {
+        const dim = dims.get(s.collection_id as string);
+        if (dim === undefined) throw new Error(`segment ${s.id} belongs to no collection (${s.collection_id})`);
+        byDim.set(dim, [...(byDim.get(dim) ?? []), s.id as number]);
+      }
+      const vectors = new Map<number, Float32Array>();
+      for (const [dim, ids] of byDim) for (const [id, v] of store.segments.vectors(dim, ids)) vectors.set(id, v);
+      for (const s of segs) {
+        const v = vectors.get(s.id as number);
+        if (!v) throw new Error(`segment ${s.id} has no stored vector`);
+        await client.query(
+          `INSERT INTO segments (id, video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
+             shot_size, camera_movement, shooting_angle, phash, dim, embedding)
+           OVERRIDING SYSTEM VALUE
+           VALUES ($1, $2, $3, $4, $5, $6, $7, to_tsvector('english', $8), $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+          [
+            s.id,
+            s.video_id,
+            s.collection_id,
+            s.idx,
+            s.start,
+            s.end,
+            s.description,
+            (s.keywords as string | null) ?? (s.description as string),
+            s.details_json,
+            s.facts_json,
+            s.tags_json,
+            s.shot_size,
+            s.camera_movement,
+            s.shooting_angle,
+            s.phash,
+            v.length,
+            Buffer.from(v.buffer, v.byteOffset, v.byteLength),
+          ],
+        );
+      }
+      after = segs[segs.length - 1].id as number;
+      copied += segs.length;
+      onProgress?.('segments', copied, segTotal);
+    }
+    // New segments continue after the copied ids.
+    await client.query(`SELECT setval(pg_get_serial_sequence('segments', 'id'), GREATEST((SELECT max(id) FROM segments), 1), (SELECT count(*) > 0 FROM segments))`);
+
+    const sigs = db.prepare('SELECT video_id, version, frames, data, updated_at FROM video_signatures').all() as Record<string, unknown>[];
+    for (const s of sigs) {
+      await client.query(`INSERT INTO video_signatures (video_id, version, frames, data, updated_at) VALUES ($1, $2, $3, $4, $5)`, [s.video_id, s.version, s.frames, s.data, s.updated_at]);
+    }
+    onProgress?.('video_signatures', sigs.length, sigs.length);
+
+    const tasks = db.prepare('SELECT id, kind, owner, status, request_json, result_json, error_message, created_at, updated_at FROM tasks ORDER BY created_at, rowid').all() as Record<string, unknown>[];
+    for (const t of tasks) {
+      await client.query(
+        `INSERT INTO tasks (id, kind, owner, status, request_json, result_json, error_message, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [t.id, t.kind, t.owner, t.status, t.request_json, t.result_json, t.error_message, t.created_at, t.updated_at],
+      );
+    }
+    onProgress?.('tasks', tasks.length, tasks.length);
+
+    const keys = db.prepare('SELECT id, name, key_hash, prefix, qps, quota, used, created_at, revoked_at, owner, role FROM api_keys ORDER BY created_at, rowid').all() as Record<string, unknown>[];
+    for (const k of keys) {
+      await client.query(
+        `INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, used, created_at, revoked_at, owner, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [k.id, k.name, k.key_hash, k.prefix, k.qps, k.quota, k.used, k.created_at, k.revoked_at, k.owner, k.role],
+      );
+    }
+    onProgress?.('api_keys', keys.length, keys.length);
+
+    const jobs = db.prepare(`SELECT id, kind, ref_id, attempts, max_attempts, last_error, created_at, updated_at FROM jobs WHERE ${OPEN_JOBS} ORDER BY created_at, rowid`).all() as Record<string, unknown>[];
+    for (const j of jobs) {
+      await client.query(
+        `INSERT INTO jobs (id, kind, ref_id, status, attempts, max_attempts, last_error, created_at, updated_at) VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
+        [j.id, j.kind, j.ref_id, Math.min(j.attempts as number, (j.max_attempts as number) - 1), j.max_attempts, j.last_error, ms(j.created_at as number), ms(j.updated_at as number)],
+      );
+    }
+    onProgress?.('jobs', jobs.length, jobs.length);
+
+    const counts: CopyCounts[] = [];
+    for (const t of TABLES) {
+      const where = t === 'jobs' ? `WHERE ${OPEN_JOBS}` : '';
+      const { rows: r } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${t} ${where}`);
+      counts.push({ table: t, sqlite: total(t), postgres: Number(r[0].n) });
+    }
+    const off = counts.filter((c) => c.sqlite !== c.postgres);
+    if (off.length) throw new Error(`the copy does not add up: ${off.map((c) => `${c.table} ${c.sqlite} in SQLite, ${c.postgres} in PostgreSQL`).join('; ')}`);
+    await client.query('COMMIT');
+    return counts;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+function sqliteCount(store: Store, t: Table): number {
+  const where = t === 'jobs' ? `WHERE ${OPEN_JOBS}` : '';
+  return store.db.prepare(`SELECT COUNT(*) FROM ${t} ${where}`).pluck().get() as number;
+}
