@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -20,6 +20,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   cli: async () => (await import('./cli.js')).benchCli(),
   queue: async () => (await import('./queue.js')).benchQueue(),
   workers: async () => (await import('./workers.js')).benchWorkers(),
+  // PostgreSQL search at 100k segments against SQLite's in-memory index; written-on-one-node to found-on-another.
+  scale: async () => (await import('./pg-scale.js')).benchPgScale(),
 };
 
 async function main(): Promise<void> {

@@ -83,6 +83,10 @@ import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
 
 export interface EngineOptions {
   home?: string;
+  /** The library's database: `postgres://…` (default: VIDEMBED_DATABASE_URL, else SQLite in the home). */
+  databaseUrl?: string;
+  /** Where its files are: `file:///dir` or `s3://bucket/prefix` (default: VIDEMBED_STORAGE_URL, else blobs/ in the home). */
+  storageUrl?: string;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
   /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
@@ -120,6 +124,8 @@ export interface JobContext {
   signal: AbortSignal;
   /** The claim the work runs under: its results land only while the token still holds the job. */
   job?: { id: string; token: number };
+  /** Set by the engine when it settled the job itself, in the transaction of its results. */
+  settled?: boolean;
 }
 
 /** The local face of VideoService: SQLite + sqlite-vec store, ffmpeg, models, durable jobs. */
@@ -141,13 +147,13 @@ export class LocalEngine implements VideoService {
   constructor(opts: EngineOptions = {}) {
     this.paths = pathsFor(opts.home ?? resolveHome());
     ensureDirs(this.paths);
-    this.catalog = openCatalog(this.paths.dbFile, { memoryIndex: opts.memoryIndex });
+    this.catalog = openCatalog(this.paths.dbFile, { memoryIndex: opts.memoryIndex, databaseUrl: opts.databaseUrl });
     this.embedderFor = opts.embedderFor ?? getEmbedder;
     this.analyzers = opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e));
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
-    this.blobs = openBlobStore(this.paths);
+    this.blobs = openBlobStore(this.paths, opts.storageUrl ? { ...process.env, VIDEMBED_STORAGE_URL: opts.storageUrl } : process.env);
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
     this.textEncoder = opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder((id) => this.embedderFor(id)), DEFAULTS.textCacheEntries);
   }
@@ -787,16 +793,18 @@ export class LocalEngine implements VideoService {
         phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
         vector: s.vector,
       }));
-      // The results land only while this claim still holds the job (its fencing token): a worker
-      // whose lease passed to another claim writes nothing.
+      // The results land only while this claim still holds the job (its fencing token), and the job
+      // is done in the same transaction: a worker whose lease passed to another claim writes
+      // nothing, and a worker killed after the commit leaves nothing to redo.
       const held = await this.catalog.transaction(async (tx) => {
-        if (ctx.job && !(await tx.queue.holds(ctx.job.id, ctx.job.token))) return false;
+        if (ctx.job && !(await tx.queue.complete(ctx.job.id, ctx.job.token))) return false;
         await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
         if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
         await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
         await tx.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
         return true;
       });
+      if (held && ctx.job) ctx.settled = true;
       return held ? 'done' : 'failed';
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue

@@ -6,7 +6,7 @@ import type { JobKind } from '../store/queue/types.js';
 import { DEFAULTS } from './config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
-import type { LocalEngine } from './engine.js';
+import type { JobContext, LocalEngine } from './engine.js';
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
 const STRANDED_SWEEP_MS = 30_000;
@@ -109,8 +109,12 @@ export class Worker {
           );
         }, Math.min(heartbeatMs, leaseMs / 3));
         try {
-          const outcome = await this.engine.runJob(job, { signal: jobAbort.signal, job: { id: job.id, token: job.token } });
-          const settled = outcome === 'done' ? await queue.complete(job.id, job.token) : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
+          const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token } };
+          const outcome = await this.engine.runJob(job, ctx);
+          const settled =
+            outcome === 'done'
+              ? ctx.settled || (await queue.complete(job.id, job.token))
+              : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
           log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
         } catch (err) {
           if (signal.aborted) await queue.release(job.id, job.token);

@@ -28,7 +28,9 @@ function lazilyMigratedPool(url: string, max: number): pg.Pool {
     ready = undefined; // try again on the next call (the server may come up later)
     throw new Error(`PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
   }));
-  return Object.assign(pool, {
+  // A view of the pool, not the pool itself: pg's own query() checks out through pool.connect.
+  const view = Object.create(pool) as pg.Pool;
+  return Object.assign(view, {
     query: (async (...args: unknown[]) => {
       await migrated();
       return query(...args);
@@ -37,6 +39,7 @@ function lazilyMigratedPool(url: string, max: number): pg.Pool {
       await migrated();
       return connect();
     }) as unknown as pg.Pool['connect'],
+    end: () => pool.end(),
   });
 }
 

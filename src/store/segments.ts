@@ -104,6 +104,11 @@ export class SegmentsRepo {
     return this.memory;
   }
 
+  /** After a rollback: a vector table made inside the transaction is gone again, so check anew. */
+  forgetTables(): void {
+    this.ensured.clear();
+  }
+
   ensureVectorTable(dim: number): void {
     if (this.ensured.has(dim)) return;
     this.db.exec(

@@ -520,6 +520,29 @@ function conformance(backend: () => Backend): void {
       expect(await c.transaction((tx) => tx.queue.holds(jobId, second.token))).toBe(false);
       expect(await c.queue.holds(jobId, second.token)).toBe(false);
     });
+
+    it('queue.complete in a transaction: the job is done exactly when the results commit, and only under the token that holds it', async () => {
+      const col = await collection();
+      const v = await video(col);
+      const jobId = await c.queue.enqueue('video.process', v);
+      const job = (await c.queue.claim('w1', 60_000))!;
+      const settle = (token: number, fail: boolean) =>
+        c.transaction(async (tx) => {
+          if (!(await tx.queue.complete(jobId, token))) return false;
+          await tx.segments.replaceForVideo(v, col, DIM, [seg(0, vec(0, 1, 0, 0))]);
+          if (fail) throw new Error('the write failed');
+          return true;
+        });
+      expect(await settle(job.token + 1, false)).toBe(false); // not its claim: nothing written, nothing settled
+      expect((await c.queue.get(jobId))?.status).toBe('running');
+      await expect(settle(job.token, true)).rejects.toThrow('the write failed');
+      expect((await c.queue.get(jobId))?.status).toBe('running'); // rolled back with the results
+      expect(await c.segments.listForVideo(v)).toEqual([]);
+      expect(await settle(job.token, false)).toBe(true);
+      expect((await c.queue.get(jobId))?.status).toBe('done');
+      expect((await c.segments.listForVideo(v)).length).toBe(1);
+      expect(await c.queue.complete(jobId, job.token)).toBe(false); // once
+    });
   });
 
   describe('several processes', () => {

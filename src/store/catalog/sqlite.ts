@@ -340,6 +340,7 @@ export class SqliteCatalog implements Catalog {
         return result;
       } catch (err) {
         if (db.inTransaction) db.exec('ROLLBACK');
+        this.store.segments.forgetTables();
         throw err;
       }
     });

@@ -192,8 +192,9 @@ export interface SignaturesCatalog {
 
 /**
  * What one transaction may touch: every write lands, or none does. `holds(jobId, token)` is true
- * while that claim still holds the job (the fencing check for a job's results, in the same
- * transaction as the results: on PostgreSQL it locks the job's row until commit).
+ * while that claim still holds the job, and `complete(jobId, token)` settles it as done only then
+ * (the fencing check for a job's results, in the same transaction as the results: on PostgreSQL
+ * both lock the job's row until commit).
  */
 export interface CatalogTx {
   readonly collections: CollectionsCatalog;
@@ -205,6 +206,8 @@ export interface CatalogTx {
     enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number): Promise<string>;
     cancelFor(refId: string): Promise<number>;
     holds(jobId: string, token: number): Promise<boolean>;
+    /** `JobQueue.complete` inside the transaction: the job is done exactly when the results land. */
+    complete(jobId: string, token: number): Promise<boolean>;
   };
 }
 

@@ -112,6 +112,20 @@ export class PgTxJobQueue {
   holds(jobId: string, token: number): Promise<boolean> {
     return holdsJob(this.client, jobId, token, true);
   }
+
+  /** Settles the job as done while `token` holds it, in this transaction (with the results it commits). */
+  complete(jobId: string, token: number): Promise<boolean> {
+    return completeJob(this.client, jobId, token);
+  }
+}
+
+async function completeJob(q: Queryable, jobId: string, token: number): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE jobs SET status = 'done', lease_expires_at = NULL, updated_at = clock_timestamp()
+     WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
+    [jobId, token],
+  );
+  return r.rowCount === 1;
 }
 
 /**
@@ -153,12 +167,7 @@ export class PgJobQueue implements JobQueue {
   }
 
   async complete(jobId: string, token: number): Promise<boolean> {
-    const r = await this.pool.query(
-      `UPDATE jobs SET status = 'done', lease_expires_at = NULL, updated_at = clock_timestamp()
-       WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
-      [jobId, token],
-    );
-    return r.rowCount === 1;
+    return completeJob(this.pool, jobId, token);
   }
 
   async fail(jobId: string, token: number, error: string): Promise<boolean> {
@@ -229,10 +238,12 @@ export class PgWorkerRegistry implements WorkerRegistry {
   }
 
   async alive(withinMs: number): Promise<LiveWorker[]> {
+    // "Every worker" comes as a huge window (Number.MAX_SAFE_INTEGER): no timestamp reaches back that far.
+    const all = !(withinMs < 1e12);
     const { rows } = await this.pool.query<{ id: string; info: WorkerInfo; heartbeat_at: number }>(
       `SELECT id, info, ${ms('heartbeat_at')} AS heartbeat_at FROM workers
-       WHERE heartbeat_at >= clock_timestamp() - ${interval('$1')} ORDER BY id`,
-      [withinMs],
+       ${all ? '' : `WHERE heartbeat_at >= clock_timestamp() - ${interval('$1')}`} ORDER BY id`,
+      all ? [] : [withinMs],
     );
     return rows.map((r) => ({ ...r.info, id: r.id, heartbeatAt: Math.round(r.heartbeat_at) }));
   }
