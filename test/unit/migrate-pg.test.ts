@@ -52,7 +52,7 @@ describe.skipIf(!pgOk)('vidembed migrate: SQLite library into PostgreSQL', () =>
         mkdirSync(path.join(home, 'blobs', 'videos'), { recursive: true });
         writeFileSync(path.join(home, 'blobs', 'videos', `${id}.mp4`), `v${v}`);
         if (v === 11) {
-          store.queue.enqueueSync('video.process', id); // still to do
+          await store.queue.enqueue('video.process', id); // still to do
           continue;
         }
         store.segments.replaceForVideo(

@@ -39,30 +39,19 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
     if (Number(rows[0].n) > 0) throw new Error('the PostgreSQL database already holds a library (collections, keys or jobs): migrate into an empty database');
     const total = (t: Table) => sqliteCount(store, t);
 
-    const collections = db.prepare('SELECT id, owner, name, description, model, dim, created_at, recipe_json, revision FROM collections ORDER BY seq').all() as Record<string, unknown>[];
-    for (const c of collections) {
-      await client.query(
-        `INSERT INTO collections (id, owner, name, description, model, dim, created_at, recipe_json, revision) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [c.id, c.owner, c.name, c.description, c.model, c.dim, c.created_at, c.recipe_json, c.revision],
-      );
-    }
-    onProgress?.('collections', collections.length, collections.length);
+    /** Copies `cols` of every row of `table`, in `order`; `map` adjusts a row's values first. */
+    const copyRows = async (table: Table, cols: string[], order: string, map: (row: Record<string, unknown>) => unknown[] = (row) => cols.map((c) => row[c])) => {
+      const rows = db.prepare(`SELECT ${cols.join(', ')} FROM ${table} ORDER BY ${order}`).all() as Record<string, unknown>[];
+      const insert = `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`;
+      for (const row of rows) await client.query(insert, map(row));
+      onProgress?.(table, rows.length, rows.length);
+      return rows;
+    };
 
-    const videos = db
-      .prepare(
-        `SELECT id, collection_id, filename, path, blob_key, size_bytes, status, progress, error_message, duration, width, height, fps, codec,
-           tags_json, content_sha256, created_at, updated_at FROM videos ORDER BY created_at, rowid`,
-      )
-      .all() as Record<string, unknown>[];
-    for (const v of videos) {
-      await client.query(
-        `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, progress, error_message, duration, width, height, fps, codec,
-           tags_json, content_sha256, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-        [v.id, v.collection_id, v.filename, v.blob_key ? '' : v.path, v.blob_key, v.size_bytes, v.status, v.progress, v.error_message, v.duration, v.width, v.height, v.fps, v.codec, v.tags_json, v.content_sha256, v.created_at, v.updated_at],
-      );
-    }
-    onProgress?.('videos', videos.length, videos.length);
+    const collections = await copyRows('collections', ['id', 'owner', 'name', 'description', 'model', 'dim', 'created_at', 'recipe_json', 'revision'], 'seq');
+    // A video kept by key has no path (PostgreSQL holds exactly one of the two).
+    const videoCols = ['id', 'collection_id', 'filename', 'path', 'blob_key', 'size_bytes', 'status', 'progress', 'error_message', 'duration', 'width', 'height', 'fps', 'codec', 'tags_json', 'content_sha256', 'created_at', 'updated_at'];
+    await copyRows('videos', videoCols, 'created_at, rowid', (v) => videoCols.map((c) => (c === 'path' && v.blob_key ? '' : v[c])));
 
     // Segments in pages: rows, the keyword text the FTS index holds, the float32 vector.
     const dims = new Map(collections.map((c) => [c.id as string, c.dim as number]));
@@ -121,29 +110,9 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
     // New segments continue after the copied ids.
     await client.query(`SELECT setval(pg_get_serial_sequence('segments', 'id'), GREATEST((SELECT max(id) FROM segments), 1), (SELECT count(*) > 0 FROM segments))`);
 
-    const sigs = db.prepare('SELECT video_id, version, frames, data, updated_at FROM video_signatures').all() as Record<string, unknown>[];
-    for (const s of sigs) {
-      await client.query(`INSERT INTO video_signatures (video_id, version, frames, data, updated_at) VALUES ($1, $2, $3, $4, $5)`, [s.video_id, s.version, s.frames, s.data, s.updated_at]);
-    }
-    onProgress?.('video_signatures', sigs.length, sigs.length);
-
-    const tasks = db.prepare('SELECT id, kind, owner, status, request_json, result_json, error_message, created_at, updated_at FROM tasks ORDER BY created_at, rowid').all() as Record<string, unknown>[];
-    for (const t of tasks) {
-      await client.query(
-        `INSERT INTO tasks (id, kind, owner, status, request_json, result_json, error_message, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [t.id, t.kind, t.owner, t.status, t.request_json, t.result_json, t.error_message, t.created_at, t.updated_at],
-      );
-    }
-    onProgress?.('tasks', tasks.length, tasks.length);
-
-    const keys = db.prepare('SELECT id, name, key_hash, prefix, qps, quota, used, created_at, revoked_at, owner, role FROM api_keys ORDER BY created_at, rowid').all() as Record<string, unknown>[];
-    for (const k of keys) {
-      await client.query(
-        `INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, used, created_at, revoked_at, owner, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [k.id, k.name, k.key_hash, k.prefix, k.qps, k.quota, k.used, k.created_at, k.revoked_at, k.owner, k.role],
-      );
-    }
-    onProgress?.('api_keys', keys.length, keys.length);
+    await copyRows('video_signatures', ['video_id', 'version', 'frames', 'data', 'updated_at'], 'video_id');
+    await copyRows('tasks', ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'], 'created_at, rowid');
+    await copyRows('api_keys', ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role'], 'created_at, rowid');
 
     const jobs = db.prepare(`SELECT id, kind, ref_id, attempts, max_attempts, last_error, created_at, updated_at FROM jobs WHERE ${OPEN_JOBS} ORDER BY created_at, rowid`).all() as Record<string, unknown>[];
     for (const j of jobs) {

@@ -39,9 +39,7 @@ export function strandedSubjects(db: Db, table: 'videos' | 'tasks', waiting: rea
 }
 
 /**
- * The job queue on the `jobs` table of a vidembed SQLite database. `enqueueSync` and
- * `cancelForSync` are the same calls for the engine's own SQLite transactions (a video and its
- * job are inserted together). better-sqlite3 is synchronous: every call does its work before returning a settled promise. A
+ * The job queue on the `jobs` table of a vidembed SQLite database. better-sqlite3 is synchronous: every call does its work before returning a settled promise. A
  * claim is one IMMEDIATE transaction, so claimers in other connections or processes wait for it
  * (busy_timeout) rather than read the same candidate. Times come from this process's clock, which
  * is the machine's: every process that opens the file runs on this machine.
@@ -53,11 +51,6 @@ export class SqliteJobQueue implements JobQueue {
   ) {}
 
   async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
-    return this.enqueueSync(kind, refId, maxAttempts);
-  }
-
-  /** `enqueue`, done before it returns: for a transaction that also writes the job's subject. */
-  enqueueSync(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): string {
     checkMaxAttempts(maxAttempts);
     const id = newId('job');
     const now = Date.now();
@@ -150,12 +143,8 @@ export class SqliteJobQueue implements JobQueue {
     return this.db.prepare(`UPDATE jobs SET lease_expires_at = 0 WHERE lease_owner = ? AND status = 'running'`).run(workerId).changes;
   }
 
+  /** Inside a caller's transaction it is a savepoint of it. */
   async cancelFor(refId: string): Promise<number> {
-    return this.cancelForSync(refId);
-  }
-
-  /** `cancelFor`, done before it returns (inside a caller's transaction it is a savepoint). */
-  cancelForSync(refId: string): number {
     return this.db
       .transaction(() => {
         const now = Date.now();
@@ -192,8 +181,8 @@ export class SqliteJobQueue implements JobQueue {
 }
 
 /**
- * Workers by heartbeat on the `workers` table. The `pid` column (which the synchronous launcher
- * still checks) is filled from the info; liveness here is the heartbeat time alone.
+ * Workers by heartbeat on the `workers` table. The `pid` column is filled from the info; liveness
+ * here is the heartbeat time alone.
  */
 export class SqliteWorkerRegistry implements WorkerRegistry {
   constructor(
@@ -202,10 +191,6 @@ export class SqliteWorkerRegistry implements WorkerRegistry {
   ) {}
 
   async heartbeat(workerId: string, info: WorkerInfo): Promise<void> {
-    this.heartbeatSync(workerId, info);
-  }
-
-  heartbeatSync(workerId: string, info: WorkerInfo): void {
     this.db
       .prepare(
         `INSERT INTO workers (id, pid, heartbeat_at, info_json) VALUES (?, ?, ?, ?)
@@ -215,16 +200,11 @@ export class SqliteWorkerRegistry implements WorkerRegistry {
   }
 
   async alive(withinMs: number): Promise<LiveWorker[]> {
-    return this.aliveSync(withinMs);
-  }
-
-  /** `alive`, for callers that cannot wait (the CLI's launcher decides inside a synchronous step). */
-  aliveSync(withinMs: number): LiveWorker[] {
     const rows = this.db
       .prepare('SELECT id, pid, heartbeat_at, info_json FROM workers WHERE heartbeat_at >= ? ORDER BY id')
       .all(Date.now() - withinMs) as { id: string; pid: number; heartbeat_at: number; info_json: string | null }[];
     return rows.map((r) => {
-      // Rows the synchronous launcher wrote have no info: they are this machine's.
+      // Rows written before worker info (migration 10) have none: they are this machine's.
       const info = r.info_json ? (JSON.parse(r.info_json) as WorkerInfo) : { pid: r.pid, host: os.hostname() };
       return { ...info, id: r.id, heartbeatAt: r.heartbeat_at };
     });
