@@ -90,10 +90,11 @@ const videoStatus = { type: 'string', enum: ['uploaded', 'processing', 'processe
 /** A collection as listed (`owner`: whose library holds it; admins see every owner's). */
 const collectionParams = { type: 'object', required: ['collection_id'], properties: { collection_id: str } } as const;
 const videoParams = { type: 'object', required: ['video_id'], properties: { video_id: str } } as const;
+const count = { type: 'integer', minimum: 0 } as const;
 const statusCounts = {
   type: 'object',
   required: ['uploaded', 'processing', 'processed', 'failed'],
-  properties: Object.fromEntries(['uploaded', 'processing', 'processed', 'failed'].map((k) => [k, { type: 'integer', minimum: 0 }])),
+  properties: { uploaded: count, processing: count, processed: count, failed: count },
 } as const;
 const deleted = {
   type: 'object',
