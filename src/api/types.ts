@@ -147,10 +147,10 @@ export interface SearchResult {
   /** Cosine similarity of the best segment to the query. */
   similarity: number;
   /** What results are ordered by: similarity plus the keyword bonus (docs/engine.md). */
-  relevance?: number;
+  relevance: number;
   /** How likely this is what the query asked for, in [0, 1], calibrated (docs/engine.md). */
-  confidence?: number;
-  confidence_label?: ConfidenceLabel;
+  confidence: number;
+  confidence_label: ConfidenceLabel;
   start: number;
   end: number;
   filename: string;

@@ -66,7 +66,7 @@ const MAX_PARAM_LENGTH = 256;
  * OpenAPI 3.1 from the same route table and schemas the server validates with. `auth: false`
  * (`serve --no-auth`) documents every route as open.
  */
-export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}): object {
+export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) {
   const auth = opts.auth !== false;
   const security = [{ apiKey: [] }, { bearer: [] }];
   const paths: Record<string, Record<string, unknown>> = {};

@@ -1,0 +1,156 @@
+/** Videos: upload into a collection, list, status, details, delete, reprocess, thumbnail, the file itself. */
+import { createWriteStream } from 'node:fs';
+import { stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, VidembedError } from '../../api/errors.js';
+import { schemas } from '../../api/schemas.js';
+import type { VideoFile } from '../../engine/engine.js';
+import { newId } from '../../store/ids.js';
+import { collectionParam, type RoutesOptions } from '../plumbing.js';
+
+export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
+  const { routes, svc, uploadsDir, maxUploadBytes } = ctx;
+  routes.add(
+    app,
+    { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414], summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
+    async (request) => {
+      const service = svc(request);
+      const collectionId = (await service.getCollection(collectionParam(request.params))).id; // 404 before reading any bytes
+      if (!request.isMultipart()) throw new BadRequestError('expected multipart/form-data with one part named "file"');
+      let saved: { path: string; filename: string } | undefined;
+      try {
+        for await (const part of request.parts()) {
+          if (part.type !== 'file') continue;
+          if (part.fieldname !== 'file') {
+            part.file.resume();
+            throw new BadRequestError(`unexpected file part "${part.fieldname}": send one part named "file"`);
+          }
+          if (saved) {
+            part.file.resume();
+            throw new BadRequestError('more than one "file" part: send exactly one');
+          }
+          const tmp = path.join(uploadsDir, `${newId('vid')}.part`);
+          saved = { path: tmp, filename: path.basename(part.filename || 'upload').replace(/[\u0000-\u001f]/g, '') || 'upload' };
+          await pipeline(part.file, createWriteStream(tmp));
+          if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
+        }
+        if (!saved) throw new BadRequestError('missing multipart part "file"');
+        const { force, skip_duplicates } = request.query;
+        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true, skipDuplicates: skip_duplicates === true });
+      } catch (err) {
+        // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
+        if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;
+        if (err instanceof Error && !(err as NodeJS.ErrnoException).syscall) throw new BadRequestError(`malformed multipart body: ${err.message}`);
+        throw err;
+      } finally {
+        if (saved) await unlink(saved.path).catch(() => {});
+      }
+    },
+  );
+  routes.add(
+    app,
+    { method: 'GET', url: '/videos/:video_id/status', operationId: 'getVideoStatus', tags: ['videos'], errors: [400, 404, 414], summary: "a video's processing status", schema: schemas.videoStatus },
+    async (request) => svc(request).videoStatus(request.params.video_id),
+  );
+  routes.add(
+    app,
+    { method: 'GET', url: '/collections/:collection_id/videos', operationId: 'listVideos', tags: ['collections', 'videos'], errors: [400, 404, 409, 414, 422], summary: "a collection's videos, newest first", schema: schemas.listVideos },
+    async (request) => svc(request).listVideos(collectionParam(request.params), request.query),
+  );
+  routes.add(
+    app,
+    { method: 'GET', url: '/videos/:video_id', operationId: 'getVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'a video: metadata, tags and segments with what the engine saw in each', schema: schemas.videoDetails },
+    async (request) => svc(request).videoDetails(request.params.video_id),
+  );
+  routes.add(
+    app,
+    { method: 'DELETE', url: '/videos/:video_id', operationId: 'deleteVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'delete a video with its segments, vectors and file', schema: schemas.deleteVideo },
+    async (request) => svc(request).deleteVideo(request.params.video_id),
+  );
+  routes.add(
+    app,
+    { method: 'POST', url: '/videos/:video_id/reprocess', operationId: 'reprocessVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'process a video again', schema: schemas.reprocessVideo, status: 202 },
+    async (request) => svc(request).reprocessVideo(request.params.video_id),
+  );
+  routes.add(
+    app,
+    {
+      method: 'GET',
+      url: '/videos/:video_id/thumbnail',
+      operationId: 'getVideoThumbnail',
+      tags: ['videos'],
+      errors: [400, 404, 414, 422],
+      summary: "a JPEG keyframe: the segment's at ?t=seconds, else the video's poster",
+      schema: schemas.videoThumbnail,
+      file: { mediaType: 'image/jpeg' },
+    },
+    async (request, reply) => {
+      const jpeg = await svc(request).videoThumbnail(request.params.video_id, request.query.t);
+      return reply.code(200).header('Content-Type', 'image/jpeg').header('Cache-Control', 'private, max-age=3600').send(jpeg);
+    },
+  );
+  routes.add(
+    app,
+    {
+      method: 'GET',
+      url: '/videos/:video_id/file',
+      operationId: 'getVideoFile',
+      tags: ['videos'],
+      errors: [400, 404, 414, 416],
+      summary: 'the original file, with HTTP Range support (a browser can seek)',
+      schema: schemas.videoFile,
+      file: { mediaType: 'video/*', ranges: true },
+    },
+    async (request, reply) => sendFile(reply, await svc(request).videoFile(request.params.video_id), request.headers.range),
+  );
+};
+
+const VIDEO_TYPES: Record<string, string> = {
+  '.mp4': 'video/mp4',
+  '.m4v': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.webm': 'video/webm',
+  '.mkv': 'video/x-matroska',
+  '.avi': 'video/x-msvideo',
+  '.ogv': 'video/ogg',
+  '.mpg': 'video/mpeg',
+  '.mpeg': 'video/mpeg',
+};
+
+/**
+ * Streams a file, whole (200) or the one byte range asked for (206, `Range: bytes=a-b`, `a-` or
+ * `-n`); a range outside the file is 416. Several ranges in one request get the whole file.
+ */
+async function sendFile(reply: FastifyReply, file: VideoFile, range: string | undefined): Promise<FastifyReply> {
+  let size = file.size;
+  if (file.path !== undefined) {
+    const st = await stat(file.path).catch(() => undefined);
+    if (!st) throw new NotFoundError('the video file is gone from the server');
+    size = st.size;
+  }
+  const type = VIDEO_TYPES[path.extname(file.filename).toLowerCase()] ?? 'application/octet-stream';
+  reply.header('Accept-Ranges', 'bytes').header('Content-Type', type);
+  reply.header('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
+  const m = range ? /^bytes=(\d*)-(\d*)$/.exec(range.trim()) : null;
+  if (m && (m[1] || m[2])) {
+    let start: number;
+    let end: number;
+    if (m[1]) {
+      start = Number(m[1]);
+      end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+    } else {
+      start = Math.max(0, size - Number(m[2]));
+      end = size - 1;
+    }
+    if (start >= size || start > end) {
+      reply.header('Content-Range', `bytes */${size}`);
+      throw new RangeNotSatisfiableError(`the range ${range} lies outside the file (${size} bytes)`);
+    }
+    reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`).header('Content-Length', String(end - start + 1));
+    return reply.send(file.open({ start, end }));
+  }
+  reply.code(200).header('Content-Length', String(size));
+  return reply.send(file.open());
+}
