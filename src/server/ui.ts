@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { NotFoundError, UnauthorizedError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
@@ -199,6 +200,8 @@ export interface UiOptions {
   open: Set<string>;
 }
 
+const loginBody = { type: 'object', required: ['token'], additionalProperties: false, properties: { token: { type: 'string', minLength: 1, maxLength: 256 } } } as const;
+
 /**
  * The page's routes. None is part of the API's OpenAPI document: they serve files and the page's
  * own sign-in, not data. Open (no key): the files, `GET /ui/config`, `POST /ui/login`. With a key:
@@ -235,11 +238,11 @@ export function registerUi(app: FastifyInstance, opts: UiOptions): void {
   );
 
   opts.open.add('/ui/login');
-  app.post(
+  app.post<{ Body: FromSchema<typeof loginBody> }>(
     '/ui/login',
-    { schema: { body: { type: 'object', required: ['token'], additionalProperties: false, properties: { token: { type: 'string', minLength: 1, maxLength: 256 } } } } },
+    { schema: { body: loginBody } },
     async (request, reply) => {
-      const got = opts.sessions.redeem((request.body as { token: string }).token);
+      const got = opts.sessions.redeem(request.body.token);
       if (!got) throw new UnauthorizedError('this login link was already used, has expired or is not valid: run `vidembed ui` again for a new one');
       return pageHeaders(reply).header('Cache-Control', 'no-store').send({ api_key: got.key, expires_in: got.expiresIn });
     },
