@@ -308,6 +308,32 @@ function conformance(backend: () => Backend): void {
       for (const [id, { similarity, margin }] of cands) expect(Math.abs(similarity - sims.get(id)!)).toBeLessThanOrEqual(margin + 1e-5);
       expect((await c.segments.similarities(DIM, [], q)).size).toBe(0);
     });
+
+    it('at a real model\'s dimension (512): the exact top k, ties to the smaller id, `also` and similarities agreeing', async () => {
+      const D = 512;
+      let seed = 7;
+      const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+      const col = (await c.collections.insert({ name: `wide${++n}`, description: '', model: 'test-512', dim: D })).id;
+      const vectors = new Map<number, Float32Array>();
+      for (let v = 0; v < 6; v++) {
+        const id = await video(col);
+        const segs = Array.from({ length: 50 }, (_, i) => ({ idx: i, start: i, end: i + 1, description: 'x', vector: new Float32Array(D).map(rnd) }));
+        segs[7].vector = segs[3].vector; // an exact tie within the video
+        await c.segments.replaceForVideo(id, col, D, segs);
+        (await c.segments.listForVideo(id)).forEach((row, i) => vectors.set(row.id, segs[i].vector));
+      }
+      const q = new Float32Array(D).map(rnd);
+      const exact = [...vectors].map(([id, v]) => ({ id, similarity: cosine(v, q) })).sort((x, y) => y.similarity - x.similarity || x.id - y.id);
+      const tieIds = [...vectors].filter(([, v]) => v === [...vectors.values()][3]).map(([id]) => id);
+      // Ask with the tied pair's score as the k-th: the smaller id must be the one kept.
+      const tiePos = exact.findIndex((h) => h.id === Math.min(...tieIds));
+      const got = await c.segments.candidates(col, D, q, tiePos + 1, {}, [exact[exact.length - 1].id]);
+      const want = [...exact.slice(0, tiePos + 1), exact[exact.length - 1]];
+      expect(sortedIds(got)).toEqual(want.map((h) => h.id).sort((x, y) => x - y));
+      for (const h of want) expect(Math.abs(got.get(h.id)!.similarity - h.similarity)).toBeLessThanOrEqual(got.get(h.id)!.margin + 1e-5);
+      const sims = await c.segments.similarities(D, want.map((h) => h.id), q);
+      for (const [id, { similarity, margin }] of got) expect(Math.abs(similarity - sims.get(id)!)).toBeLessThanOrEqual(margin + 1e-6);
+    });
   });
 
   describe('keywords', () => {

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type pg from 'pg';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
+import { createSimdScan, type SimdScan } from '../simd-scan.js';
 import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
 
 /*
@@ -66,6 +67,42 @@ function cosine(m: Float32Array, off: number, vNorm: number, q: Float32Array, qN
   return norms > 0 ? dot / norms : 0;
 }
 
+/**
+ * Dot products of the query with `n` rows of `dim` floats that start at byte `rowsAt` of `simd`'s
+ * memory, by the WebAssembly SIMD kernel (src/store/simd-scan.ts): the one kernel every path of a
+ * dimension that is a multiple of 16 uses, so the index and `similarities` agree to the last bit.
+ * Scratch space for the query and the answers: from byte `scratchAt` on.
+ */
+function simdDots(simd: SimdScan, rowsAt: number, n: number, dim: number, query: Float32Array, scratchAt: number): Float32Array {
+  const need = scratchAt + (dim + n) * 4;
+  const mem = simd.memory;
+  if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / 65536));
+  new Float32Array(mem.buffer, scratchAt, dim).set(query);
+  simd.scan(scratchAt, rowsAt, n, dim, scratchAt + dim * 4);
+  return new Float32Array(mem.buffer, scratchAt + dim * 4, n);
+}
+
+/** A kernel for vectors of `dim` numbers, when WebAssembly SIMD is there and dim suits it. */
+const simdFor = (dim: number): SimdScan | null => (dim % 16 === 0 ? createSimdScan() : null);
+
+let scratch: SimdScan | null | undefined;
+
+/** Cosine similarities of loose vectors to the query, by the same kernel as the index. */
+function cosines(vectors: Float32Array[], query: Float32Array, dim: number): number[] {
+  const qNorm = norm(query, 0, dim);
+  if (dim % 16 === 0 && (scratch ??= createSimdScan())) {
+    const mem = scratch.memory;
+    const need = vectors.length * dim * 4;
+    if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / 65536));
+    const rows = new Float32Array(mem.buffer, 0, vectors.length * dim);
+    vectors.forEach((v, i) => rows.set(v, i * dim));
+    const norms = vectors.map((v) => norm(v, 0, dim));
+    const dots = simdDots(scratch, 0, vectors.length, dim, query, need);
+    return norms.map((vn, i) => (vn * qNorm > 0 ? dots[i] / (vn * qNorm) : 0));
+  }
+  return vectors.map((v) => cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
+}
+
 const filterValue = (filter: TagFilter, col: (typeof TAG_COLUMNS)[number]): string | null => filter[col] || null;
 
 /** One collection's vectors (of one dimension) in memory. Rows are appended; deleted rows are marked (id -1) until compacted. */
@@ -74,7 +111,7 @@ class Entry {
   cap = 0;
   ids = new Float64Array(0);
   norms = new Float64Array(0);
-  mat = new Float32Array(0);
+  mat: Float32Array<ArrayBufferLike> = new Float32Array(0);
   videos: string[] = [];
   tags: Array<[string | null, string | null, string | null]> = [];
   readonly rowOf = new Map<number, number>();
@@ -82,16 +119,27 @@ class Entry {
   /** pg_snapshot_xmin of the last read (xid8 as text), and the database's clock then (ms). */
   xmin = '0';
   syncedAt = 0;
+  /** Moves whenever a row comes or goes: answers cached for an older version are stale. */
+  version = 0;
+  /** The rows live in the kernel's memory (from byte 0) when the dimension suits it. */
+  private readonly simd: SimdScan | null;
 
-  constructor(readonly dim: number) {}
+  constructor(readonly dim: number) {
+    this.simd = simdFor(dim);
+  }
+
+  get live(): number {
+    return this.n - this.dead;
+  }
 
   append(id: number, video: string, tags: [string | null, string | null, string | null], v: Float32Array): void {
     if (this.rowOf.has(id) || v.length !== this.dim) return;
     if (this.n === this.cap) this.grow(Math.max(64, this.cap * 2));
     const i = this.n++;
     this.ids[i] = id;
-    this.mat.set(v, i * this.dim);
-    this.norms[i] = norm(this.mat, i * this.dim, this.dim);
+    const mat = this.rows();
+    mat.set(v, i * this.dim);
+    this.norms[i] = norm(mat, i * this.dim, this.dim);
     this.videos[i] = video;
     this.tags[i] = tags;
     this.rowOf.set(id, i);
@@ -115,7 +163,7 @@ class Entry {
       if (w !== r) {
         this.ids[w] = this.ids[r];
         this.norms[w] = this.norms[r];
-        this.mat.copyWithin(w * dim, r * dim, (r + 1) * dim);
+        this.rows().copyWithin(w * dim, r * dim, (r + 1) * dim);
         this.videos[w] = this.videos[r];
         this.tags[w] = this.tags[r];
         this.rowOf.set(this.ids[w], w);
@@ -133,19 +181,52 @@ class Entry {
     ids.set(this.ids.subarray(0, this.n));
     const norms = new Float64Array(cap);
     norms.set(this.norms.subarray(0, this.n));
-    const mat = new Float32Array(cap * this.dim);
-    mat.set(this.mat.subarray(0, this.n * this.dim));
+    let mat: Float32Array;
+    if (this.simd) {
+      // The rows stay where they are (byte 0 on); growing the memory keeps them.
+      const mem = this.simd.memory;
+      const need = cap * this.dim * 4;
+      if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / 65536));
+      mat = new Float32Array(mem.buffer, 0, cap * this.dim);
+    } else {
+      mat = new Float32Array(cap * this.dim);
+      mat.set(this.mat.subarray(0, this.n * this.dim));
+    }
     this.ids = ids;
     this.norms = norms;
     this.mat = mat;
     this.cap = cap;
   }
 
-  /** The `k` live rows nearest the query (matching `filter`), best first, exact ties to the smaller id. */
-  nearest(query: Float32Array, k: number, filter: TagFilter): Array<{ id: number; similarity: number }> {
-    if (k <= 0) return [];
+  /** The rows (after a grow, the memory may have moved: views are made anew). */
+  private rows(): Float32Array {
+    if (this.simd && this.mat.buffer !== this.simd.memory.buffer) this.mat = new Float32Array(this.simd.memory.buffer, 0, this.cap * this.dim);
+    return this.mat;
+  }
+
+  /** Cosine similarity to the query of every row (by row index), computed once. */
+  scoreAll(query: Float32Array): (r: number) => number {
+    return this.scores(query, norm(query, 0, this.dim), 0, this.n);
+  }
+
+  /** Cosine similarity of rows from..from+count-1 to the query. */
+  private scores(query: Float32Array, qNorm: number, from: number, count: number): (r: number) => number {
     const dim = this.dim;
-    const qNorm = norm(query, 0, dim);
+    if (this.simd) {
+      this.rows();
+      const dots = simdDots(this.simd, from * dim * 4, count, dim, query, this.cap * dim * 4);
+      return (r) => {
+        const norms = this.norms[r] * qNorm;
+        return norms > 0 ? dots[r - from] / norms : 0;
+      };
+    }
+    const mat = this.rows();
+    return (r) => cosine(mat, r * dim, this.norms[r], query, qNorm, dim);
+  }
+
+  /** The `k` live rows nearest the query (matching `filter`), best first, exact ties to the smaller id. */
+  nearest(score: (r: number) => number, k: number, filter: TagFilter): Array<{ id: number; similarity: number }> {
+    if (k <= 0) return [];
     const want = TAG_COLUMNS.map((c) => filterValue(filter, c));
     const filtered = want.some((w) => w !== null);
     // A bounded heap whose root is the worst kept hit.
@@ -175,7 +256,7 @@ class Entry {
         const t = this.tags[r];
         if ((want[0] !== null && t[0] !== want[0]) || (want[1] !== null && t[1] !== want[1]) || (want[2] !== null && t[2] !== want[2])) continue;
       }
-      const s = cosine(this.mat, r * dim, this.norms[r], query, qNorm, dim);
+      const s = score(r);
       if (hs.length < k) {
         hs.push(s);
         hi.push(id);
@@ -196,10 +277,15 @@ class Entry {
       .sort((a, b) => b.similarity - a.similarity || a.id - b.id);
   }
 
-  similarity(id: number, query: Float32Array): number | undefined {
+  /** A row's score from `scoreAll`, by segment id; undefined when the row is not here. */
+  similarity(id: number, score: (r: number) => number): number | undefined {
     const r = this.rowOf.get(id);
-    if (r === undefined) return undefined;
-    return cosine(this.mat, r * this.dim, this.norms[r], query, norm(query, 0, this.dim), this.dim);
+    return r === undefined ? undefined : score(r);
+  }
+
+  videoOf(id: number): string | undefined {
+    const r = this.rowOf.get(id);
+    return r === undefined ? undefined : this.videos[r];
   }
 }
 
@@ -230,6 +316,12 @@ const SYNC = `
   UNION ALL
   SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, pg_snapshot_xmin(pg_current_snapshot())::text, (extract(epoch FROM clock_timestamp()) * 1000)::float8`;
 
+/** Versions of every entry come from one counter, so a reloaded entry never repeats an old one. */
+let versions = 0;
+
+/** Answers kept (keyword matches, term counts) per catalog; past this the cache starts over. */
+const ANSWER_CACHE_SIZE = 4096;
+
 /** Reads what changed since `e` last looked (everything, for a new entry) and applies it. */
 async function syncEntry(q: Queryable, collectionId: string, e: Entry, full: boolean): Promise<void> {
   const { rows } = await q.query<SyncRow>(SYNC, [collectionId, e.dim, full ? '0' : e.xmin, !full]);
@@ -243,6 +335,7 @@ async function syncEntry(q: Queryable, collectionId: string, e: Entry, full: boo
     }
   }
   for (const id of deleted) e.remove(id);
+  if (rows.length > 1 || full) e.version = ++versions;
   e.compact();
 }
 
@@ -257,6 +350,15 @@ export class PgSegmentsIndex {
   readonly stats = { fullLoads: 0, catchUps: 0 };
 
   constructor(private readonly pool: pg.Pool) {}
+
+  /** The collection's index caught up, when this process keeps one for it (it searched it before). */
+  async freshIfKept(collectionId: string): Promise<Entry | undefined> {
+    for (const key of this.entries.keys()) {
+      const [id, dim] = key.split('\u0000');
+      if (id === collectionId) return this.fresh(collectionId, Number(dim));
+    }
+    return undefined;
+  }
 
   /** The collection's index, caught up with every write committed before this call. */
   async fresh(collectionId: string, dim: number): Promise<Entry> {
@@ -366,6 +468,8 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   }
 
   async countForCollection(collectionId: string): Promise<number> {
+    const kept = await this.index?.freshIfKept(collectionId);
+    if (kept) return kept.live; // a collection's segments all have its dimension
     const { rows } = await this.q.query<{ n: number }>('SELECT count(*)::int AS n FROM segments WHERE collection_id = $1', [collectionId]);
     return rows[0].n;
   }
@@ -403,11 +507,12 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       await syncEntry(this.q, collectionId, e, true);
     }
     const out = new Map<number, { similarity: number; margin: number }>();
-    for (const h of e.nearest(query, k, filter)) out.set(h.id, { similarity: h.similarity, margin: 0 });
+    const score = e.scoreAll(query);
+    for (const h of e.nearest(score, k, filter)) out.set(h.id, { similarity: h.similarity, margin: 0 });
     const rest: number[] = [];
     for (const id of also) {
       if (out.has(id)) continue;
-      const s = e.similarity(id, query);
+      const s = e.similarity(id, score);
       if (s === undefined) rest.push(id);
       else out.set(id, { similarity: s, margin: 0 });
     }
@@ -416,40 +521,103 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   }
 
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
-    const out = new Map<number, number>();
-    const qNorm = norm(query, 0, dim);
-    for (const [id, v] of await this.vectors(dim, ids)) out.set(id, cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
-    return out;
+    const found = [...(await this.vectors(dim, ids))];
+    const scores = cosines(
+      found.map(([, v]) => v),
+      query,
+      dim,
+    );
+    return new Map(found.map(([id], i) => [id, scores[i]]));
   }
 
-  async videosOf(_collectionId: string, ids: number[]): Promise<Map<number, string>> {
+  async videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     if (ids.length === 0) return out;
-    const { rows } = await this.q.query<{ id: number; video_id: string }>('SELECT id::float8 AS id, video_id FROM segments WHERE id = ANY ($1::bigint[])', [ids]);
+    // From this process's copy of the collection, caught up; only the others from the table.
+    const kept = await this.index?.freshIfKept(collectionId);
+    const rest: number[] = [];
+    for (const id of ids) {
+      const video = kept?.videoOf(id);
+      if (video === undefined) rest.push(id);
+      else out.set(id, video);
+    }
+    if (rest.length === 0) return out;
+    const { rows } = await this.q.query<{ id: number; video_id: string }>('SELECT id::float8 AS id, video_id FROM segments WHERE id = ANY ($1::bigint[])', [rest]);
     for (const r of rows) out.set(r.id, r.video_id);
     return out;
   }
 
+  /**
+   * Counts are kept while the library's largest segment id and last deletion stay the same (one
+   * cheap query per call; on a pool only). A segment committed after one with a larger id is
+   * counted from the next write on: this only decides which query words are too common to count.
+   */
   async selectiveTerms(terms: string[], maxShare = 0.1, floor = 500): Promise<string[]> {
-    const { rows } = await this.q.query<{ n: number }>('SELECT count(*)::float8 AS n FROM segments');
-    const total = rows[0].n;
+    let total: number;
+    let token = '';
+    if (this.index) {
+      const { rows } = await this.q.query<{ token: string }>(
+        `SELECT coalesce((SELECT max(id) FROM segments), 0)::text || '/' || coalesce((SELECT max(seq) FROM segment_deletions), 0)::text AS token`,
+      );
+      token = `library|${rows[0].token}`;
+    }
+    const cachedTotal = this.answers.get(`${token}|total`) as number | undefined;
+    if (token && cachedTotal !== undefined) total = cachedTotal;
+    else {
+      const { rows } = await this.q.query<{ n: number }>('SELECT count(*)::float8 AS n FROM segments');
+      total = rows[0].n;
+      if (token) this.remember(`${token}|total`, total);
+    }
     const limit = Math.max(floor, total * maxShare);
     if (total <= limit || terms.length === 0) return terms;
     const cap = Math.ceil(limit) + 1;
-    const counts = await this.q.query<{ ord: string; n: number }>(
-      `SELECT t.ord::text AS ord, (SELECT count(*)::int FROM (
-         SELECT 1 FROM segments s WHERE s.keywords @@ phraseto_tsquery('english', t.term) LIMIT $2) x) AS n
-       FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)`,
-      [terms, cap],
-    );
-    const n = new Map(counts.rows.map((r) => [Number(r.ord), r.n]));
-    return terms.filter((_, i) => (n.get(i + 1) ?? 0) <= limit);
+    const key = (t: string) => `${token}|df|${cap}|${t}`;
+    const missing = token ? terms.filter((t) => !this.answers.has(key(t))) : terms;
+    const df = new Map<string, number>();
+    if (missing.length) {
+      const counts = await this.q.query<{ ord: string; n: number }>(
+        `SELECT t.ord::text AS ord, (SELECT count(*)::int FROM (
+           SELECT 1 FROM segments s WHERE s.keywords @@ phraseto_tsquery('english', t.term) LIMIT $2) x) AS n
+         FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)`,
+        [missing, cap],
+      );
+      for (const r of counts.rows) df.set(missing[Number(r.ord) - 1], r.n);
+      if (token) for (const [t, n] of df) this.remember(key(t), n);
+    }
+    return terms.filter((t) => (df.get(t) ?? (this.answers.get(key(t)) as number | undefined) ?? 0) <= limit);
   }
 
+  /** Answers that hold until the data under them changes (the key says which version). */
+  private readonly answers = new Map<string, unknown>();
+
+  private remember(key: string, value: unknown): void {
+    if (this.answers.size >= ANSWER_CACHE_SIZE) this.answers.clear();
+    this.answers.set(key, value);
+  }
+
+  /**
+   * Kept per term while this process's copy of the collection has seen no change (its version, after
+   * catching up): when the collection was searched here before, a repeated word costs no query.
+   */
   async termMatches(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Promise<Map<string, number[]>> {
     const out = new Map<string, number[]>();
     for (const t of terms) out.set(t, []);
     if (terms.length === 0 || limit <= 0) return out;
+    const kept = await this.index?.freshIfKept(collectionId);
+    const key = (t: string) => `${collectionId}|v${kept!.version}|${TAG_COLUMNS.map((c) => filter[c] ?? '').join('|')}|${limit}|${t}`;
+    const missing = kept ? terms.filter((t) => !this.answers.has(key(t))) : terms;
+    if (kept) for (const t of terms) if (!missing.includes(t)) out.set(t, this.answers.get(key(t)) as number[]);
+    if (missing.length === 0) return out;
+    const found = await this.matchTerms(collectionId, missing, limit, filter);
+    for (const [t, ids] of found) {
+      out.set(t, ids);
+      if (kept) this.remember(key(t), ids);
+    }
+    return out;
+  }
+
+  private async matchTerms(collectionId: string, terms: string[], limit: number, filter: TagFilter): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
     const { rows } = await this.q.query<{ ord: string; id: number }>(
       `SELECT t.ord::text AS ord, m.id
        FROM unnest($2::text[]) WITH ORDINALITY AS t(term, ord)
