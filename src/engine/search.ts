@@ -114,6 +114,8 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
   // Whole rows only for what can be shown (min_confidence may pass over some).
   const shown = input.minConfidence === undefined ? ranked.slice(0, input.topK) : ranked;
   const rows = await segments.byIds(shown.map(([, best]) => best.segmentId));
+  // The page's videos in parallel (one round trip's time on a database server); further ones as needed.
+  const videoRows = new Map(await Promise.all(shown.slice(0, input.topK).map(async ([id]) => [id, await videos.byId(id)] as const)));
   const out: SearchResult[] = [];
   for (const [i, [videoId, best]] of ranked.entries()) {
     if (out.length >= input.topK) break;
@@ -123,7 +125,7 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
     if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
-    const video = await videos.byId(videoId);
+    const video = videoRows.has(videoId) ? videoRows.get(videoId) : await videos.byId(videoId);
     // A moment never runs past the end of its video.
     const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
     const result: SearchResult = {

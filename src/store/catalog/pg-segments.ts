@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type pg from 'pg';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
+import { topK } from '../memory-index.js';
 import { createSimdScan, type SimdScan } from '../simd-scan.js';
 import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
 
@@ -67,51 +68,25 @@ function cosine(m: Float32Array, off: number, vNorm: number, q: Float32Array, qN
   return norms > 0 ? dot / norms : 0;
 }
 
-/**
- * Dot products of the query with `n` rows of `dim` floats that start at byte `rowsAt` of `simd`'s
- * memory, by the WebAssembly SIMD kernel (src/store/simd-scan.ts): the one kernel every path of a
- * dimension that is a multiple of 16 uses, so the index and `similarities` agree to the last bit.
- * Scratch space for the query and the answers: from byte `scratchAt` on.
- */
-function simdDots(simd: SimdScan, rowsAt: number, n: number, dim: number, query: Float32Array, scratchAt: number): Float32Array {
-  const need = scratchAt + (dim + n) * 4;
-  const mem = simd.memory;
-  if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / 65536));
-  new Float32Array(mem.buffer, scratchAt, dim).set(query);
-  simd.scan(scratchAt, rowsAt, n, dim, scratchAt + dim * 4);
-  return new Float32Array(mem.buffer, scratchAt + dim * 4, n);
-}
-
-/** A kernel for vectors of `dim` numbers, when WebAssembly SIMD is there and dim suits it. */
-const simdFor = (dim: number): SimdScan | null => (dim % 16 === 0 ? createSimdScan() : null);
-
-let scratch: SimdScan | null | undefined;
-
-/** Cosine similarities of loose vectors to the query, by the same kernel as the index. */
-function cosines(vectors: Float32Array[], query: Float32Array, dim: number): number[] {
-  const qNorm = norm(query, 0, dim);
-  if (dim % 16 === 0 && (scratch ??= createSimdScan())) {
-    const mem = scratch.memory;
-    const need = vectors.length * dim * 4;
-    if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / 65536));
-    const rows = new Float32Array(mem.buffer, 0, vectors.length * dim);
-    vectors.forEach((v, i) => rows.set(v, i * dim));
-    const norms = vectors.map((v) => norm(v, 0, dim));
-    const dots = simdDots(scratch, 0, vectors.length, dim, query, need);
-    return norms.map((vn, i) => (vn * qNorm > 0 ? dots[i] / (vn * qNorm) : 0));
-  }
-  return vectors.map((v) => cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
-}
-
 const filterValue = (filter: TagFilter, col: (typeof TAG_COLUMNS)[number]): string | null => filter[col] || null;
 
-/** One collection's vectors (of one dimension) in memory. Rows are appended; deleted rows are marked (id -1) until compacted. */
+/** How many standard deviations of int8 rounding error an approximate score's margin allows (as src/store/memory-index.ts). */
+const ERROR_SIGMAS = 6;
+
+/**
+ * One collection's vectors (of one dimension) in memory. Rows are appended; deleted rows are
+ * marked (id -1) until compacted. Scores are exact float32 cosines. Where WebAssembly SIMD is there
+ * and the dimension is a multiple of 16, each row also has an int8 copy of its unit vector in the
+ * kernel's memory (src/store/simd-scan.ts, as the SQLite in-memory index): a search scans those
+ * (a quarter of the bytes), then scores exactly the best ones until no other can still beat the
+ * k-th (six sigma of rounding error), so the answer is the exact one.
+ */
 class Entry {
   n = 0;
   cap = 0;
   ids = new Float64Array(0);
   norms = new Float64Array(0);
-  mat: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  mat = new Float32Array(0);
   videos: string[] = [];
   tags: Array<[string | null, string | null, string | null]> = [];
   readonly rowOf = new Map<number, number>();
@@ -121,11 +96,13 @@ class Entry {
   syncedAt = 0;
   /** Moves whenever a row comes or goes: answers cached for an older version are stale. */
   version = 0;
-  /** The rows live in the kernel's memory (from byte 0) when the dimension suits it. */
+  /** The int8 rows (kernel memory from byte 0, `dim` bytes each) and their scales (a JS copy). */
   private readonly simd: SimdScan | null;
+  private scales = new Float32Array(0);
+  private maxScale = 0;
 
   constructor(readonly dim: number) {
-    this.simd = simdFor(dim);
+    this.simd = dim % 16 === 0 ? createSimdScan() : null;
   }
 
   get live(): number {
@@ -137,12 +114,26 @@ class Entry {
     if (this.n === this.cap) this.grow(Math.max(64, this.cap * 2));
     const i = this.n++;
     this.ids[i] = id;
-    const mat = this.rows();
-    mat.set(v, i * this.dim);
-    this.norms[i] = norm(mat, i * this.dim, this.dim);
+    this.mat.set(v, i * this.dim);
+    this.norms[i] = norm(this.mat, i * this.dim, this.dim);
     this.videos[i] = video;
     this.tags[i] = tags;
     this.rowOf.set(id, i);
+    if (this.simd) this.quantise(i);
+  }
+
+  /** Row i's int8 copy: its unit vector rounded to steps of max|x| / 127. */
+  private quantise(i: number): void {
+    const dim = this.dim;
+    const vn = this.norms[i];
+    let max = 0;
+    for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(this.mat[i * dim + j]));
+    const unitMax = vn > 0 ? max / vn : 0;
+    const inv = unitMax > 0 ? 127 / max : 0;
+    const row = new Int8Array(this.simd!.memory.buffer, i * dim, dim);
+    for (let j = 0; j < dim; j++) row[j] = Math.round(this.mat[i * dim + j] * inv);
+    this.scales[i] = unitMax / 127;
+    if (this.scales[i] > this.maxScale) this.maxScale = this.scales[i];
   }
 
   remove(id: number): void {
@@ -157,13 +148,16 @@ class Entry {
   compact(): void {
     if (this.dead < 64 || this.dead * 2 < this.n) return;
     const dim = this.dim;
+    const i8 = this.simd ? new Int8Array(this.simd.memory.buffer, 0, this.cap * dim) : undefined;
     let w = 0;
     for (let r = 0; r < this.n; r++) {
       if (this.ids[r] < 0) continue;
       if (w !== r) {
         this.ids[w] = this.ids[r];
         this.norms[w] = this.norms[r];
-        this.rows().copyWithin(w * dim, r * dim, (r + 1) * dim);
+        this.mat.copyWithin(w * dim, r * dim, (r + 1) * dim);
+        i8?.copyWithin(w * dim, r * dim, (r + 1) * dim);
+        this.scales[w] = this.scales[r];
         this.videos[w] = this.videos[r];
         this.tags[w] = this.tags[r];
         this.rowOf.set(this.ids[w], w);
@@ -181,112 +175,111 @@ class Entry {
     ids.set(this.ids.subarray(0, this.n));
     const norms = new Float64Array(cap);
     norms.set(this.norms.subarray(0, this.n));
-    let mat: Float32Array;
-    if (this.simd) {
-      // The rows stay where they are (byte 0 on); growing the memory keeps them.
-      const mem = this.simd.memory;
-      const need = cap * this.dim * 4;
-      if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / 65536));
-      mat = new Float32Array(mem.buffer, 0, cap * this.dim);
-    } else {
-      mat = new Float32Array(cap * this.dim);
-      mat.set(this.mat.subarray(0, this.n * this.dim));
-    }
+    const mat = new Float32Array(cap * this.dim);
+    mat.set(this.mat.subarray(0, this.n * this.dim));
+    const scales = new Float32Array(cap);
+    scales.set(this.scales.subarray(0, this.n));
     this.ids = ids;
     this.norms = norms;
     this.mat = mat;
+    this.scales = scales;
     this.cap = cap;
+    // The kernel's memory: int8 rows from byte 0 (they stay where they are), then the scales, the
+    // query (int16) and the scores, placed after the rows for this capacity.
+    if (this.simd) this.reserve();
   }
 
-  /** The rows (after a grow, the memory may have moved: views are made anew). */
-  private rows(): Float32Array {
-    if (this.simd && this.mat.buffer !== this.simd.memory.buffer) this.mat = new Float32Array(this.simd.memory.buffer, 0, this.cap * this.dim);
-    return this.mat;
+  private layout(): { sOff: number; qOff: number; oOff: number; end: number } {
+    const sOff = this.cap * this.dim;
+    const qOff = sOff + this.cap * 4;
+    const oOff = qOff + this.dim * 2;
+    return { sOff, qOff, oOff, end: oOff + this.cap * 4 };
   }
 
-  /** Cosine similarity to the query of every row (by row index), computed once. */
-  scoreAll(query: Float32Array): (r: number) => number {
-    return this.scores(query, norm(query, 0, this.dim), 0, this.n);
+  private reserve(): void {
+    const mem = this.simd!.memory;
+    const { end } = this.layout();
+    if (mem.buffer.byteLength < end) mem.grow(Math.ceil((end - mem.buffer.byteLength) / 65536));
   }
 
-  /** Cosine similarity of rows from..from+count-1 to the query. */
-  private scores(query: Float32Array, qNorm: number, from: number, count: number): (r: number) => number {
-    const dim = this.dim;
-    if (this.simd) {
-      this.rows();
-      const dots = simdDots(this.simd, from * dim * 4, count, dim, query, this.cap * dim * 4);
-      return (r) => {
-        const norms = this.norms[r] * qNorm;
-        return norms > 0 ? dots[r - from] / norms : 0;
-      };
-    }
-    const mat = this.rows();
-    return (r) => cosine(mat, r * dim, this.norms[r], query, qNorm, dim);
+  /** Exact cosine of row r to the query. */
+  exact(r: number, query: Float32Array, qNorm: number): number {
+    return cosine(this.mat, r * this.dim, this.norms[r], query, qNorm, this.dim);
   }
 
   /** The `k` live rows nearest the query (matching `filter`), best first, exact ties to the smaller id. */
-  nearest(score: (r: number) => number, k: number, filter: TagFilter): Array<{ id: number; similarity: number }> {
-    if (k <= 0) return [];
+  nearest(query: Float32Array, k: number, filter: TagFilter): Array<{ id: number; similarity: number }> {
+    if (k <= 0 || this.live === 0) return [];
+    const qNorm = norm(query, 0, this.dim);
     const want = TAG_COLUMNS.map((c) => filterValue(filter, c));
     const filtered = want.some((w) => w !== null);
-    // A bounded heap whose root is the worst kept hit.
-    const hs: number[] = [];
-    const hi: number[] = [];
-    const worse = (a: number, b: number) => hs[a] < hs[b] || (hs[a] === hs[b] && hi[a] > hi[b]);
-    const swap = (a: number, b: number) => {
-      [hs[a], hs[b]] = [hs[b], hs[a]];
-      [hi[a], hi[b]] = [hi[b], hi[a]];
+    const keep = (r: number) => {
+      if (this.ids[r] < 0) return false;
+      if (!filtered) return true;
+      const t = this.tags[r];
+      return (want[0] === null || t[0] === want[0]) && (want[1] === null || t[1] === want[1]) && (want[2] === null || t[2] === want[2]);
     };
-    const down = (i: number) => {
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < hs.length && worse(l, m)) m = l;
-        if (r < hs.length && worse(r, m)) m = r;
-        if (m === i) return;
-        swap(i, m);
-        i = m;
-      }
-    };
-    for (let r = 0; r < this.n; r++) {
-      const id = this.ids[r];
-      if (id < 0) continue;
-      if (filtered) {
-        const t = this.tags[r];
-        if ((want[0] !== null && t[0] !== want[0]) || (want[1] !== null && t[1] !== want[1]) || (want[2] !== null && t[2] !== want[2])) continue;
-      }
-      const s = score(r);
-      if (hs.length < k) {
-        hs.push(s);
-        hi.push(id);
-        for (let i = hs.length - 1; i > 0; ) {
-          const p = (i - 1) >> 1;
-          if (!worse(i, p)) break;
-          swap(i, p);
-          i = p;
-        }
-      } else if (s > hs[0] || (s === hs[0] && id < hi[0])) {
-        hs[0] = s;
-        hi[0] = id;
-        down(0);
-      }
+    const best: Array<{ id: number; similarity: number }> = [];
+    const consider = (r: number) => insertBest(best, { id: this.ids[r], similarity: this.exact(r, query, qNorm) }, k);
+    if (!this.simd || qNorm === 0) {
+      for (let r = 0; r < this.n; r++) if (keep(r)) consider(r);
+      return best;
     }
-    return hs
-      .map((similarity, i) => ({ id: hi[i], similarity }))
-      .sort((a, b) => b.similarity - a.similarity || a.id - b.id);
+    // Approximate scores of every row from the int8 copies, then exact ones, best approximate
+    // first, until none left can beat the k-th exact score by more than the rounding error.
+    const { sOff, qOff, oOff } = this.layout();
+    const mem = this.simd.memory.buffer;
+    new Float32Array(mem, sOff, this.n).set(this.scales.subarray(0, this.n));
+    let qMax = 0;
+    for (let j = 0; j < this.dim; j++) qMax = Math.max(qMax, Math.abs(query[j]));
+    const q16 = new Int16Array(mem, qOff, this.dim);
+    for (let j = 0; j < this.dim; j++) q16[j] = Math.round((query[j] * 127) / qMax);
+    this.simd.scanI8(qOff, 0, this.n, this.dim, sOff, oOff);
+    const qScale = qMax / 127 / qNorm; // the query as a unit vector
+    const scores = new Float32Array(mem, oOff, this.n);
+    let live = 0;
+    for (let r = 0; r < this.n; r++) {
+      if (keep(r)) live++;
+      else scores[r] = -Infinity;
+    }
+    const sigma = Math.sqrt((this.maxScale * this.maxScale + qScale * qScale) / 12);
+    const margin = ERROR_SIGMAS * sigma;
+    let taken = 0;
+    for (let ask = Math.min(live, 2 * k + 64); ; ask = Math.min(live, ask * 4)) {
+      const rows = topK(scores, ask);
+      for (; taken < rows.length; taken++) {
+        const r = rows[taken];
+        if (best.length >= k && qScale * scores[r] + margin < best[k - 1].similarity) return best;
+        consider(r);
+      }
+      if (rows.length >= live) return best;
+    }
   }
 
-  /** A row's score from `scoreAll`, by segment id; undefined when the row is not here. */
-  similarity(id: number, score: (r: number) => number): number | undefined {
-    const r = this.rowOf.get(id);
-    return r === undefined ? undefined : score(r);
+  /** Row of a segment id, when it is here. */
+  row(id: number): number | undefined {
+    return this.rowOf.get(id);
   }
 
   videoOf(id: number): string | undefined {
     const r = this.rowOf.get(id);
     return r === undefined ? undefined : this.videos[r];
   }
+}
+
+/** Inserts into a best-first list kept at most `k` long (ties: the smaller id first). */
+function insertBest(list: Array<{ id: number; similarity: number }>, hit: { id: number; similarity: number }, k: number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const m = list[mid];
+    if (m.similarity > hit.similarity || (m.similarity === hit.similarity && m.id < hit.id)) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo >= k) return;
+  list.splice(lo, 0, hit);
+  if (list.length > k) list.pop();
 }
 
 interface SyncRow {
@@ -507,27 +500,24 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       await syncEntry(this.q, collectionId, e, true);
     }
     const out = new Map<number, { similarity: number; margin: number }>();
-    const score = e.scoreAll(query);
-    for (const h of e.nearest(score, k, filter)) out.set(h.id, { similarity: h.similarity, margin: 0 });
+    for (const h of e.nearest(query, k, filter)) out.set(h.id, { similarity: h.similarity, margin: 0 });
     const rest: number[] = [];
+    const qNorm = norm(query, 0, dim);
     for (const id of also) {
       if (out.has(id)) continue;
-      const s = e.similarity(id, score);
-      if (s === undefined) rest.push(id);
-      else out.set(id, { similarity: s, margin: 0 });
+      const r = e.row(id);
+      if (r === undefined) rest.push(id);
+      else out.set(id, { similarity: e.exact(r, query, qNorm), margin: 0 });
     }
     if (rest.length) for (const [id, similarity] of await this.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
     return out;
   }
 
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
-    const found = [...(await this.vectors(dim, ids))];
-    const scores = cosines(
-      found.map(([, v]) => v),
-      query,
-      dim,
-    );
-    return new Map(found.map(([id], i) => [id, scores[i]]));
+    const out = new Map<number, number>();
+    const qNorm = norm(query, 0, dim);
+    for (const [id, v] of await this.vectors(dim, ids)) out.set(id, cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
+    return out;
   }
 
   async videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>> {
