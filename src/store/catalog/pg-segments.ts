@@ -207,9 +207,34 @@ class Entry {
     return cosine(this.mat, r * this.dim, this.norms[r], query, qNorm, this.dim);
   }
 
-  /** The `k` live rows nearest the query (matching `filter`), best first, exact ties to the smaller id. */
-  nearest(query: Float32Array, k: number, filter: TagFilter): Array<{ id: number; similarity: number }> {
-    if (k <= 0 || this.live === 0) return [];
+  /**
+   * The `k` live rows nearest the query (matching `filter`), exact, and the `also` segments that
+   * are here: from the int8 scan, approximate within their margin (the caller re-scores what can
+   * still matter), else exact. Ids not here are left out.
+   */
+  search(query: Float32Array, k: number, filter: TagFilter, also: number[]): Map<number, { similarity: number; margin: number }> {
+    const out = new Map<number, { similarity: number; margin: number }>();
+    const approx = new Map<number, number>();
+    const { hits, margin } = this.nearest(query, k, filter, also, approx);
+    for (const h of hits) out.set(h.id, { similarity: h.similarity, margin: 0 });
+    const qNorm = norm(query, 0, this.dim);
+    for (const id of also) {
+      const r = this.rowOf.get(id);
+      if (out.has(id) || r === undefined) continue;
+      const a = approx.get(r);
+      out.set(id, a === undefined ? { similarity: this.exact(r, query, qNorm), margin: 0 } : { similarity: a, margin });
+    }
+    return out;
+  }
+
+  private nearest(
+    query: Float32Array,
+    k: number,
+    filter: TagFilter,
+    also: number[],
+    approx: Map<number, number>,
+  ): { hits: Array<{ id: number; similarity: number }>; margin: number } {
+    if (k <= 0 || this.live === 0) return { hits: [], margin: 0 };
     const qNorm = norm(query, 0, this.dim);
     const want = TAG_COLUMNS.map((c) => filterValue(filter, c));
     const filtered = want.some((w) => w !== null);
@@ -223,7 +248,7 @@ class Entry {
     const consider = (r: number) => insertBest(best, { id: this.ids[r], similarity: this.exact(r, query, qNorm) }, k);
     if (!this.simd || qNorm === 0) {
       for (let r = 0; r < this.n; r++) if (keep(r)) consider(r);
-      return best;
+      return { hits: best, margin: 0 };
     }
     // Approximate scores of every row from the int8 copies, then exact ones, best approximate
     // first, until none left can beat the k-th exact score by more than the rounding error.
@@ -237,6 +262,11 @@ class Entry {
     this.simd.scanI8(qOff, 0, this.n, this.dim, sOff, oOff);
     const qScale = qMax / 127 / qNorm; // the query as a unit vector
     const scores = new Float32Array(mem, oOff, this.n);
+    // The `also` rows read off the scan before the filter masks rows out.
+    for (const id of also) {
+      const r = this.rowOf.get(id);
+      if (r !== undefined) approx.set(r, qScale * scores[r]);
+    }
     let live = 0;
     for (let r = 0; r < this.n; r++) {
       if (keep(r)) live++;
@@ -249,10 +279,10 @@ class Entry {
       const rows = topK(scores, ask);
       for (; taken < rows.length; taken++) {
         const r = rows[taken];
-        if (best.length >= k && qScale * scores[r] + margin < best[k - 1].similarity) return best;
+        if (best.length >= k && qScale * scores[r] + margin < best[k - 1].similarity) return { hits: best, margin };
         consider(r);
       }
-      if (rows.length >= live) return best;
+      if (rows.length >= live) return { hits: best, margin };
     }
   }
 
@@ -343,6 +373,22 @@ export class PgSegmentsIndex {
   readonly stats = { fullLoads: 0, catchUps: 0 };
 
   constructor(private readonly pool: pg.Pool) {}
+
+  /** Exact similarities of the segments the copies of this dimension hold, each copy caught up first. */
+  async exact(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    const qNorm = norm(query, 0, dim);
+    for (const key of [...this.entries.keys()]) {
+      const [collectionId, d] = key.split('\u0000');
+      if (Number(d) !== dim || out.size === ids.length) continue;
+      const e = await this.fresh(collectionId, dim);
+      for (const id of ids) {
+        const r = e.row(id);
+        if (r !== undefined && !out.has(id)) out.set(id, e.exact(r, query, qNorm));
+      }
+    }
+    return out;
+  }
 
   /** The collection's index caught up, when this process keeps one for it (it searched it before). */
   async freshIfKept(collectionId: string): Promise<Entry | undefined> {
@@ -499,24 +545,19 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       e = new Entry(dim);
       await syncEntry(this.q, collectionId, e, true);
     }
-    const out = new Map<number, { similarity: number; margin: number }>();
-    for (const h of e.nearest(query, k, filter)) out.set(h.id, { similarity: h.similarity, margin: 0 });
-    const rest: number[] = [];
-    const qNorm = norm(query, 0, dim);
-    for (const id of also) {
-      if (out.has(id)) continue;
-      const r = e.row(id);
-      if (r === undefined) rest.push(id);
-      else out.set(id, { similarity: e.exact(r, query, qNorm), margin: 0 });
-    }
+    const out = e.search(query, k, filter, also);
+    const rest = also.filter((id) => !out.has(id));
     if (rest.length) for (const [id, similarity] of await this.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
     return out;
   }
 
+  /** Exact; from this process's copies where they hold the segment (searched collections), else from the table. */
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
-    const out = new Map<number, number>();
+    const out = (await this.index?.exact(dim, ids, query)) ?? new Map<number, number>();
+    const rest = ids.filter((id) => !out.has(id));
+    if (rest.length === 0) return out;
     const qNorm = norm(query, 0, dim);
-    for (const [id, v] of await this.vectors(dim, ids)) out.set(id, cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
+    for (const [id, v] of await this.vectors(dim, rest)) out.set(id, cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
     return out;
   }
 
