@@ -11,7 +11,7 @@ export const DELETION_LOG_KEEP = 100_000;
  * below the k-th exact score. Six sigma: a row beaten by its rounding error that badly is a
  * one-in-a-billion event.
  */
-const ERROR_SIGMAS = 6;
+export const ERROR_SIGMAS = 6;
 
 /** Counts of what the index did, for tests and benchmarks. */
 export interface MemoryIndexStats {
@@ -496,7 +496,7 @@ export class MemoryVectorIndex {
 }
 
 /** Inserts into a best-first list kept at most `k` long (ties: the earlier segment first). */
-function insertBest(list: { segmentId: number; similarity: number }[], hit: { segmentId: number; similarity: number }, k: number): void {
+export function insertBest(list: { segmentId: number; similarity: number }[], hit: { segmentId: number; similarity: number }, k: number): void {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {

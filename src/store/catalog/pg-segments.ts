@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type pg from 'pg';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
-import { topK } from '../memory-index.js';
+import { ERROR_SIGMAS, insertBest, topK } from '../memory-index.js';
 import { createSimdScan, type SimdScan } from '../simd-scan.js';
 import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
 
@@ -69,9 +69,6 @@ function cosine(m: Float32Array, off: number, vNorm: number, q: Float32Array, qN
 }
 
 const filterValue = (filter: TagFilter, col: (typeof TAG_COLUMNS)[number]): string | null => filter[col] || null;
-
-/** How many standard deviations of int8 rounding error an approximate score's margin allows (as src/store/memory-index.ts). */
-const ERROR_SIGMAS = 6;
 
 /**
  * One collection's vectors (of one dimension) in memory. Rows are appended; deleted rows are
@@ -216,7 +213,7 @@ class Entry {
     const out = new Map<number, { similarity: number; margin: number }>();
     const approx = new Map<number, number>();
     const { hits, margin } = this.nearest(query, k, filter, also, approx);
-    for (const h of hits) out.set(h.id, { similarity: h.similarity, margin: 0 });
+    for (const h of hits) out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
     const qNorm = norm(query, 0, this.dim);
     for (const id of also) {
       const r = this.rowOf.get(id);
@@ -233,7 +230,7 @@ class Entry {
     filter: TagFilter,
     also: number[],
     approx: Map<number, number>,
-  ): { hits: Array<{ id: number; similarity: number }>; margin: number } {
+  ): { hits: Array<{ segmentId: number; similarity: number }>; margin: number } {
     if (k <= 0 || this.live === 0) return { hits: [], margin: 0 };
     const qNorm = norm(query, 0, this.dim);
     const want = TAG_COLUMNS.map((c) => filterValue(filter, c));
@@ -244,8 +241,8 @@ class Entry {
       const t = this.tags[r];
       return (want[0] === null || t[0] === want[0]) && (want[1] === null || t[1] === want[1]) && (want[2] === null || t[2] === want[2]);
     };
-    const best: Array<{ id: number; similarity: number }> = [];
-    const consider = (r: number) => insertBest(best, { id: this.ids[r], similarity: this.exact(r, query, qNorm) }, k);
+    const best: Array<{ segmentId: number; similarity: number }> = [];
+    const consider = (r: number) => insertBest(best, { segmentId: this.ids[r], similarity: this.exact(r, query, qNorm) }, k);
     if (!this.simd || qNorm === 0) {
       for (let r = 0; r < this.n; r++) if (keep(r)) consider(r);
       return { hits: best, margin: 0 };
@@ -295,21 +292,6 @@ class Entry {
     const r = this.rowOf.get(id);
     return r === undefined ? undefined : this.videos[r];
   }
-}
-
-/** Inserts into a best-first list kept at most `k` long (ties: the smaller id first). */
-function insertBest(list: Array<{ id: number; similarity: number }>, hit: { id: number; similarity: number }, k: number): void {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const m = list[mid];
-    if (m.similarity > hit.similarity || (m.similarity === hit.similarity && m.id < hit.id)) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo >= k) return;
-  list.splice(lo, 0, hit);
-  if (list.length > k) list.pop();
 }
 
 interface SyncRow {
