@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { analysisParts } from '../src/analysis/describe.js';
-import type { SegmentAnalysis } from '../src/analysis/types.js';
+import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
 import { queryTerms } from '../src/engine/search.js';
 import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.js';
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
@@ -57,7 +57,11 @@ async function loadLibrary(home: string, variant: string) {
     const facts = r.facts_json ? (JSON.parse(r.facts_json) as Record<string, { facts: SegmentAnalysis[string]['facts'] }>) : {};
     const analysis: SegmentAnalysis = {};
     for (const [name, f] of Object.entries(facts)) analysis[name] = { facts: f.facts };
-    if (analysis.perception && r.details_json) analysis.perception.details = JSON.parse(r.details_json);
+    if (analysis.perception && r.details_json) {
+      analysis.perception.details = JSON.parse(r.details_json);
+      // Stored details keep the description the analyzer published.
+      analysis.perception.description = (analysis.perception.details as { description?: AnalyzerOutput['description'] }).description;
+    }
     return { id: r.id, video: r.filename, analysis };
   });
   // Every part any candidate weighting can use (all weights 1: nothing filtered out).

@@ -3,8 +3,7 @@
  * vector, and the description a person reads (`search --explain`, `video show`), whatever the
  * collection's embedder.
  */
-import type { PerceptionDetails } from './perception.js';
-import { allFacts, type SegmentAnalysis } from './types.js';
+import { allFacts, type SegmentAnalysis, type WeightedPart } from './types.js';
 import { PERCEPTION_WEIGHTS, type PerceptionWeights } from '../models/perception/weights.js';
 
 const pct = (p: number): string => `${Math.round(p * 100)}%`;
@@ -15,20 +14,20 @@ export function readsAsEnglish(text: string): boolean {
   return letters.length > 0 && letters.filter((c) => /\p{Script=Latin}/u.test(c)).length / letters.length >= 0.5;
 }
 
-export interface WeightedPart {
-  kind: string;
-  text: string;
-  weight: number;
+export type { WeightedPart };
+
+/** The descriptions the analyzers published, in analyzer order. */
+function descriptions(analysis: SegmentAnalysis): NonNullable<SegmentAnalysis[string]['description']>[] {
+  return Object.values(analysis).flatMap((a) => (a.description ? [a.description] : []));
 }
 
 /**
- * The weighted English parts a segment's vector pools, from every analyzer's output: perception's
- * description parts as they are, then soft evidence the other analyzers found.
+ * The weighted English parts a segment's vector pools, from every analyzer's output: the published
+ * description parts (perception's) as they are, then soft evidence the other analyzers found.
  */
 export function analysisParts(analysis: SegmentAnalysis, w: PerceptionWeights = PERCEPTION_WEIGHTS): WeightedPart[] {
   const parts: WeightedPart[] = [];
-  const perception = analysis.perception?.details as PerceptionDetails | undefined;
-  for (const p of perception?.description.parts ?? []) {
+  for (const p of descriptions(analysis).flatMap((d) => d.parts)) {
     const base = (PERCEPTION_WEIGHTS as Record<string, number>)[p.kind] ?? 1;
     // A part's stored weight may carry a confidence factor (weak detections): keep it, rescaled.
     const factor = base > 0 ? p.weight / base : 1;
@@ -47,8 +46,7 @@ export function analysisParts(analysis: SegmentAnalysis, w: PerceptionWeights = 
 
 /** What a person reads for a segment: the perception description, then how sure the rest is. */
 export function analysisDescription(analysis: SegmentAnalysis): string {
-  const perception = analysis.perception?.details as PerceptionDetails | undefined;
-  const bits = [perception?.description.text ?? ''];
+  const bits = descriptions(analysis).map((d) => d.text);
   const things = allFacts(analysis).filter((f) => f.kind === 'thing').slice(0, 3);
   if (things.length) bits.push(`Looks like ${things.map((t) => `${t.confidence >= 0.6 ? '' : 'probably '}${/^[aeiou]/i.test(t.label) ? 'an' : 'a'} ${t.label} (${pct(t.confidence)})`).join(', ')}.`);
   const words = allFacts(analysis).filter((f) => f.kind === 'text');

@@ -162,7 +162,12 @@ export class PerceptionAnalyzer implements Analyzer {
     };
     const reusedFrom = reused && ctx.reuse ? ctx.reuse.from : undefined;
     if (reusedFrom !== undefined) details.reused_from = reusedFrom;
-    const out: AnalyzerOutput = { facts: perceptionFacts(description), tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle }, details };
+    const out: AnalyzerOutput = {
+      facts: perceptionFacts(description),
+      description: { text: description.text, parts: description.parts },
+      tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle },
+      details,
+    };
     if (reusedFrom === undefined) this.analysed.set(out, observation.keyframes[0]);
     return out;
   }

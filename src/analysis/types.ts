@@ -26,8 +26,20 @@ export interface Fact {
   alternatives?: Array<{ label: string; confidence: number }>;
 }
 
+/** A phrase an embedder may pool into a vector, weighted by its kind and how sure the analyzer was. */
+export interface WeightedPart {
+  kind: string;
+  text: string;
+  weight: number;
+}
+
 export interface AnalyzerOutput {
   facts: Fact[];
+  /**
+   * What it saw in English, when it says so (perception): the text a person reads and the weighted
+   * parts a text embedder pools. Published output: embedders read this, never `details`.
+   */
+  description?: { text: string; parts: WeightedPart[] };
   /** Tags this analyzer measures (shot size, angle...): stored with the segment, filterable. */
   tags?: Record<string, TagValue>;
   /** Analyzer-specific evidence, stored as JSON (`video show`, `--explain`, re-description). */

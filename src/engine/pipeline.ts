@@ -206,8 +206,9 @@ async function analyzeFrameStream(
     previous = analysis;
     if (thumb && !reuse) anchor = { idx, thumb, analysis };
     const emb = await embedder.embedSegment(picked, { start, end, tags: pixTags, analysis });
+    // Tags come from the pixel taggers and the analyzers only (src/tags/registry.ts), never the embedder.
     const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;
-    const tags = { ...pixTags, ...analyzerTags, ...(emb.tags ?? {}) };
+    const tags = { ...pixTags, ...analyzerTags };
     // What a person reads comes from analysis whatever the embedder (CLIP has no words of its own).
     const description = analysis.perception ? analysisDescription(analysis) : emb.description;
     let details = emb.details ?? analysis.perception?.details;

@@ -16,10 +16,11 @@ export interface SegmentEmbedding {
   vector: Float32Array;
   /** Human-readable account of what the model saw; indexed for keyword search and shown by --explain. */
   description: string;
-  /** Structured evidence behind the description (detections, colour stats...), stored as JSON. */
+  /**
+   * Structured evidence behind the description (detections, colour stats...), stored as JSON.
+   * Embedders make no tags: tags come from the analyzers and the pixel taggers (src/tags/registry.ts).
+   */
   details?: Record<string, unknown>;
-  /** Tags the embedder measured itself (e.g. shot size from face and pose geometry). */
-  tags?: Record<string, { label: string; confidence: number; scores: Record<string, number>; [extra: string]: unknown }>;
 }
 
 export interface TextEmbedding {

@@ -14,6 +14,7 @@ import type { Keypoint, KeypointName } from './pose.js';
 import type { FramingPixelCues, FramingTags } from '../../tagging/framing.js';
 import type { HorizonEstimate } from '../../tagging/pixels.js';
 import { PERCEPTION_WEIGHTS } from './weights.js';
+import { labelWords, WORDED_KINDS } from '../../tags/registry.js';
 
 /** One detected object instance, as seen on a keyframe. */
 export interface ObjectSighting {
@@ -354,46 +355,13 @@ function sceneGuesses(labels: Set<string>, people: number, setting: Setting): st
   return out;
 }
 
-const SHOT_WORDS: Record<string, string> = {
-  extreme_close_up: 'extreme close-up shot',
-  close_up: 'close-up shot',
-  medium_close_up: 'medium close-up shot',
-  medium: 'medium shot',
-  medium_wide: 'medium wide shot',
-  wide: 'wide shot',
-  extreme_wide: 'extreme wide shot',
-};
-const ANGLE_WORDS: Record<string, string> = {
-  eye_level: 'eye-level camera angle',
-  high_angle: 'high-angle shot looking down',
-  low_angle: 'low-angle shot looking up',
-  overhead: "overhead shot, bird's-eye view",
-  dutch: 'tilted dutch angle',
-};
-const MOVE_WORDS: Record<string, string> = {
-  static: 'static camera',
-  pan_left: 'camera panning left',
-  pan_right: 'camera panning right',
-  tilt_up: 'camera tilting up',
-  tilt_down: 'camera tilting down',
-  zoom_in: 'camera zooming in',
-  zoom_out: 'camera zooming out',
-  handheld: 'shaky handheld camera',
-};
-
+/** The segment's tags in words: the kinds with words of their own first (registry order), then the rest. */
 function tagWords(obs: SegmentObservation): string[] {
   const tags: NonNullable<SegmentObservation['tags']> = { ...(obs.tags ?? {}), ...(obs.framing ?? {}) };
   const out: string[] = [];
-  const add = (key: string, dict: Record<string, string>) => {
+  for (const key of [...WORDED_KINDS, ...Object.keys(tags).filter((k) => !WORDED_KINDS.includes(k))]) {
     const t = tags[key];
-    if (t && t.confidence >= 0.3 && t.label) out.push(dict[t.label] ?? t.label.replace(/_/g, ' '));
-  };
-  add('shot_size', SHOT_WORDS);
-  add('camera_movement', MOVE_WORDS);
-  add('shooting_angle', ANGLE_WORDS);
-  for (const [key, t] of Object.entries(tags)) {
-    if (['shot_size', 'camera_movement', 'shooting_angle'].includes(key)) continue;
-    if (t && t.confidence >= 0.3 && typeof t.label === 'string' && t.label) out.push(t.label.replace(/_/g, ' '));
+    if (t && t.confidence >= 0.3 && typeof t.label === 'string' && t.label) out.push(labelWords(key, t.label));
   }
   return out;
 }

@@ -65,7 +65,7 @@ export class PerceptionEmbedder implements Embedder {
     this.analyzer.timings.segment.calls++;
     this.analyzer.timings.segment.ms += performance.now() - t0;
     const perception = analysis.perception;
-    return { vector, description: analysisDescription(analysis), details: perception.details, tags: perception.tags };
+    return { vector, description: analysisDescription(analysis), details: perception.details };
   }
 
   /** Weighted mean of the parts' USE embeddings, L2-normalised. */
