@@ -420,11 +420,15 @@ window.addEventListener('drop', (ev) => ev.preventDefault());
 
 // ---- search -----------------------------------------------------------------------------------
 
+/** One menu per filterable tag kind the server names (its tag registry), in its order. */
 function fillFilters() {
-  for (const sel of document.querySelectorAll('[data-filter]')) {
-    const labels = config.filters?.[sel.dataset.filter] ?? [];
-    sel.replaceChildren(el('option', { value: '', text: 'any' }), ...labels.map((l) => el('option', { value: l, text: l.replaceAll('_', ' ') })));
-  }
+  const menus = Object.entries(config.filters ?? {}).map(([kind, labels]) => {
+    const sel = el('select', { id: `f-${kind}` }, el('option', { value: '', text: 'any' }), ...labels.map((l) => el('option', { value: l, text: l.replaceAll('_', ' ') })));
+    sel.dataset.filter = kind;
+    sel.addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
+    return el('label', {}, `${config.filter_titles?.[kind] ?? kind.replaceAll('_', ' ')} `, sel);
+  });
+  $('filter-menus').replaceChildren(...menus);
 }
 
 async function search() {
@@ -488,7 +492,7 @@ function showTags(r, tags) {
 function tagWords(tags) {
   if (!tags) return [];
   const out = [];
-  for (const k of ['shot_size', 'camera_movement', 'shooting_angle']) {
+  for (const k of Object.keys(config.filters ?? {})) {
     const label = tags[k]?.label;
     if (typeof label === 'string') out.push(label.replaceAll('_', ' '));
   }
@@ -502,9 +506,7 @@ $('search-form').addEventListener(
     await search();
   }),
 );
-for (const id of ['explain', 'f-shot_size', 'f-camera_movement', 'f-shooting_angle']) {
-  $(id).addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
-}
+$('explain').addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
 
 // ---- player -----------------------------------------------------------------------------------
 

@@ -3,8 +3,7 @@
  * /openapi.json is generated from them, so the document cannot drift from what is enforced.
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
-import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
-import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
+import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
 
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
@@ -70,14 +69,20 @@ const tagValue = {
 
 const segment = { type: 'object', required: ['start', 'end'], properties: { start: num, end: num } } as const;
 
+/** One property per filterable tag kind (src/tags/registry.ts), each `of(kind)`. */
+function perFilterable<T>(of: (kind: (typeof FILTERABLE_KINDS)[number]) => T): Record<FilterName, T> {
+  return Object.fromEntries(FILTERABLE_KINDS.map((k) => [k.name, of(k)])) as Record<FilterName, T>;
+}
+
+/** The search filters: a string enum of each filterable kind's labels. */
+const tagFilters = perFilterable((k) => ({ type: 'string' as const, enum: [...k.labels] as string[], description: `only segments with this ${k.title.toLowerCase()}` }));
+
 export const tagsSchema = {
   type: 'object',
   required: ['segments', 'duration', 'model'],
   additionalProperties: true,
   properties: {
-    shot_size: tagValue,
-    shooting_angle: tagValue,
-    camera_movement: tagValue,
+    ...perFilterable(() => tagValue),
     segments: { type: 'array', items: { ...segment, additionalProperties: true } },
     duration: num,
     model: str,
@@ -366,9 +371,7 @@ export const schemas = {
         },
         top_k: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
         offset: { type: 'integer', minimum: 0, maximum: 999, default: 0, description: 'results to skip (pages); offset + top_k <= 1000' },
-        shot_size: { type: 'string', enum: [...SHOT_SIZE_LABELS] },
-        camera_movement: { type: 'string', enum: [...CAMERA_MOVEMENT_LABELS] },
-        shooting_angle: { type: 'string', enum: [...SHOOTING_ANGLE_LABELS] },
+        ...tagFilters,
         min_confidence: { type: 'number', minimum: 0, maximum: 1, description: 'leave out results whose confidence is below this' },
         explain: { type: 'boolean' },
       },
@@ -404,8 +407,8 @@ export const schemas = {
               thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
               tags: {
                 type: 'object',
-                description: "the moment's shot tags: shot_size, camera_movement, shooting_angle (those measured)",
-                propertyNames: { enum: ['shot_size', 'camera_movement', 'shooting_angle'] },
+                description: `the moment's filterable tags: ${FILTER_NAMES.join(', ')} (those measured)`,
+                propertyNames: { enum: [...FILTER_NAMES] as string[] },
                 additionalProperties: { type: 'object', required: ['label', 'confidence'], properties: { label: str, confidence: { type: 'number', minimum: 0, maximum: 1 } } },
               },
             },

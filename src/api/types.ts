@@ -3,6 +3,8 @@
  * remote client all speak exactly these, so the CLI prints the same JSON whichever face serves it.
  */
 
+import type { FilterName, TagFilterValues } from '../tags/registry.js';
+
 export type VideoStatus = 'uploaded' | 'processing' | 'processed' | 'failed';
 export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type TaskKind = 'embedding' | 'tagging';
@@ -118,7 +120,7 @@ export interface VideoStatusResponse {
   error_message?: string;
 }
 
-export interface SearchRequest {
+export interface SearchRequest extends TagFilterValues {
   /** What to find, in words; optional when a picture or a moment is given. */
   text?: string;
   /** A picture as the query (a still, a frame), as base64 bytes… */
@@ -132,10 +134,7 @@ export interface SearchRequest {
   top_k?: number;
   /** Results to skip (pages): offset + top_k reach at most 1,000. */
   offset?: number;
-  /** Tag filters (issue: tagging); a result must match every given filter. */
-  shot_size?: string;
-  camera_movement?: string;
-  shooting_angle?: string;
+  /** Tag filters, one field per filterable kind (src/tags/registry.ts); a result must match every given filter. */
   /** Leave out results whose confidence is below this, in [0, 1]. */
   min_confidence?: number;
 }
@@ -161,7 +160,7 @@ export interface SearchResult {
   /** API path of the matching moment's keyframe (`GET /videos/{id}/thumbnail?t=`). */
   thumbnail_url?: string;
   /** The moment's shot tags: shot size, camera movement, shooting angle (label and confidence). */
-  tags?: Partial<Record<'shot_size' | 'camera_movement' | 'shooting_angle', { label: string; confidence: number }>>;
+  tags?: Partial<Record<FilterName, { label: string; confidence: number }>>;
 }
 
 export interface SearchResponse {
@@ -218,17 +217,13 @@ export interface EncodeVideoResponse {
   descriptions?: string[];
 }
 
-export interface TagValue {
-  label: string;
-  confidence: number;
-  scores: Record<string, number>;
-  [extra: string]: unknown;
-}
+import type { TagValue } from '../tags/aggregate.js';
+export type { TagValue };
 
-export interface Tags {
-  shot_size?: TagValue;
-  shooting_angle?: TagValue;
-  camera_movement?: TagValue;
+/** Whole-video tags: one value per tag kind measured (src/tags/registry.ts), segments, shots and cuts. */
+export type Tags = { [K in FilterName]?: TagValue } & TagsBody;
+
+interface TagsBody {
   segments: Array<{ start: number; end: number; [tag: string]: unknown }>;
   duration: number;
   model: string;

@@ -78,8 +78,7 @@ import { redactError } from './redact.js';
 import { displaySize } from '../media/probe.js';
 import { readsAsEnglish } from '../analysis/describe.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
-import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
-import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
+import { FILTERABLE_KINDS } from '../tags/registry.js';
 
 export interface EngineOptions {
   home?: string;
@@ -521,11 +520,11 @@ export class LocalEngine implements VideoService {
     if (offset + topK > MAX_SEARCH_HITS) {
       throw new ValidationError([{ loc: ['body', 'offset'], msg: `offset + top_k may reach at most ${MAX_SEARCH_HITS} results`, type: 'value_error.number.not_le' }]);
     }
-    const filter = {
-      shot_size: tagFilter(req.shot_size, ['body', 'shot_size'], SHOT_SIZE_LABELS),
-      camera_movement: tagFilter(req.camera_movement, ['body', 'camera_movement'], CAMERA_MOVEMENT_LABELS),
-      shooting_angle: tagFilter(req.shooting_angle, ['body', 'shooting_angle'], SHOOTING_ANGLE_LABELS),
-    };
+    const filter: Record<string, string> = {};
+    for (const kind of FILTERABLE_KINDS) {
+      const label = tagFilter(req[kind.name], ['body', kind.name], kind.labels);
+      if (label !== undefined) filter[kind.name] = label;
+    }
     const minConfidence = numberInRange(req.min_confidence, ['body', 'min_confidence'], (n) => n >= 0 && n <= 1, 'in [0, 1]', 0);
     const embedder = this.embedder(collection.model);
     const parts: Float32Array[] = [];

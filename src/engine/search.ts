@@ -1,7 +1,8 @@
 import { thumbnailUrl } from '../api/paths.js';
 import type { ConfidenceLabel, SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
-import type { SegmentsCatalog, TagFilter, VideosCatalog } from '../store/catalog/types.js';
+import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
+import { FILTER_NAMES } from '../tags/registry.js';
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
 const STOPWORDS = new Set(
@@ -31,7 +32,8 @@ export interface HybridSearchInput {
   queryVector: Float32Array;
   text: string;
   topK: number;
-  filter: TagFilter;
+  /** Kind → label a segment must carry (filterable kinds of src/tags/registry.ts). */
+  filter: Record<string, string>;
   explain: boolean;
   /** Results below this confidence are left out. */
   minConfidence?: number;
@@ -190,12 +192,12 @@ async function exactWhereItMatters(
   }
 }
 
-/** The moment's shot tags (label and confidence of shot size, movement, angle), from its segment. */
+/** The moment's filterable tags (label and confidence of each: src/tags/registry.ts), from its segment. */
 function momentTags(json: string | null): SearchResult['tags'] {
   if (!json) return undefined;
   const all = JSON.parse(json) as Record<string, { label?: unknown; confidence?: unknown }>;
   const out: NonNullable<SearchResult['tags']> = {};
-  for (const k of ['shot_size', 'camera_movement', 'shooting_angle'] as const) {
+  for (const k of FILTER_NAMES) {
     const t = all[k];
     if (t && typeof t.label === 'string') out[k] = { label: t.label, confidence: typeof t.confidence === 'number' ? round(t.confidence, 3) : 0 };
   }

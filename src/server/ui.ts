@@ -12,8 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
 import { NotFoundError, UnauthorizedError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
-import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
-import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
+import { FILTERABLE_KINDS, filterVocabulary } from '../tags/registry.js';
 
 /** A `vidembed ui` login link works once, for this long. */
 export const LOGIN_TOKEN_TTL_MS = 2 * 60_000;
@@ -233,7 +232,9 @@ export function registerUi(app: FastifyInstance, opts: UiOptions): void {
       .header('Cache-Control', 'no-store')
       .send({
         auth: opts.auth,
-        filters: { shot_size: [...SHOT_SIZE_LABELS], camera_movement: [...CAMERA_MOVEMENT_LABELS], shooting_angle: [...SHOOTING_ANGLE_LABELS] },
+        // The page builds one menu per filterable tag kind (src/tags/registry.ts), in this order.
+        filters: filterVocabulary(),
+        filter_titles: Object.fromEntries(FILTERABLE_KINDS.map((k) => [k.name, k.title])),
       }),
   );
 

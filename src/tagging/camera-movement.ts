@@ -32,18 +32,10 @@
  */
 import type { TagValue } from '../api/types.js';
 import type { PairMotion } from './motion.js';
+import { labelsOf } from '../tags/registry.js';
 
-export const CAMERA_MOVEMENT_LABELS = [
-  'static',
-  'pan_left',
-  'pan_right',
-  'tilt_up',
-  'tilt_down',
-  'zoom_in',
-  'zoom_out',
-  'roll',
-  'handheld',
-] as const;
+/** Declared in the tag registry (src/tags/registry.ts). */
+export const CAMERA_MOVEMENT_LABELS = labelsOf('camera_movement');
 export type CameraMovementLabel = (typeof CAMERA_MOVEMENT_LABELS)[number];
 
 export interface CameraRates {

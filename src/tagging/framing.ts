@@ -36,22 +36,17 @@ import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import { checkFrame } from './gray.js';
 import { FRAMING_WEIGHTS, type FramingWeights } from './framing-weights.js';
+import { labelsOf } from '../tags/registry.js';
+import { aggregateTags } from '../tags/aggregate.js';
 import { DUTCH_MIN_DEG, estimateHorizon, type HorizonEstimate, type HorizonTag } from './pixels.js';
 
 export { FRAMING_WEIGHTS, type FramingWeights } from './framing-weights.js';
 
-export const SHOT_SIZE_LABELS = [
-  'extreme_close_up',
-  'close_up',
-  'medium_close_up',
-  'medium',
-  'medium_wide',
-  'wide',
-  'extreme_wide',
-] as const;
+/** Declared in the tag registry (src/tags/registry.ts). */
+export const SHOT_SIZE_LABELS = labelsOf('shot_size');
 export type ShotSizeLabel = (typeof SHOT_SIZE_LABELS)[number];
 
-export const SHOOTING_ANGLE_LABELS = ['eye_level', 'high_angle', 'low_angle', 'overhead', 'dutch'] as const;
+export const SHOOTING_ANGLE_LABELS = labelsOf('shooting_angle');
 export type ShootingAngleLabel = (typeof SHOOTING_ANGLE_LABELS)[number];
 
 export interface ShotSizeTag extends TagValue {
@@ -904,13 +899,9 @@ export function tagFraming(evidence: FramingEvidence | FramingEvidence[], weight
   };
 }
 
+/** Keyframes' tags of a segment, each counting the same: the one aggregation rule (src/tags/aggregate.ts). */
 function combine<L extends string>(labels: readonly L[], tags: Array<TagValue & { label: L; scores: Record<L, number> }>): TagValue & { label: L; scores: Record<L, number> } {
-  const p = labels.map((l) => tags.reduce((s, t) => s + t.scores[l], 0) / tags.length);
-  let best = 0;
-  for (let k = 1; k < p.length; k++) if (p[k] > p[best]) best = k;
-  const agree = tags.filter((t) => t.label === labels[best]);
-  const conf = agree.reduce((s, t) => s + t.confidence, 0) / tags.length;
-  return toTag(labels, p, conf, {});
+  return aggregateTags(tags.map((tag) => ({ weight: 1, tag })), labels) as TagValue & { label: L; scores: Record<L, number> };
 }
 
 // ---------------------------------------------------------------------------------------------

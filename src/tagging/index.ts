@@ -19,6 +19,7 @@
  *    small per-frame summaries, finds the shots, and tags each shot (or each given segment).
  */
 import type { Frame } from '../media/types.js';
+import { aggregateOverTime } from '../tags/aggregate.js';
 import {
   CAMERA_MOVEMENT_LABELS,
   classifyCameraMovement,
@@ -205,33 +206,27 @@ export function tagFrames(frames: Frame[], opts: FinishOptions & PixelTaggerOpti
 }
 
 /**
- * Whole-video camera movement from per-segment tags: duration-weighted mean of the scores; the
- * confidence is the duration-weighted confidence of the segments that carry the winning label.
+ * Whole-video camera movement from per-segment tags: label, confidence and scores by the one
+ * aggregation rule (src/tags/aggregate.ts, duration-weighted), plus the duration-weighted rates and
+ * the summed pair counts.
  */
 export function aggregateCameraMovement(segments: Array<{ start: number; end: number; camera_movement: CameraMovementTag }>): CameraMovementTag {
   const total = segments.reduce((s, x) => s + Math.max(0, x.end - x.start), 0);
   if (segments.length === 0 || total <= 0) return classifyCameraMovement([]);
   if (segments.length === 1) return segments[0].camera_movement;
-  const scores = Object.fromEntries(CAMERA_MOVEMENT_LABELS.map((l) => [l, 0])) as Record<CameraMovementLabel, number>;
+  const agg = aggregateOverTime(segments.map((s) => ({ start: s.start, end: s.end, tag: s.camera_movement })), CAMERA_MOVEMENT_LABELS)!;
   const rates = { pan: 0, tilt: 0, zoom: 0, roll: 0, jitter: 0 };
   let pairs = 0;
   let validPairs = 0;
   for (const s of segments) {
     const w = Math.max(0, s.end - s.start) / total;
-    for (const l of CAMERA_MOVEMENT_LABELS) scores[l] += w * s.camera_movement.scores[l];
     for (const k of Object.keys(rates) as Array<keyof typeof rates>) rates[k] += w * s.camera_movement.rates[k];
     pairs += s.camera_movement.pairs;
     validPairs += s.camera_movement.validPairs;
   }
-  let label: CameraMovementLabel = 'static';
-  for (const l of CAMERA_MOVEMENT_LABELS) if (scores[l] > scores[label]) label = l;
-  const confidence = segments
-    .filter((s) => s.camera_movement.label === label)
-    .reduce((acc, s) => acc + (Math.max(0, s.end - s.start) / total) * s.camera_movement.confidence, 0);
   const r4 = (x: number): number => Math.round(x * 1e4) / 1e4;
-  for (const l of CAMERA_MOVEMENT_LABELS) scores[l] = r4(scores[l]);
   for (const k of Object.keys(rates) as Array<keyof typeof rates>) rates[k] = r4(rates[k]);
-  return { label, confidence: r4(confidence), scores, rates, pairs, validPairs };
+  return { label: agg.label as CameraMovementLabel, confidence: agg.confidence, scores: agg.scores as Record<CameraMovementLabel, number>, rates, pairs, validPairs };
 }
 
 /** Frames in strictly increasing time order (sorted; later duplicates of a timestamp dropped). */

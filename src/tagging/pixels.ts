@@ -5,11 +5,13 @@
 import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import { checkFrame, frameToGray, type GrayImage } from './gray.js';
+import { labelsOf } from '../tags/registry.js';
 
 // ---------------------------------------------------------------------------------------------
 // Lighting
 
-export const LIGHTING_LABELS = ['low_key', 'normal', 'bright'] as const;
+/** Declared in the tag registry (src/tags/registry.ts). */
+export const LIGHTING_LABELS = labelsOf('lighting');
 export type LightingLabel = (typeof LIGHTING_LABELS)[number];
 
 export interface LightingStats {

@@ -122,6 +122,7 @@ describe('the web page and its sign-in (auth on)', () => {
     expect(r.body).toEqual({
       auth: true,
       filters: { shot_size: [...props.shot_size.enum], camera_movement: [...props.camera_movement.enum], shooting_angle: [...props.shooting_angle.enum] },
+      filter_titles: { shot_size: 'Shot size', camera_movement: 'Movement', shooting_angle: 'Angle' },
     });
   });
 

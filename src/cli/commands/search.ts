@@ -5,6 +5,7 @@ import { EXPORT_FORMATS, exportMoments, type ExportFormat } from '../export.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { saveLastSearch } from '../last-search.js';
+import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { formatSeconds, printJson, printTable } from '../output.js';
 
 function parseTopK(v: string): number {
@@ -24,9 +25,8 @@ interface SearchOptions {
   topK: number;
   offset?: number;
   explain?: boolean;
-  shot?: string;
-  movement?: string;
-  angle?: string;
+  /** One per filterable tag kind, by its option name (`--shot`...): src/tags/registry.ts. */
+  [tagOption: string]: unknown;
   minConfidence?: number;
   image?: string;
   like?: string;
@@ -34,8 +34,12 @@ interface SearchOptions {
 }
 
 export function registerSearch(program: Command, run: Run): void {
-  program
-    .command('search')
+  const command = program.command('search');
+  // One option per filterable tag kind (src/tags/registry.ts): `--shot <label>` and so on.
+  for (const k of FILTERABLE_KINDS) {
+    command.option(`--${k.option} <${k.option}>`, `only segments with this ${k.title.toLowerCase()}: ${k.labels.join(', ')}`);
+  }
+  command
     .argument('[text]', 'what you are looking for, in words (optional with --image or --like)')
     .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
     .option('-k, --top-k <n>', 'number of videos, 1-100', parseTopK, 10)
@@ -43,9 +47,6 @@ export function registerSearch(program: Command, run: Run): void {
     .option('--image <photo>', 'a picture as the query (a still, a frame grab), alone or with text')
     .option('--like <video[@seconds]>', 'a moment as the query: the segment at that time, or the whole video; it is left out of the results')
     .option('--explain', 'show what the engine saw in each matching moment')
-    .option('--shot <size>', 'only segments with this shot size (e.g. close_up)')
-    .option('--movement <movement>', 'only segments with this camera movement (e.g. pan_left)')
-    .option('--angle <angle>', 'only segments with this shooting angle (e.g. low_angle)')
     .option('--min-confidence <c>', 'leave out results below this confidence, 0-1 (e.g. 0.4 drops low ones)', Number)
     .option('--export <format>', `write the moments as ${EXPORT_FORMATS.join(', ')} to standard output (edl: CMX 3600 for an editor's timeline)`)
     .description('search a collection by text, by a picture or by a moment; one result per video, at its best-matching moment')
@@ -70,9 +71,7 @@ export function registerSearch(program: Command, run: Run): void {
             like,
             top_k: opts.topK,
             offset: opts.offset,
-            shot_size: opts.shot,
-            camera_movement: opts.movement,
-            shooting_angle: opts.angle,
+            ...Object.fromEntries(FILTERABLE_KINDS.map((k) => [k.name, opts[k.option] as string | undefined])),
             min_confidence: opts.minConfidence,
           },
           { explain: opts.explain || format !== undefined },

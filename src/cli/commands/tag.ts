@@ -4,6 +4,7 @@ import type { TagValue } from '../../api/types.js';
 import type { Run } from '../context.js';
 import { formatSeconds, printJson, printTable, spinner } from '../output.js';
 import { waitForTask } from '../wait.js';
+import { FILTERABLE_KINDS, FILTER_NAMES } from '../../tags/registry.js';
 
 function cell(v: unknown): string {
   const t = v as TagValue | undefined;
@@ -47,10 +48,11 @@ export function registerTag(program: Command, run: Run): void {
           }
         }
         if (globals.json) return printJson({ tags });
-        process.stdout.write(`whole video: ${['shot_size', 'camera_movement', 'shooting_angle'].map((k) => `${k} ${cell(tags[k])}`).join(', ')}\n`);
+        // The filterable tag kinds (src/tags/registry.ts), whole video then per segment.
+        process.stdout.write(`whole video: ${FILTER_NAMES.map((k) => `${k} ${cell(tags[k])}`).join(', ')}\n`);
         printTable(
-          ['start', 'end', 'shot size', 'movement', 'angle'],
-          tags.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), cell(s.shot_size), cell(s.camera_movement), cell(s.shooting_angle)]),
+          ['start', 'end', ...FILTERABLE_KINDS.map((k) => k.title.toLowerCase())],
+          tags.segments.map((s) => [formatSeconds(s.start), formatSeconds(s.end), ...FILTER_NAMES.map((k) => cell(s[k]))]),
         );
       }),
     );

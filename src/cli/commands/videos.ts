@@ -7,6 +7,7 @@ import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
 import { waitForVideo } from '../wait.js';
+import { FILTERABLE_KINDS } from '../../tags/registry.js';
 
 export function registerVideos(program: Command, run: Run): void {
   program
@@ -135,16 +136,15 @@ export function registerVideos(program: Command, run: Run): void {
         };
         if (d.tags) {
           const t = d.tags as Record<string, unknown>;
-          process.stdout.write(`shot ${label(t.shot_size) || '?'}, movement ${label(t.camera_movement) || '?'}, angle ${label(t.shooting_angle) || '?'}\n`);
+          process.stdout.write(`${FILTERABLE_KINDS.map((k) => `${k.option} ${label(t[k.name]) || '?'}`).join(', ')}\n`);
         }
         if (d.segments.length) {
           printTable(
-            ['start', 'end', 'shot', 'movement', 'description', 'thumbnail'],
+            ['start', 'end', ...FILTERABLE_KINDS.map((k) => k.option), 'description', 'thumbnail'],
             d.segments.map((s, i) => [
               formatSeconds(s.start),
               formatSeconds(s.end),
-              label(s.tags?.shot_size),
-              label(s.tags?.camera_movement),
+              ...FILTERABLE_KINDS.map((k) => label(s.tags?.[k.name])),
               s.description,
               thumbs?.segments[i] ?? (base && s.thumbnail_url ? `${base}${s.thumbnail_url}` : ''),
             ]),
