@@ -3,9 +3,13 @@
  * /openapi.json is generated from them, so the document cannot drift from what is enforced.
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
+import { LIMITS } from './defaults.js';
 import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
 
 const str = { type: 'string' } as const;
+const listLimit = { type: 'integer', minimum: LIMITS.list.min, maximum: LIMITS.list.max, default: LIMITS.list.default } as const;
+const collectionName = { type: 'string', minLength: 1, maxLength: LIMITS.collectionName.maxLength } as const;
+const collectionDescription = { type: 'string', maxLength: LIMITS.collectionDescription.maxLength } as const;
 const num = { type: 'number' } as const;
 const vector = { type: 'array', items: num } as const;
 
@@ -49,8 +53,8 @@ const tensorObject = {
 const videoSource = {
   video_url: { type: 'string', description: 'http(s) URL of the video' },
   video_base64: { type: 'string', description: 'the video file, base64-encoded' },
-  segment_seconds: { type: 'number', minimum: 1, maximum: 60, default: 4 },
-  fps: { type: 'number', exclusiveMinimum: 0, maximum: 8, default: 1 },
+  segment_seconds: { type: 'number', minimum: LIMITS.segmentSeconds.min, maximum: LIMITS.segmentSeconds.max, default: LIMITS.segmentSeconds.default },
+  fps: { type: 'number', exclusiveMinimum: LIMITS.fps.min, maximum: LIMITS.fps.max, default: LIMITS.fps.default },
   model: str,
 } as const;
 
@@ -267,7 +271,7 @@ export const schemas = {
     body: {
       type: 'object',
       required: ['name'],
-      properties: { name: { type: 'string', minLength: 1, maxLength: 128 }, description: { type: 'string', maxLength: 4096 }, model: str },
+      properties: { name: collectionName, description: collectionDescription, model: str },
     },
     response: {
       type: 'object',
@@ -282,7 +286,7 @@ export const schemas = {
   listCollections: {
     querystring: {
       type: 'object',
-      properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+      properties: { limit: listLimit, offset: { type: 'integer', minimum: 0, default: 0 } },
     },
     response: { type: 'array', items: collectionSummary },
   },
@@ -369,8 +373,8 @@ export const schemas = {
           description: 'a moment as the query: the segment at t, or the whole video without t; that video is left out of the results',
           properties: { video_id: { type: 'string', minLength: 1 }, t: { type: 'number', minimum: 0 } },
         },
-        top_k: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-        offset: { type: 'integer', minimum: 0, maximum: 999, default: 0, description: 'results to skip (pages); offset + top_k <= 1000' },
+        top_k: { type: 'integer', minimum: LIMITS.topK.min, maximum: LIMITS.topK.max, default: LIMITS.topK.default },
+        offset: { type: 'integer', minimum: 0, maximum: LIMITS.maxSearchHits - 1, default: 0, description: `results to skip (pages); offset + top_k <= ${LIMITS.maxSearchHits}` },
         ...tagFilters,
         min_confidence: { type: 'number', minimum: 0, maximum: 1, description: 'leave out results whose confidence is below this' },
         explain: { type: 'boolean' },
@@ -478,7 +482,7 @@ export const schemas = {
       type: 'object',
       minProperties: 1,
       additionalProperties: false,
-      properties: { name: { type: 'string', minLength: 1, maxLength: 128 }, description: { type: 'string', maxLength: 4096 } },
+      properties: { name: collectionName, description: collectionDescription },
     },
     response: collectionSummary,
     examples: { rename: { summary: 'a new name', value: { name: 'holidays-2026' } }, describe: { summary: 'a new description', value: { description: 'phone clips from the trip' } } },
@@ -490,7 +494,7 @@ export const schemas = {
       type: 'object',
       properties: {
         status: videoStatus,
-        limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        limit: listLimit,
         offset: { type: 'integer', minimum: 0, default: 0 },
       },
     },

@@ -3,14 +3,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from '
 import os from 'node:os';
 import path from 'node:path';
 import { BadRequestError } from '../api/errors.js';
+import { LIMITS } from '../api/defaults.js';
 import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
 import { MIN_PART_SIZE, S3BlobStore, type S3BlobStoreOptions } from '../store/s3-blobs.js';
 
 /** Defaults a user can rely on; each is documented in docs/engine.md. */
 export const DEFAULTS = {
-  segmentSeconds: 4,
-  fps: 1,
-  topK: 10,
+  // The API's request defaults are stated once, in src/api/defaults.ts.
+  segmentSeconds: LIMITS.segmentSeconds.default,
+  fps: LIMITS.fps.default,
+  topK: LIMITS.topK.default,
   /** Query embeddings kept by the LRU cache in front of the text encoder (search, encode_text). */
   textCacheEntries: 10_000,
   maxUploadBytes: 2 * 1024 ** 3,

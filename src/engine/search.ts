@@ -3,6 +3,7 @@ import type { ConfidenceLabel, SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
 import { FILTER_NAMES } from '../tags/registry.js';
+import { LIMITS } from '../api/defaults.js';
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
 const STOPWORDS = new Set(
@@ -42,7 +43,7 @@ export interface HybridSearchInput {
 }
 
 /** The deepest a search pages: offset + top_k. */
-export const MAX_SEARCH_HITS = 1000;
+export const MAX_SEARCH_HITS = LIMITS.maxSearchHits;
 
 export function confidenceLabel(c: number): ConfidenceLabel {
   return c >= SEARCH_WEIGHTS.highConfidence ? 'high' : c >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low';

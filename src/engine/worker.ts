@@ -6,7 +6,17 @@ import type { JobKind } from '../store/queue/types.js';
 import { DEFAULTS } from './config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
-import type { JobContext, LocalEngine } from './engine.js';
+import type { QueuedJob } from '../store/queue/types.js';
+import type { Catalog } from '../store/catalog/types.js';
+import type { JobContext } from '../services/jobs.js';
+
+/** What a worker runs jobs on: the queue and registry, and the job handlers (the engine facade has them). */
+export interface JobHost {
+  readonly catalog: Pick<Catalog, 'queue' | 'registry'>;
+  runJob(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<'done' | 'failed'>;
+  failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void>;
+  failStranded(): Promise<number>;
+}
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
 const STRANDED_SWEEP_MS = 30_000;
@@ -37,7 +47,7 @@ export class Worker {
   readonly id = newId('wrk');
 
   constructor(
-    private readonly engine: LocalEngine,
+    private readonly engine: JobHost,
     private readonly opts: WorkerOptions = {},
   ) {}
 

@@ -7,11 +7,11 @@ import multipart from '@fastify/multipart';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { DEFAULTS } from '../engine/config.js';
-import type { LocalEngine } from '../engine/engine.js';
-import { makeAuthHook, TokenBuckets } from './auth.js';
+import type { Services } from '../services/index.js';
+import { makeAuthHook, TokenBuckets, type KeyStore } from './auth.js';
 import { sendError } from './errors.js';
 import { checkJsonDepth, MAX_JSON_DEPTH } from './json.js';
-import { engineFor, RouteTable, timeBudget, type ApiContext } from './plumbing.js';
+import { principalOf, RouteTable, timeBudget, type ApiContext } from './plumbing.js';
 import { collectionRoutes } from './routes/collections.js';
 import { embeddingRoutes } from './routes/embedding.js';
 import { metaRoutes } from './routes/meta.js';
@@ -35,6 +35,8 @@ export interface ServerOptions {
    * passes its own, to mint the one-time login token; otherwise the server makes one.
    */
   ui?: UiSessions;
+  /** The API keys requests are checked against (required unless `auth` is false). */
+  keys?: KeyStore;
 }
 
 /**
@@ -47,10 +49,14 @@ export const MAX_JSON_BODY_BYTES = bufferConstants.MAX_STRING_LENGTH - 1024 * 10
 /** Path parameters longer than this are refused (414) before any route runs. */
 const MAX_PARAM_LENGTH = 256;
 
-/** The HTTP face: a thin adapter that validates, authenticates and maps to the engine. */
-export async function buildServer(engine: LocalEngine, opts: ServerOptions = {}): Promise<FastifyInstance> {
-  const maxUploadBytes = opts.maxUploadBytes ?? engine.maxUploadBytes;
-  const maxTensorBytes = opts.maxTensorBytes ?? engine.maxTensorBytes;
+/**
+ * The HTTP face: a thin adapter that validates (the route schemas), authenticates (on `keys`) and
+ * maps each operation to a service call with the request's principal.
+ */
+export async function buildServer(services: Services, opts: ServerOptions = {}): Promise<FastifyInstance> {
+  const { library } = services;
+  const maxUploadBytes = opts.maxUploadBytes ?? library.maxUploadBytes;
+  const maxTensorBytes = opts.maxTensorBytes ?? library.maxTensorBytes;
   const syncTimeoutMs = opts.syncTimeoutMs ?? DEFAULTS.syncTimeoutMs;
   const tensorBodyLimit = Math.min(Math.ceil((maxTensorBytes * 4) / 3) + 65536, MAX_JSON_BODY_BYTES);
   const app = Fastify({
@@ -92,7 +98,7 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
   const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
-  const uploadsDir = path.join(engine.paths.home, 'uploads');
+  const uploadsDir = path.join(library.paths.home, 'uploads');
   await mkdir(uploadsDir, { recursive: true });
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });
 
@@ -102,7 +108,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const routes = new RouteTable();
   const uiSessions = opts.ui ?? new UiSessions();
   if (opts.auth !== false) {
-    const hook = makeAuthHook(engine.catalog.keys, new TokenBuckets(), uiSessions);
+    if (!opts.keys) throw new Error('buildServer: auth needs a key store (opts.keys), or pass auth: false');
+    const hook = makeAuthHook(opts.keys, new TokenBuckets(), uiSessions);
     app.addHook('onRequest', async (request, reply) => {
       // Routes served without a key: those whose doc says `open`, and the page's (filled as routes register).
       if (routes.open.has(request.routeOptions.url ?? '')) return;
@@ -117,7 +124,8 @@ export async function buildServer(engine: LocalEngine, opts: ServerOptions = {})
   const ctx: ApiContext = {
     routes,
     auth: opts.auth !== false,
-    svc: engineFor(engine),
+    services,
+    who: principalOf,
     withTimeout: timeBudget(syncTimeoutMs),
     uploadsDir,
     maxUploadBytes,

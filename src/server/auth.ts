@@ -70,7 +70,10 @@ export function presentedKey(request: FastifyRequest): string | undefined {
  * local CLI), and — for GET of a thumbnail or a video file only — the page's media cookie, which
  * acts for the key that opened it (its limits and quota) and stops when that key is revoked.
  */
-export function makeAuthHook(keys: KeysCatalog, buckets: TokenBuckets, ui?: UiSessions) {
+/** What authentication needs of the key store: a key by its secret or id, and a charge against its quota. */
+export type KeyStore = Pick<KeysCatalog, 'byKey' | 'byId' | 'charge'>;
+
+export function makeAuthHook(keys: KeyStore, buckets: TokenBuckets, ui?: UiSessions) {
   const admit = async (request: FastifyRequest, row: ApiKeyRow): Promise<void> => {
     const taken = buckets.take(row.id, row.qps);
     if (!taken.ok) throw new RateLimitedError(`rate limit of ${row.qps} requests/s exceeded`, taken.retryAfterSeconds);

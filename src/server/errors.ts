@@ -1,50 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { redactPaths } from '../engine/redact.js';
-import { RateLimitedError, ValidationError, VidembedError, type ValidationIssue } from '../api/errors.js';
-
-interface AjvError {
-  instancePath?: string;
-  keyword: string;
-  message?: string;
-  params?: Record<string, unknown>;
-  parentSchema?: Record<string, unknown>;
-}
-
-/** Ajv's wording replaced by the engine's, so a message reads the same from either face. */
-function message(e: AjvError): string {
-  const ps = e.parentSchema ?? {};
-  switch (e.keyword) {
-    case 'required':
-      return 'field required';
-    case 'minimum':
-    case 'maximum':
-    case 'exclusiveMinimum':
-      if (typeof ps.minimum === 'number' && typeof ps.maximum === 'number') return `must be between ${ps.minimum} and ${ps.maximum}`;
-      return e.message ?? 'out of range';
-    case 'type': {
-      const t = String(e.params?.type ?? '');
-      return t === 'integer' ? 'must be an integer' : t === 'object' || t === 'array' ? `must be an ${t}` : `must be a ${t}`;
-    }
-    case 'minLength':
-      return e.params?.limit === 1 ? 'must not be empty' : (e.message ?? 'too short');
-    case 'maxLength':
-      return `must be at most ${e.params?.limit} characters`;
-    case 'enum':
-      return `must be one of ${((e.params?.allowedValues as unknown[]) ?? []).join(', ')}`;
-    default:
-      return e.message ?? 'invalid';
-  }
-}
-
-/** Ajv's report in FastAPI's shape, so existing clients of the hosted API parse it. */
-export function ajvToIssues(errors: AjvError[], context: string): ValidationIssue[] {
-  const where = context === 'querystring' ? 'query' : context === 'params' ? 'path' : context;
-  return errors.map((e) => {
-    const loc: (string | number)[] = [where, ...(e.instancePath ?? '').split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
-    if (e.keyword === 'required' && e.params?.missingProperty) loc.push(String(e.params.missingProperty));
-    return { loc, msg: message(e), type: e.keyword === 'required' ? 'value_error.missing' : `value_error.${e.keyword}` };
-  });
-}
+import { RateLimitedError, ValidationError, VidembedError } from '../api/errors.js';
+import { ajvToIssues, type AjvError } from '../api/validate.js';
 
 /** Framework errors by their code: which status and machine code each becomes. */
 const FRAMEWORK: Record<string, [number, string]> = {

@@ -1,14 +1,14 @@
 /**
  * What every route plugin (src/server/routes/) shares: the route table that documents each
  * operation in /openapi.json, the handler types derived from each operation's JSON Schemas
- * (src/api/schemas.ts), and the helpers a handler calls (the engine as the caller sees it, the
- * time budget of synchronous model calls).
+ * (src/api/schemas.ts), and the helpers a handler calls (the services and the caller's principal,
+ * the time budget of synchronous model calls).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { NotFoundError, TimeoutError } from '../api/errors.js';
-import { LOCAL_PRINCIPAL } from '../api/principal.js';
-import type { LocalEngine } from '../engine/engine.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
+import type { Services } from '../services/index.js';
 import type { Examples, RouteDoc } from './openapi.js';
 
 type ObjectSchema = Exclude<JSONSchema, boolean>;
@@ -85,8 +85,10 @@ export interface ApiContext {
   routes: RouteTable;
   /** Keys are required (false: `serve --no-auth`). */
   auth: boolean;
-  /** The engine as this request's principal sees it (full rights without auth). */
-  svc(request: FastifyRequest): LocalEngine;
+  /** The library's services (src/services): every call takes the caller's principal. */
+  services: Services;
+  /** Who the request acts for (full rights without auth). */
+  who(request: FastifyRequest): Principal;
   /** Runs a synchronous model call within its time budget (over it: 504, and the work is cancelled). */
   withTimeout<T>(request: FastifyRequest, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /** Where multipart uploads are written before the engine takes them. */
@@ -101,8 +103,8 @@ export interface RoutesOptions {
   ctx: ApiContext;
 }
 
-export function engineFor(engine: LocalEngine): ApiContext['svc'] {
-  return (request) => engine.as(request.principal ?? LOCAL_PRINCIPAL);
+export function principalOf(request: FastifyRequest): Principal {
+  return request.principal ?? LOCAL_PRINCIPAL;
 }
 
 export function timeBudget(syncTimeoutMs: number): ApiContext['withTimeout'] {

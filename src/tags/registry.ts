@@ -123,10 +123,10 @@ export function filterVocabulary(): Record<FilterName, string[]> {
 }
 
 /** The given filters of a request-like object as a generic kind → label record (what the store takes). */
-export function tagFilterOf(req: Partial<Record<string, unknown>>): Record<string, string> {
+export function tagFilterOf(req: object): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of FILTER_NAMES) {
-    const v = req[k];
+    const v = (req as Record<string, unknown>)[k];
     if (typeof v === 'string' && v !== '') out[k] = v;
   }
   return out;

@@ -168,7 +168,7 @@ describe.skipIf(!pgOk)('one library on PostgreSQL: three workers, two servers', 
       const servers = [];
       for (const name of ['server-a', 'server-b']) {
         const engine = new LocalEngine({ home: path.join(dir, name), databaseUrl: db.url, storageUrl: `file://${shared}`, memoryIndex: true });
-        const app = await buildServer(engine, {});
+        const app = await buildServer(engine.services, { keys: engine.catalog.keys });
         servers.push({ engine, app, url: await app.listen({ host: '127.0.0.1', port: 0 }) });
       }
       try {

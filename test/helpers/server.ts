@@ -22,7 +22,7 @@ export async function startTestServer(opts: { engine?: EngineOptions; server?: S
   const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-srv-'));
   const engine = new LocalEngine({ home, ...opts.engine });
   const { key } = engine.store.keys.create({ name: 'test', qps: opts.qps ?? 1000, quota: opts.quota });
-  const app = await buildServer(engine, opts.server);
+  const app = await buildServer(engine.services, { keys: engine.catalog.keys, ...opts.server });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url,

@@ -89,7 +89,7 @@ describe('analysis apart from embedding', () => {
       expect(found.results[0].thumbnail_url).toBe(`/videos/${videoId}/thumbnail?t=${found.results[0].start}`);
 
       const { buildServer } = await import('../../src/server/app.js');
-      const app = await buildServer(engine, { auth: false });
+      const app = await buildServer(engine.services, { auth: false });
       const url = await app.listen({ host: '127.0.0.1', port: 0 });
       try {
         const { request } = await import('undici');

@@ -79,8 +79,9 @@ export async function serveUntilStopped(
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
     memoryIndex: true,
   });
-  const app = await buildServer(engine, {
+  const app = await buildServer(engine.services, {
     auth: opts.auth,
+    keys: engine.catalog.keys,
     syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
     logger: Boolean(opts.log),
     ui: hooks.ui,

@@ -4,10 +4,10 @@ import { schemas } from '../../api/schemas.js';
 import type { RoutesOptions } from '../plumbing.js';
 
 export const taskRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
-  const { routes, svc } = ctx;
+  const { routes, services, who } = ctx;
   routes.add(
     app,
     { method: 'GET', url: '/async_status/:request_id', operationId: 'getTaskStatus', tags: ['tasks'], errors: [400, 404, 414], summary: "an async task's status and result", schema: schemas.asyncStatus },
-    async (request) => svc(request).taskStatus(request.params.request_id),
+    async (request) => services.tasks.status(who(request), request.params.request_id),
   );
 };

@@ -6,18 +6,18 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, VidembedError } from '../../api/errors.js';
 import { schemas } from '../../api/schemas.js';
-import type { VideoFile } from '../../engine/engine.js';
+import type { VideoFile } from '../../services/index.js';
 import { newId } from '../../store/ids.js';
 import { collectionParam, type RoutesOptions } from '../plumbing.js';
 
 export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
-  const { routes, svc, uploadsDir, maxUploadBytes } = ctx;
+  const { routes, services, who, uploadsDir, maxUploadBytes } = ctx;
   routes.add(
     app,
     { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414], summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
     async (request) => {
-      const service = svc(request);
-      const collectionId = (await service.getCollection(collectionParam(request.params))).id; // 404 before reading any bytes
+      const principal = who(request);
+      const collectionId = (await services.collections.get(principal, collectionParam(request.params))).id; // 404 before reading any bytes
       if (!request.isMultipart()) throw new BadRequestError('expected multipart/form-data with one part named "file"');
       let saved: { path: string; filename: string } | undefined;
       try {
@@ -38,7 +38,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
         }
         if (!saved) throw new BadRequestError('missing multipart part "file"');
         const { force, skip_duplicates } = request.query;
-        return await service.uploadVideo(collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true, skipDuplicates: skip_duplicates === true });
+        return await services.videos.upload(principal, collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true, skipDuplicates: skip_duplicates === true });
       } catch (err) {
         // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
         if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;
@@ -52,27 +52,27 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
   routes.add(
     app,
     { method: 'GET', url: '/videos/:video_id/status', operationId: 'getVideoStatus', tags: ['videos'], errors: [400, 404, 414], summary: "a video's processing status", schema: schemas.videoStatus },
-    async (request) => svc(request).videoStatus(request.params.video_id),
+    async (request) => services.videos.status(who(request), request.params.video_id),
   );
   routes.add(
     app,
     { method: 'GET', url: '/collections/:collection_id/videos', operationId: 'listVideos', tags: ['collections', 'videos'], errors: [400, 404, 409, 414, 422], summary: "a collection's videos, newest first", schema: schemas.listVideos },
-    async (request) => svc(request).listVideos(collectionParam(request.params), request.query),
+    async (request) => services.videos.list(who(request), collectionParam(request.params), request.query),
   );
   routes.add(
     app,
     { method: 'GET', url: '/videos/:video_id', operationId: 'getVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'a video: metadata, tags and segments with what the engine saw in each', schema: schemas.videoDetails },
-    async (request) => svc(request).videoDetails(request.params.video_id),
+    async (request) => services.videos.details(who(request), request.params.video_id),
   );
   routes.add(
     app,
     { method: 'DELETE', url: '/videos/:video_id', operationId: 'deleteVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'delete a video with its segments, vectors and file', schema: schemas.deleteVideo },
-    async (request) => svc(request).deleteVideo(request.params.video_id),
+    async (request) => services.videos.delete(who(request), request.params.video_id),
   );
   routes.add(
     app,
     { method: 'POST', url: '/videos/:video_id/reprocess', operationId: 'reprocessVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'process a video again', schema: schemas.reprocessVideo, status: 202 },
-    async (request) => svc(request).reprocessVideo(request.params.video_id),
+    async (request) => services.videos.reprocess(who(request), request.params.video_id),
   );
   routes.add(
     app,
@@ -87,7 +87,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
       file: { mediaType: 'image/jpeg' },
     },
     async (request, reply) => {
-      const jpeg = await svc(request).videoThumbnail(request.params.video_id, request.query.t);
+      const jpeg = await services.videos.thumbnail(who(request), request.params.video_id, request.query.t);
       return reply.code(200).header('Content-Type', 'image/jpeg').header('Cache-Control', 'private, max-age=3600').send(jpeg);
     },
   );
@@ -103,7 +103,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
       schema: schemas.videoFile,
       file: { mediaType: 'video/*', ranges: true },
     },
-    async (request, reply) => sendFile(reply, await svc(request).videoFile(request.params.video_id), request.headers.range),
+    async (request, reply) => sendFile(reply, await services.videos.file(who(request), request.params.video_id), request.headers.range),
   );
 };
 

@@ -1,0 +1,90 @@
+/**
+ * Request validation by the operations' schemas (src/api/schemas.ts), for callers that do not come
+ * through the HTTP server (the local CLI's facade): the same schemas, compiled by Ajv with the
+ * server's options, and the same 422 issues. The server validates with them as route schemas.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import { ValidationError, type ValidationIssue } from './errors.js';
+import { schemas } from './schemas.js';
+
+export interface AjvError {
+  instancePath?: string;
+  keyword: string;
+  message?: string;
+  params?: Record<string, unknown>;
+  parentSchema?: Record<string, unknown>;
+}
+
+/** Ajv's wording replaced by the engine's, so a message reads the same from either face. */
+function message(e: AjvError): string {
+  const ps = e.parentSchema ?? {};
+  switch (e.keyword) {
+    case 'required':
+      return 'field required';
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+      if (typeof ps.minimum === 'number' && typeof ps.maximum === 'number') return `must be between ${ps.minimum} and ${ps.maximum}`;
+      return e.message ?? 'out of range';
+    case 'type': {
+      const t = String(e.params?.type ?? '');
+      return t === 'integer' ? 'must be an integer' : t === 'object' || t === 'array' ? `must be an ${t}` : `must be a ${t}`;
+    }
+    case 'minLength':
+      return e.params?.limit === 1 ? 'must not be empty' : (e.message ?? 'too short');
+    case 'maxLength':
+      return `must be at most ${e.params?.limit} characters`;
+    case 'enum':
+      return `must be one of ${((e.params?.allowedValues as unknown[]) ?? []).join(', ')}`;
+    default:
+      return e.message ?? 'invalid';
+  }
+}
+
+/** Ajv's report in FastAPI's shape, so existing clients of the hosted API parse it. */
+export function ajvToIssues(errors: AjvError[], context: string): ValidationIssue[] {
+  const where = context === 'querystring' ? 'query' : context === 'params' ? 'path' : context;
+  return errors.map((e) => {
+    const loc: (string | number)[] = [where, ...(e.instancePath ?? '').split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
+    if (e.keyword === 'required' && e.params?.missingProperty) loc.push(String(e.params.missingProperty));
+    return { loc, msg: message(e), type: e.keyword === 'required' ? 'value_error.missing' : `value_error.${e.keyword}` };
+  });
+}
+
+type Part = 'body' | 'querystring';
+type Operation = { [K in keyof typeof schemas]: (typeof schemas)[K] extends { [P in Part]?: unknown } ? K : never }[keyof typeof schemas];
+
+/**
+ * Local callers may also name files on this machine (`image_path`, `video_path`), which the server
+ * strips: a picture by path is a query of its own, so search also accepts `image_path` alone.
+ */
+function localSchema(op: string, part: Part, schema: Record<string, unknown>): Record<string, unknown> {
+  if (op === 'search' && part === 'body') {
+    const s = schema as { anyOf: unknown[]; properties: Record<string, unknown> };
+    return { ...s, anyOf: [...s.anyOf, { required: ['image_path'] }], properties: { ...s.properties, image_path: { type: 'string', minLength: 1 } } };
+  }
+  return schema;
+}
+
+// Bodies are JSON: no coercion (a number where a string belongs is a 422); query strings are text, coerced.
+const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
+const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * `value` checked against operation `op`'s `part` schema: a copy with the schema's defaults filled
+ * in (top-level undefined fields dropped, as JSON would), or a ValidationError with the server's issues.
+ */
+export function validateRequest<T>(op: Operation, part: Part, value: T): T {
+  const key = `${op}.${part}`;
+  let validate = compiled.get(key);
+  if (!validate) {
+    const schema = (schemas[op] as Partial<Record<Part, Record<string, unknown>>>)[part];
+    if (!schema) throw new Error(`operation ${op} has no ${part} schema`);
+    validate = (part === 'body' ? strict : lenient).compile(localSchema(op, part, schema));
+    compiled.set(key, validate);
+  }
+  const data = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) : value;
+  if (!validate(data)) throw new ValidationError(ajvToIssues(validate.errors as AjvError[], part));
+  return data as T;
+}

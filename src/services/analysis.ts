@@ -1,0 +1,76 @@
+/** Embedding and tagging a video that is not stored: by URL, bytes, a local path, or uploaded tensors. */
+import type { EncodeVideoRequest, EncodeVideoResponse, TagVideoResponse, TensorRef } from '../api/types.js';
+import { LIMITS } from '../api/defaults.js';
+import type { Embedder } from '../models/embedder.js';
+import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../engine/pipeline.js';
+import { resolveVideoSource } from '../engine/sources.js';
+import { buildTags } from '../engine/tags.js';
+import { loadTensorFrames } from '../engine/tensors.js';
+import type { Library } from './library.js';
+
+export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedder): EncodeVideoResponse {
+  return {
+    embeddings: analyzed.segments.map((s) => Array.from(s.vector)),
+    segments: analyzed.segments.map((s) => ({ start: s.start, end: s.end })),
+    model: embedder.id,
+    dim: embedder.dim,
+    video_embedding: Array.from(analyzed.videoVector),
+    descriptions: analyzed.segments.map((s) => s.description),
+  };
+}
+
+export class AnalysisService {
+  constructor(private readonly lib: Library) {}
+
+  /** The segment length, frame rate and embedder a request asks for (its schema bounds them). */
+  options(req: EncodeVideoRequest): { segmentSeconds: number; fps: number; embedder: Embedder } {
+    return {
+      segmentSeconds: req.segment_seconds ?? LIMITS.segmentSeconds.default,
+      fps: req.fps ?? LIMITS.fps.default,
+      embedder: this.lib.embedder(req.model ?? DEFAULT_EMBEDDER_ID, ['body', 'model']),
+    };
+  }
+
+  async encodeVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<EncodeVideoResponse> {
+    const { analyzed, embedder } = await this.analyzeSource(req, opts.signal);
+    return toEncodeVideoResponse(analyzed, embedder);
+  }
+
+  /** Tags a video without storing it: the same analysis an upload gets, answered as SPEC §3 Tags. */
+  async tagVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<TagVideoResponse> {
+    const { analyzed, embedder } = await this.analyzeSource(req, opts.signal);
+    return { tags: buildTags(analyzed, embedder.id) };
+  }
+
+  async encodeTensor(req: EncodeVideoRequest & { tensor: TensorRef }, signal: AbortSignal): Promise<EncodeVideoResponse> {
+    const { analyzed, embedder } = await this.analyzeTensor(req, signal);
+    return toEncodeVideoResponse(analyzed, embedder);
+  }
+
+  async tagTensor(req: EncodeVideoRequest & { tensor: TensorRef }, signal: AbortSignal): Promise<TagVideoResponse> {
+    const { analyzed, embedder } = await this.analyzeTensor(req, signal);
+    return { tags: buildTags(analyzed, embedder.id) };
+  }
+
+  private async analyzeSource(req: EncodeVideoRequest, signal?: AbortSignal): Promise<{ analyzed: AnalyzedVideo; embedder: Embedder }> {
+    const { segmentSeconds, fps, embedder } = this.options(req);
+    const { lib } = this;
+    const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: lib.fetchPolicy, maxBytes: lib.maxUploadBytes });
+    try {
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder) });
+      return { analyzed, embedder };
+    } catch (err) {
+      throw lib.redact(err, [[source.file, source.displayName]]);
+    } finally {
+      await source.cleanup();
+    }
+  }
+
+  private async analyzeTensor(req: EncodeVideoRequest & { tensor: TensorRef }, signal: AbortSignal): Promise<{ analyzed: AnalyzedVideo; embedder: Embedder }> {
+    const { segmentSeconds, fps, embedder } = this.options(req);
+    const frames = await loadTensorFrames(this.lib.blobs, req.tensor.video_input_key!, req.tensor.video_kwargs_key);
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await this.lib.analyzersFor(embedder) });
+    return { analyzed, embedder };
+  }
+}

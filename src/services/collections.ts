@@ -1,0 +1,147 @@
+/** Collections: create, list, see, rename, delete, reindex. */
+import { ConflictError, ValidationError } from '../api/errors.js';
+import type { Principal } from '../api/principal.js';
+import type {
+  CollectionDetails,
+  CollectionSummary,
+  CreateCollectionRequest,
+  CreateCollectionResponse,
+  DeleteResponse,
+  ListCollectionsRequest,
+  ReindexResponse,
+  UpdateCollectionRequest,
+} from '../api/types.js';
+import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import { CollectionNameTakenError } from '../store/catalog/types.js';
+import type { CollectionRow } from '../store/collections.js';
+import { readUserConfig } from '../engine/config.js';
+import { LIMITS } from '../api/defaults.js';
+import { requireText } from '../engine/validate.js';
+import type { Library } from './library.js';
+
+export class CollectionsService {
+  constructor(private readonly lib: Library) {}
+
+  async create(p: Principal, req: CreateCollectionRequest): Promise<CreateCollectionResponse> {
+    const name = requireText(req.name, ['body', 'name']).trim();
+    const modelId = req.model ?? readUserConfig(this.lib.paths).default_model ?? DEFAULT_EMBEDDER_ID;
+    const embedder = this.lib.embedder(modelId, ['body', 'model']);
+    await assertModelInstalled(embedder.id);
+    const owner = p.owner;
+    if ((await this.lib.catalog.collections.byName(name, owner)).length) throw new ConflictError(`a collection named "${name}" already exists`);
+    let row: CollectionRow;
+    try {
+      row = await this.lib.catalog.collections.insert({ name, description: req.description ?? '', model: embedder.id, dim: embedder.dim, owner });
+    } catch (err) {
+      if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
+      throw err;
+    }
+    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim };
+  }
+
+  async list(p: Principal, req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
+    const rows = await this.lib.catalog.collections.list(req.limit ?? LIMITS.list.default, req.offset ?? 0, p.admin ? null : p.owner);
+    return Promise.all(rows.map((r) => this.withRecipe(toSummary(r))));
+  }
+
+  async get(p: Principal, idOrName: string): Promise<CollectionSummary> {
+    return this.withRecipe(toSummary(await this.lib.collection(p, idOrName)));
+  }
+
+  async details(p: Principal, idOrName: string): Promise<CollectionDetails> {
+    const row = await this.lib.collection(p, idOrName);
+    return { ...(await this.withRecipe(toSummary(row))), counts: await this.lib.catalog.videos.countsByStatus(row.id) };
+  }
+
+  /** Renames a collection and/or changes its description (names stay unique per owner). */
+  async update(p: Principal, idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary> {
+    const row = await this.lib.collection(p, idOrName);
+    const name = patch.name === undefined ? undefined : requireText(patch.name, ['body', 'name']).trim();
+    const description = patch.description;
+    if (name !== undefined && name !== row.name && (await this.lib.catalog.collections.byName(name, row.owner)).length) {
+      throw new ConflictError(`a collection named "${name}" already exists`);
+    }
+    try {
+      await this.lib.catalog.collections.update(row.id, { name, description });
+    } catch (err) {
+      if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
+      throw err;
+    }
+    return this.get(p, row.id);
+  }
+
+  /** Removes a collection with every video in it (files, segments, vectors, keywords, pending jobs). */
+  async delete(p: Principal, idOrName: string): Promise<DeleteResponse> {
+    const row = await this.lib.collection(p, idOrName);
+    const videos = await this.lib.catalog.videos.listByCollection(row.id);
+    await this.lib.catalog.transaction(async (tx) => {
+      for (const v of videos) {
+        await tx.queue.cancelFor(v.id);
+        await tx.segments.deleteForVideo(v.id, row.dim);
+        await tx.videos.delete(v.id);
+      }
+      await tx.collections.delete(row.id);
+    });
+    await Promise.all(videos.map((v) => this.lib.removeVideoFiles(v)));
+    return { id: row.id, deleted: true, videos: videos.length };
+  }
+
+  /**
+   * Processes every video of a collection again in the background (after an analyzer changed or
+   * was installed). Each video keeps its old segments and vectors, and search answers from them,
+   * until its new ones replace them in one transaction.
+   */
+  async reindex(p: Principal, idOrName: string): Promise<ReindexResponse> {
+    const collection = await this.lib.collection(p, idOrName);
+    const ids = await this.lib.catalog.videos.idsForCollection(collection.id, ['processed', 'failed']);
+    await this.lib.catalog.transaction(async (tx) => {
+      for (const id of ids) await tx.queue.enqueue('video.process', id);
+    });
+    if (ids.length) await this.lib.onWorkQueued();
+    return { collection_id: collection.id, queued: ids.length };
+  }
+
+  /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
+  private async withRecipe(summary: CollectionSummary): Promise<CollectionSummary> {
+    if (!summary.recipe) return summary;
+    let expected: Record<string, string>;
+    try {
+      const { expectedRecipe } = await import('../analysis/versions.js');
+      expected = await expectedRecipe(this.lib.embedderFor(summary.model));
+    } catch {
+      return summary; // an embedder this engine does not know: nothing to compare with
+    }
+    const keys = new Set([...Object.keys(expected), ...Object.keys(summary.recipe)]);
+    summary.needs_reindex = [...keys].some((k) => expected[k] !== summary.recipe![k]);
+    return summary;
+  }
+}
+
+/** A collection on a model that is not installed could never process a video: refuse it now. */
+async function assertModelInstalled(id: string): Promise<void> {
+  const { ModelManager } = await import('../models/manager.js');
+  const manager = new ModelManager();
+  let installed: boolean;
+  try {
+    installed = manager.isInstalled(id);
+  } catch {
+    return; // an embedder registered without a manifest (tests, plug-ins) manages its own files
+  }
+  if (!installed) {
+    throw new ValidationError([{ loc: ['body', 'model'], msg: `model ${id} is not installed: run \`vidembed models pull ${id}\``, type: 'value_error.model' }]);
+  }
+}
+
+export function toSummary(row: CollectionRow): CollectionSummary {
+  return {
+    id: row.id,
+    owner: row.owner,
+    name: row.name,
+    description: row.description,
+    video_count: row.video_count,
+    created_at: row.created_at,
+    model: row.model,
+    dim: row.dim,
+    ...(row.recipe_json ? { recipe: JSON.parse(row.recipe_json) as Record<string, string> } : {}),
+  };
+}

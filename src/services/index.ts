@@ -1,0 +1,40 @@
+/**
+ * The services of a library, one per resource, and the job handlers: what the CLI's facade
+ * (src/engine/engine.ts), the HTTP server (src/server) and the workers call. Each takes the
+ * caller's principal as an argument.
+ */
+import { AnalysisService } from './analysis.js';
+import { CollectionsService } from './collections.js';
+import { Jobs } from './jobs.js';
+import type { Library } from './library.js';
+import { SearchService } from './search.js';
+import { TasksService } from './tasks.js';
+import { VideosService } from './videos.js';
+
+export interface Services {
+  readonly library: Library;
+  readonly collections: CollectionsService;
+  readonly videos: VideosService;
+  readonly search: SearchService;
+  /** Embedding and tagging of videos that are not stored. */
+  readonly analysis: AnalysisService;
+  readonly tasks: TasksService;
+  readonly jobs: Jobs;
+}
+
+export function createServices(library: Library): Services {
+  const analysis = new AnalysisService(library);
+  return {
+    library,
+    collections: new CollectionsService(library),
+    videos: new VideosService(library),
+    search: new SearchService(library),
+    analysis,
+    tasks: new TasksService(library, analysis),
+    jobs: new Jobs(library, analysis),
+  };
+}
+
+export { Library, type LibraryPorts, type VideoFile } from './library.js';
+export { openLibrary, type EngineOptions } from './open.js';
+export type { JobContext, JobOutcome } from './jobs.js';

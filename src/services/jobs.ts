@@ -1,0 +1,216 @@
+/**
+ * One handler per job kind (`video.process`, `task.embedding`, `task.tagging`), run by workers
+ * (src/engine/worker.ts). Each writes its results only while its claim still holds the job (the
+ * fencing token), and completes the job in the same transaction as its results.
+ */
+import { MediaError, VidembedError, errorMessage } from '../api/errors.js';
+import type { AsyncSubmitRequest, TensorRef } from '../api/types.js';
+import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
+import { displaySize } from '../media/probe.js';
+import { phashToHex } from '../media/phash.js';
+import type { QueuedJob } from '../store/queue/types.js';
+import type { CatalogTx } from '../store/catalog/types.js';
+import { DEFAULTS } from '../engine/config.js';
+import { storeSignature } from '../engine/duplicates.js';
+import { analyzeVideo } from '../engine/pipeline.js';
+import { buildTags } from '../engine/tags.js';
+import type { AnalysisService } from './analysis.js';
+import type { Library } from './library.js';
+
+export interface JobContext {
+  signal: AbortSignal;
+  /** The claim the work runs under: its results land only while the token still holds the job. */
+  job?: { id: string; token: number };
+  /** Set by the handler when it settled the job itself, in the transaction of its results. */
+  settled?: boolean;
+}
+
+export type JobOutcome = 'done' | 'failed';
+
+/** What a job kind's handler does with one claimed job, and with its subject when the queue gives up. */
+export interface JobHandler {
+  run(refId: string, ctx: JobContext): Promise<JobOutcome>;
+  fail(refId: string, message: string): Promise<void>;
+}
+
+/**
+ * Writes `write`'s results and completes the job in one transaction, only while the claim holds
+ * it: a worker whose lease passed to another claim writes nothing, and one killed after the commit
+ * leaves nothing to redo. Without a claim (a direct call) the results just land.
+ */
+async function settle(lib: Library, ctx: JobContext, write: (tx: CatalogTx) => Promise<void>): Promise<JobOutcome> {
+  const held = await lib.catalog.transaction(async (tx) => {
+    if (ctx.job && !(await tx.queue.complete(ctx.job.id, ctx.job.token))) return false;
+    await write(tx);
+    return true;
+  });
+  if (held && ctx.job) ctx.settled = true;
+  return held ? 'done' : 'failed';
+}
+
+function failureMessage(err: unknown): string {
+  if (err instanceof VidembedError) return err.message;
+  return `internal error: ${errorMessage(err)}`;
+}
+
+/** `video.process`: analyses a stored video and replaces its segments, vectors, tags and thumbnails. */
+export class VideoProcessJob implements JobHandler {
+  constructor(private readonly lib: Library) {}
+
+  async run(videoId: string, ctx: JobContext): Promise<JobOutcome> {
+    const { lib } = this;
+    const video = await lib.catalog.videos.byId(videoId);
+    if (!video) return 'failed';
+    const collection = await lib.catalog.collections.byId(video.collection_id);
+    if (!collection) return 'failed';
+    await lib.catalog.videos.markProcessing(videoId);
+    let file: { path: string; release(): Promise<void> } | undefined;
+    try {
+      const embedder = lib.embedder(collection.model);
+      if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
+      const analyzers = await lib.analyzersFor(embedder);
+      file = await lib.localVideoFile(video);
+      const analyzed = await analyzeVideo(file.path, embedder, {
+        analyzers,
+        thumbnails: true,
+        signature: true,
+        segmentSeconds: DEFAULTS.segmentSeconds,
+        fps: DEFAULTS.fps,
+        signal: ctx.signal,
+        onProgress: (f) => void lib.catalog.videos.setProgress(videoId, f * 99).catch(() => {}),
+      });
+      await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
+      await lib.catalog.videos.setMediaInfo(videoId, {
+        duration: analyzed.media.durationSec,
+        ...displaySize(analyzed.media),
+        fps: analyzed.media.fps,
+        codec: analyzed.media.videoCodec,
+      });
+      const segments = analyzed.segments.map((s) => ({
+        idx: s.idx,
+        start: s.start,
+        end: s.end,
+        description: s.description,
+        details: s.details,
+        keywords: keywordsOf(s.analysis),
+        facts: storedFacts(s.analysis, analyzers),
+        tags: s.tags,
+        // The store's fixed tag columns (until the store keeps generic per-segment tags).
+        shot_size: s.tags.shot_size?.label,
+        camera_movement: s.tags.camera_movement?.label,
+        shooting_angle: s.tags.shooting_angle?.label,
+        phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
+        vector: s.vector,
+      }));
+      return await settle(lib, ctx, async (tx) => {
+        await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
+        if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
+        await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
+        await tx.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
+      await lib.catalog.videos.markFailed(videoId, failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
+      await lib.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
+      return 'failed';
+    } finally {
+      await file?.release();
+    }
+  }
+
+  async fail(videoId: string, message: string): Promise<void> {
+    await this.lib.catalog.videos.markFailed(videoId, message);
+  }
+
+  /** Keyframe thumbnails of a video's segments and its poster (the middle segment's), in the blob store. */
+  private async storeThumbnails(videoId: string, jpegs: (Buffer | undefined)[]): Promise<void> {
+    const { blobs } = this.lib;
+    await blobs.deletePrefix(`thumbs/${videoId}`);
+    for (const [i, jpeg] of jpegs.entries()) if (jpeg) await blobs.put(`thumbs/${videoId}/${i}.jpg`, jpeg);
+    const poster = jpegs[jpegs.length >> 1] ?? jpegs.find(Boolean);
+    if (poster) await blobs.put(`thumbs/${videoId}/poster.jpg`, poster);
+  }
+}
+
+/** `task.embedding` and `task.tagging`: a submitted task's result, fenced like a video's. */
+export class TaskJob implements JobHandler {
+  constructor(
+    private readonly lib: Library,
+    private readonly analysis: AnalysisService,
+  ) {}
+
+  async run(requestId: string, ctx: JobContext): Promise<JobOutcome> {
+    const { lib, analysis } = this;
+    const task = await lib.catalog.tasks.byId(requestId);
+    if (!task) return 'failed';
+    await lib.catalog.tasks.markProcessing(requestId);
+    try {
+      const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
+      const tensor = req.tensor ? (req as AsyncSubmitRequest & { tensor: TensorRef }) : undefined;
+      let result: unknown;
+      if (task.kind === 'tagging') {
+        result = tensor ? await analysis.tagTensor(tensor, ctx.signal) : await analysis.tagVideo(req, { signal: ctx.signal });
+      } else {
+        const res = tensor ? await analysis.encodeTensor(tensor, ctx.signal) : await analysis.encodeVideo(req, { signal: ctx.signal });
+        result = { embedding: res.video_embedding, embeddings: res.embeddings, segments: res.segments, model: res.model, dim: res.dim };
+      }
+      return await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      await lib.catalog.tasks.fail(requestId, failureMessage(lib.redact(err, [])));
+      return 'failed';
+    }
+  }
+
+  async fail(requestId: string, message: string): Promise<void> {
+    await this.lib.catalog.tasks.fail(requestId, message);
+  }
+}
+
+/** The handlers by job kind, and what workers call. */
+export class Jobs {
+  private readonly handlers: Record<string, JobHandler>;
+
+  constructor(
+    private readonly lib: Library,
+    analysis: AnalysisService,
+  ) {
+    const task = new TaskJob(lib, analysis);
+    this.handlers = { 'video.process': new VideoProcessJob(lib), 'task.embedding': task, 'task.tagging': task };
+  }
+
+  /** Runs one claimed job to its end state. Never throws for a failure of the work itself. */
+  async run(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<JobOutcome> {
+    const handler = this.handlers[job.kind];
+    return handler ? handler.run(job.refId, ctx) : 'failed';
+  }
+
+  /** Marks the subject of a job failed (used when the queue gives up on a job). */
+  async failSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
+    await this.handlers[job.kind]?.fail(job.refId, message);
+  }
+
+  /**
+   * Fails the videos and tasks that no job will finish any more: their job was failed (or gave
+   * up) but the process stopped before it could fail them too. Workers run it when they start and
+   * every 30 s while idle. Returns how many it failed.
+   */
+  async failStranded(): Promise<number> {
+    const why = (lastError: string | null) => `processing stopped: ${lastError ?? 'its job was lost'}`;
+    const videos = await this.lib.catalog.videos.stranded();
+    for (const v of videos) await this.lib.catalog.videos.markFailed(v.id, why(v.last_error));
+    const tasks = await this.lib.catalog.tasks.stranded();
+    for (const t of tasks) await this.lib.catalog.tasks.fail(t.id, why(t.last_error));
+    return videos.length + tasks.length;
+  }
+
+  /**
+   * Loads the embedders the library's collections use (a warm process does this once, so the
+   * first search it answers for the CLI is as quick as the next). Failures are left for the call
+   * that needs the model to report.
+   */
+  async preloadEmbedders(): Promise<void> {
+    const models = new Set((await this.lib.catalog.collections.list(1000, 0)).map((c) => c.model));
+    for (const id of models) await this.lib.embedder(id).load().catch(() => {});
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The library every service works on: its ports (catalog, job queue, blob store, analyzers,
+ * embedders, the query text encoder) behind their interfaces, and the lookups every service shares
+ * (a collection or video as a principal may see it, an embedder by id, a video's file on this
+ * machine). Built from given ports (tests inject an in-memory catalog) or opened from a home
+ * (src/services/open.ts). It knows no backend by class.
+ */
+import { createReadStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { ConflictError, MediaError, NotFoundError, ValidationError, errorMessage } from '../api/errors.js';
+import { canSee, type Principal } from '../api/principal.js';
+import type { Analyzer } from '../analysis/types.js';
+import type { Embedder } from '../models/embedder.js';
+import type { QueryTextEncoder } from '../models/text-encoder.js';
+import { BlobNotFoundError, type BlobStore } from '../store/blobs.js';
+import type { Catalog } from '../store/catalog/types.js';
+import type { CollectionRow } from '../store/collections.js';
+import type { VideoRow } from '../store/videos.js';
+import type { Paths } from '../engine/config.js';
+import type { FetchPolicy } from '../engine/fetch-video.js';
+import { redactError } from '../engine/redact.js';
+
+/** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
+export interface LibraryPorts {
+  paths: Paths;
+  /** Collections, videos, segments, tasks, keys, and the durable job queue (`catalog.queue`). */
+  catalog: Catalog;
+  blobs: BlobStore;
+  /** Where a blob is on this machine's disk, when the blob store keeps files here (a directory store). */
+  blobPath?: (key: string) => string;
+  embedderFor: (id: string) => Embedder;
+  /** The analyzers run before an embedder. */
+  analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
+  /** Encodes query text (search, encodeText); closed with the library. */
+  textEncoder: QueryTextEncoder;
+  fetchPolicy: FetchPolicy;
+  maxUploadBytes: number;
+  maxTensorBytes: number;
+  /** Called after work is queued so that something runs it (the CLI starts a background worker). */
+  onWorkQueued: () => void | Promise<void>;
+}
+
+/** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
+export interface VideoFile {
+  filename: string;
+  size: number;
+  /** The file on this machine (a directory store, or a video stored before blob keys); none in an object store. */
+  path?: string;
+  /** Its bytes, or the bytes `start`..`end` (inclusive). */
+  open(range?: { start: number; end?: number }): import('node:stream').Readable;
+}
+
+export class Library implements LibraryPorts {
+  readonly paths: Paths;
+  readonly catalog: Catalog;
+  readonly blobs: BlobStore;
+  readonly blobPath?: (key: string) => string;
+  readonly embedderFor: (id: string) => Embedder;
+  readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
+  readonly textEncoder: QueryTextEncoder;
+  readonly fetchPolicy: FetchPolicy;
+  readonly maxUploadBytes: number;
+  readonly maxTensorBytes: number;
+  readonly onWorkQueued: () => void | Promise<void>;
+
+  constructor(ports: LibraryPorts) {
+    this.paths = ports.paths;
+    this.catalog = ports.catalog;
+    this.blobs = ports.blobs;
+    this.blobPath = ports.blobPath;
+    this.embedderFor = ports.embedderFor;
+    this.analyzersFor = ports.analyzersFor;
+    this.textEncoder = ports.textEncoder;
+    this.fetchPolicy = ports.fetchPolicy;
+    this.maxUploadBytes = ports.maxUploadBytes;
+    this.maxTensorBytes = ports.maxTensorBytes;
+    this.onWorkQueued = ports.onWorkQueued;
+  }
+
+  /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
+  embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
+    try {
+      return this.embedderFor(id);
+    } catch (err) {
+      throw new ValidationError([{ loc, msg: errorMessage(err), type: 'value_error.model' }]);
+    }
+  }
+
+  /** A collection by id or name, if `p` may see it; names are looked up in its own library first. */
+  async collection(p: Principal, idOrName: string): Promise<CollectionRow> {
+    const byId = await this.catalog.collections.byId(idOrName);
+    if (byId && canSee(p, byId.owner)) return byId;
+    const own = await this.catalog.collections.byName(idOrName, p.owner);
+    if (own.length) return own[0];
+    if (p.admin) {
+      const any = await this.catalog.collections.byName(idOrName, null);
+      if (any.length === 1) return any[0];
+      if (any.length > 1) {
+        throw new ConflictError(`${any.length} owners have a collection named "${idOrName}": name it by id (${any.map((c) => c.id).join(', ')})`);
+      }
+    }
+    throw new NotFoundError(`collection not found: ${idOrName}`);
+  }
+
+  /** A video, if `p` may see its collection. */
+  async video(p: Principal, videoId: string): Promise<VideoRow> {
+    const v = await this.catalog.videos.byId(videoId);
+    const c = v && (await this.catalog.collections.byId(v.collection_id));
+    if (!v || !c || !canSee(p, c.owner)) throw new NotFoundError(`video not found: ${videoId}`);
+    return v;
+  }
+
+  /** A video's original file (the server streams it with Range support; the CLI shows its path). */
+  videoFile(v: VideoRow): VideoFile {
+    const { blob_key: key } = v;
+    const base = { filename: v.filename, size: v.size_bytes };
+    if (!key) return { ...base, path: v.path, open: (range) => createReadStream(v.path, range) };
+    return { ...base, path: this.blobPath?.(key), open: (range) => this.blobs.stream(key, range) };
+  }
+
+  /**
+   * The video as a file on this machine, for ffmpeg: its blob (in the directory every node mounts,
+   * or downloaded from an object store until `release`), or the absolute path a video stored
+   * before blob keys was kept at.
+   */
+  async localVideoFile(v: VideoRow): Promise<{ path: string; release(): Promise<void> }> {
+    if (!v.blob_key) return { path: v.path, release: async () => {} };
+    try {
+      return await this.blobs.localFile(v.blob_key);
+    } catch (err) {
+      if (err instanceof BlobNotFoundError) throw new MediaError(`${v.filename} is missing from the library's storage (deleted outside vidembed?)`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** The video's file and thumbnails; missing ones are no error (the catalog rows are gone already). */
+  async removeVideoFiles(v: VideoRow): Promise<void> {
+    await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
+    await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
+  }
+
+  /** An error whose message names the user's file, never a path of this machine's data or temp directories. */
+  redact(err: unknown, names: [string, string][] = []): unknown {
+    return redactError(err, names, [this.paths.home]);
+  }
+
+  async close(): Promise<void> {
+    await this.textEncoder.close();
+    await this.catalog.close();
+  }
+}

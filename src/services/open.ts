@@ -1,0 +1,88 @@
+/**
+ * The composition root: opens a library's ports from a home (or takes the ones given) and builds
+ * the services on them. The only place that chooses backends.
+ */
+import type { Analyzer } from '../analysis/types.js';
+import { databaseUrl } from '../env.js';
+import type { Embedder } from '../models/embedder.js';
+import { getEmbedder } from '../models/registry.js';
+import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
+import type { BlobStore } from '../store/blobs.js';
+import { openSqliteCatalog } from '../store/catalog/sqlite.js';
+import type { Catalog } from '../store/catalog/types.js';
+import type { Store } from '../store/index.js';
+import { openCatalog } from '../store/open.js';
+import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../engine/config.js';
+import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../engine/fetch-video.js';
+import { Library } from './library.js';
+
+export interface EngineOptions {
+  home?: string;
+  /** The library's database: `postgres://…` (default: VIDEMBED_DATABASE_URL, else SQLite in the home). */
+  databaseUrl?: string;
+  /** Where its files are: `file:///dir` or `s3://bucket/prefix` (default: VIDEMBED_STORAGE_URL, else blobs/ in the home). */
+  storageUrl?: string;
+  /** A catalog to use instead of opening one (tests: an in-memory catalog). The library closes it. */
+  catalog?: Catalog;
+  /** A blob store to use instead of opening one. */
+  blobs?: BlobStore;
+  /** Embedder lookup by id; defaults to the model registry. */
+  embedderFor?: (id: string) => Embedder;
+  /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
+  analyzersFor?: (embedder: Embedder) => Promise<Analyzer[]>;
+  fetchPolicy?: Partial<FetchPolicy>;
+  maxUploadBytes?: number;
+  /** Keep an exact in-memory SIMD copy of searched collections' vectors (long-running processes). */
+  memoryIndex?: boolean;
+  /** Largest tensor payload accepted by uploadTensors (decoded bytes). */
+  maxTensorBytes?: number;
+  /**
+   * Called after work is queued so that something will run it: the CLI starts a background worker
+   * process; the server runs workers itself and passes a no-op.
+   */
+  onWorkQueued?: () => void | Promise<void>;
+  /**
+   * Encodes the text of `search` and `encodeText`. Default: the embedder on this thread behind an
+   * LRU cache (the one-shot CLI); the server passes a pool of worker threads behind the cache.
+   * The library closes it.
+   */
+  textEncoder?: QueryTextEncoder;
+}
+
+/** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
+export function openLibrary(opts: EngineOptions = {}): { library: Library; localStore?: Store } {
+  const paths = pathsFor(opts.home ?? resolveHome());
+  ensureDirs(paths);
+  let localStore: Store | undefined;
+  let catalog = opts.catalog;
+  if (!catalog) {
+    const url = opts.databaseUrl ?? databaseUrl();
+    if (url) catalog = openCatalog(paths.dbFile, { memoryIndex: opts.memoryIndex, databaseUrl: url });
+    else {
+      const sqlite = openSqliteCatalog(paths.dbFile, { memoryIndex: opts.memoryIndex });
+      localStore = sqlite.store;
+      catalog = sqlite;
+    }
+  }
+  const blobs = opts.blobs ?? openBlobStore(paths, opts.storageUrl ? { ...process.env, VIDEMBED_STORAGE_URL: opts.storageUrl } : process.env);
+  const embedderFor = opts.embedderFor ?? getEmbedder;
+  const library = new Library({
+    paths,
+    catalog,
+    blobs,
+    // A directory store keeps each blob as a file on this machine (the CLI shows its path).
+    blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
+    embedderFor,
+    analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
+    textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
+    fetchPolicy: { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy },
+    maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,
+    maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
+    onWorkQueued: opts.onWorkQueued ?? (() => {}),
+  });
+  return { library, localStore };
+}
+
+function hasPaths(blobs: BlobStore): blobs is BlobStore & { pathOf(key: string): string } {
+  return typeof (blobs as { pathOf?: unknown }).pathOf === 'function';
+}

@@ -1,0 +1,147 @@
+/** Search (by text, picture, moment or a mix) and text embeddings. */
+import { ConflictError, ValidationError } from '../api/errors.js';
+import type { Principal } from '../api/principal.js';
+import type { EncodeTextRequest, EncodeTextResponse, SearchRequest, SearchResponse } from '../api/types.js';
+import { LIMITS } from '../api/defaults.js';
+import { readsAsEnglish } from '../analysis/describe.js';
+import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
+import type { CollectionRow } from '../store/collections.js';
+import { tagFilterOf } from '../tags/registry.js';
+import { combineQueryVectors, embedImageQuery, hasImage } from '../engine/examples.js';
+import { hybridSearch, MAX_SEARCH_HITS } from '../engine/search.js';
+import { requireText } from '../engine/validate.js';
+import type { Library } from './library.js';
+
+/**
+ * Text longer than this is cut before any tokenizer sees it: far more than any embedder's context
+ * holds (USE lite reads 256 tokens, CLIP 77), so the cut changes no vector, and a megabyte-long
+ * query costs no more than a short one. The answer says `truncated: true` (docs/api.md).
+ */
+export const MAX_TEXT_CHARS = 16_384;
+
+export function boundText(text: string): { text: string; cut: boolean } {
+  if (text.length <= MAX_TEXT_CHARS) return { text, cut: false };
+  // Never split a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[MAX_TEXT_CHARS - 1]) ? MAX_TEXT_CHARS - 1 : MAX_TEXT_CHARS;
+  return { text: text.slice(0, end), cut: true };
+}
+
+export class SearchService {
+  constructor(private readonly lib: Library) {}
+
+  /**
+   * Search by text, by example (a picture: `image_base64`/`image_url`, or locally `image_path`; a
+   * moment: `like {video_id, t?}`), or both: each given part becomes a unit vector in the
+   * collection's space and the query is their normalised mean (each counts the same). The keyword
+   * bonus comes from the text alone. `like` leaves its own video out. Pages: `offset` + `top_k`
+   * reach at most MAX_SEARCH_HITS. The request has passed its schema (src/api/schemas.ts).
+   */
+  async search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
+    const { lib } = this;
+    const collection = await lib.collection(p, collectionIdOrName);
+    const textGiven = req.text !== undefined && req.text !== null;
+    const imageGiven = hasImage(req);
+    const text = textGiven ? requireText(req.text, ['body', 'text']) : '';
+    const topK = req.top_k ?? LIMITS.topK.default;
+    const offset = req.offset ?? 0;
+    if (offset + topK > MAX_SEARCH_HITS) {
+      throw new ValidationError([{ loc: ['body', 'offset'], msg: `offset + top_k may reach at most ${MAX_SEARCH_HITS} results`, type: 'value_error.number.not_le' }]);
+    }
+    const embedder = lib.embedder(collection.model);
+    const parts: Float32Array[] = [];
+    const exclude = new Set<string>();
+    // The moment first: a wrong video id fails before any model loads.
+    if (req.like) {
+      const { vector, videoId } = await this.likeVector(p, collection, req.like);
+      parts.push(vector);
+      exclude.add(videoId);
+    }
+    const bounded = boundText(text);
+    let truncated = false;
+    if (textGiven) {
+      const t = await lib.textEncoder.embedText(embedder.id, bounded.text);
+      parts.push(t.vector);
+      truncated = t.truncated;
+    }
+    if (imageGiven) {
+      await embedder.load();
+      parts.push(await embedImageQuery(req, embedder, await lib.analyzersFor(embedder), { allowPath: true, fetchPolicy: lib.fetchPolicy, signal: opts.signal }));
+    }
+    const all = await hybridSearch(lib.catalog.segments, lib.catalog.videos, {
+      collectionId: collection.id,
+      dim: collection.dim,
+      queryVector: parts.length === 1 ? parts[0] : combineQueryVectors(parts),
+      text: bounded.text,
+      topK: offset + topK,
+      // Kind → label of the filterable tag kinds given (src/tags/registry.ts).
+      filter: tagFilterOf(req),
+      explain: opts.explain ?? false,
+      minConfidence: req.min_confidence ? req.min_confidence : undefined,
+      excludeVideoIds: exclude,
+    });
+    const results = all.slice(offset);
+    const warnings: string[] = [];
+    const script = textGiven ? uncoveredScript(text) : undefined;
+    if (script) warnings.push(`the ${collection.model} text model reads English: a query in ${script} script matches poorly; try English words`);
+    if (bounded.cut || truncated) warnings.push(`the query was cut to what the model reads (${bounded.cut ? `${MAX_TEXT_CHARS} characters` : 'its context'})`);
+    const counts = await lib.catalog.videos.countsByStatus(collection.id);
+    const waiting = counts.uploaded + counts.processing;
+    if (waiting > 0) warnings.push(`${waiting} video${waiting === 1 ? ' is' : 's are'} still processing: results cover the ${counts.processed} processed`);
+    if (results.length > 0 && results.every((r) => (r.confidence ?? 0) < SEARCH_WEIGHTS.mediumConfidence)) {
+      warnings.push('no strong match: every result has low confidence');
+    }
+    const out: SearchResponse = { results, model: collection.model };
+    if (offset > 0) out.offset = offset;
+    // Another page exists when this one is full and the cap is not reached.
+    if (all.length === offset + topK && offset + topK < MAX_SEARCH_HITS) out.next_offset = offset + topK;
+    if (bounded.cut || truncated) out.truncated = true;
+    if (warnings.length) out.warnings = warnings;
+    return out;
+  }
+
+  /** A moment as a query: the stored vector of the segment at `t`, or the video's mean vector. */
+  private async likeVector(p: Principal, collection: CollectionRow, like: { video_id: string; t?: number }): Promise<{ vector: Float32Array; videoId: string }> {
+    const { lib } = this;
+    const t = like.t ?? undefined;
+    const v = await lib.video(p, like.video_id);
+    const from = (await lib.catalog.collections.byId(v.collection_id))!;
+    if (from.model !== collection.model || from.dim !== collection.dim) {
+      throw new ValidationError([{ loc: ['body', 'like', 'video_id'], msg: `is in a collection made with ${from.model}; this one uses ${collection.model}`, type: 'value_error.model' }]);
+    }
+    const segs = await lib.catalog.segments.listForVideo(v.id);
+    if (segs.length === 0) throw new ConflictError(`video ${v.id} has no segments to search with yet (status ${v.status})`);
+    const chosen = t === undefined ? segs : [segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce((best, s) => (Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best))];
+    const vectors = [...(await lib.catalog.segments.vectors(from.dim, chosen.map((s) => s.id))).values()];
+    if (vectors.length === 0) throw new ConflictError(`video ${v.id} has no stored vectors`);
+    return { vector: vectors.length === 1 ? vectors[0] : combineQueryVectors(vectors), videoId: v.id };
+  }
+
+  async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {
+    const text = requireText(req.text, ['body', 'text']);
+    const embedder = this.lib.embedder(req.model ?? DEFAULT_EMBEDDER_ID, ['body', 'model']);
+    const bounded = boundText(text);
+    const { vector, truncated } = await this.lib.textEncoder.embedText(embedder.id, bounded.text);
+    return { embedding: Array.from(vector), model: embedder.id, dim: embedder.dim, truncated: truncated || bounded.cut };
+  }
+}
+
+/**
+ * The name of the script most of a query's letters are in, when it is not one the text models
+ * read (they read English: Latin script); undefined when the query is mostly Latin letters.
+ */
+export function uncoveredScript(text: string): string | undefined {
+  const letters = text.match(/\p{L}/gu) ?? [];
+  if (letters.length === 0 || readsAsEnglish(text)) return undefined;
+  const scripts = ['Han', 'Hiragana', 'Katakana', 'Hangul', 'Cyrillic', 'Greek', 'Arabic', 'Hebrew', 'Devanagari', 'Thai'];
+  let best = 'a non-Latin';
+  let most = 0;
+  for (const name of scripts) {
+    const n = letters.filter((c) => new RegExp(`\\p{Script=${name}}`, 'u').test(c)).length;
+    if (n > most) {
+      most = n;
+      best = name === 'Hiragana' || name === 'Katakana' ? 'Japanese' : name === 'Han' ? 'Chinese/Japanese (Han)' : name;
+    }
+  }
+  return best;
+}

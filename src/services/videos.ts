@@ -1,0 +1,198 @@
+/** Videos: upload, status, details, thumbnails, the original file, list, delete, reprocess, near-duplicates. */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { BadRequestError, NotFoundError, PayloadTooLargeError } from '../api/errors.js';
+import { thumbnailUrl } from '../api/paths.js';
+import type { Principal } from '../api/principal.js';
+import type {
+  DeleteResponse,
+  DuplicatesRequest,
+  DuplicatesResponse,
+  IngestFile,
+  ListVideosRequest,
+  UploadVideoResponse,
+  VideoDetails,
+  VideoStatusResponse,
+  VideoSummary,
+} from '../api/types.js';
+import { LIMITS } from '../api/defaults.js';
+import { newId } from '../store/ids.js';
+import type { VideoRow } from '../store/videos.js';
+import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from '../engine/duplicates.js';
+import type { Library, VideoFile } from './library.js';
+
+export class VideosService {
+  constructor(private readonly lib: Library) {}
+
+  async upload(p: Principal, collectionIdOrName: string, file: IngestFile): Promise<UploadVideoResponse> {
+    const { lib } = this;
+    const collection = await lib.collection(p, collectionIdOrName);
+    const st = await stat(file.path).catch(() => undefined);
+    if (!st) throw new NotFoundError(`file not found: ${file.path}`);
+    if (st.isDirectory()) throw new BadRequestError(`${file.path} is a directory, not a video file`);
+    if (!st.isFile()) throw new BadRequestError(`${file.path} is not a regular file`);
+    if (st.size > lib.maxUploadBytes) {
+      throw new PayloadTooLargeError(`${file.filename} is ${st.size} bytes, over the ${lib.maxUploadBytes}-byte upload limit`);
+    }
+    // The same bytes twice in one collection are one video: answer with it (unless forced).
+    const sha256 = await sha256File(file.path);
+    const existing = file.force ? undefined : await lib.catalog.videos.byContent(collection.id, sha256);
+    if (existing) {
+      if (file.move) await unlink(file.path).catch(() => {});
+      return { video_id: existing.id, status: existing.status, duplicate: true };
+    }
+    // Near-duplicates (asked for): a quick decode of the file's own, compared with the collection's
+    // signatures before anything is stored. A file that does not decode is stored as usual (its
+    // processing will say what is wrong with it).
+    let quick: VideoSignature | undefined;
+    if (file.skipDuplicates && !file.force) {
+      quick = await sampleSignature(file.path).catch(() => undefined);
+      const near = quick && (await nearDuplicateOf(lib.catalog, collection.id, quick));
+      if (near) {
+        if (file.move) await unlink(file.path).catch(() => {});
+        const { video, coverage, similarity } = near;
+        return { video_id: video.id, status: video.status, duplicate: true, near_duplicate: { filename: video.filename, coverage: round3(coverage), similarity: round3(similarity) } };
+      }
+    }
+    const id = newId('vid');
+    const key = `videos/${id}${safeExtension(file.filename)}`;
+    await lib.blobs.putFile(key, file.path, { move: file.move });
+    try {
+      await lib.catalog.transaction(async (tx) => {
+        await tx.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), blob_key: key, size_bytes: st.size, content_sha256: sha256 });
+        await tx.queue.enqueue('video.process', id);
+        // Later files of the same upload compare with this one before it is processed.
+        if (quick) await storeSignature(tx, id, quick);
+      });
+    } catch (err) {
+      await lib.blobs.delete(key).catch(() => {});
+      throw err;
+    }
+    await lib.onWorkQueued();
+    return { video_id: id, status: 'uploaded' };
+  }
+
+  async status(p: Principal, videoId: string): Promise<VideoStatusResponse> {
+    const v = await this.lib.video(p, videoId);
+    const out: VideoStatusResponse = { video_id: v.id, status: v.status };
+    if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
+    if (v.status === 'processed') out.progress = 100;
+    if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
+    return out;
+  }
+
+  /** A video with its tags and segments (`video show`, `GET /videos/{id}`). */
+  async details(p: Principal, videoId: string): Promise<VideoDetails> {
+    const v = await this.lib.video(p, videoId);
+    const segments = (await this.lib.catalog.segments.listForVideo(videoId)).map((s) => ({
+      start: s.start,
+      end: s.end,
+      thumbnail_url: thumbnailUrl(v.id, s.start),
+      description: s.description,
+      tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
+      facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
+    }));
+    return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+  }
+
+  /**
+   * The JPEG of the segment at `t` seconds (the keyframe of the segment holding that moment, else
+   * the nearest), or the video's poster without `t`. 404 before the video is processed.
+   */
+  async thumbnail(p: Principal, videoId: string, t?: number): Promise<Buffer> {
+    const v = await this.lib.video(p, videoId);
+    let key = `thumbs/${v.id}/poster.jpg`;
+    if (t !== undefined) {
+      const segs = await this.lib.catalog.segments.listForVideo(v.id);
+      const at = segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce<(typeof segs)[number] | undefined>((best, s) => (!best || Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best), undefined);
+      if (at) key = `thumbs/${v.id}/${at.idx}.jpg`;
+    }
+    if (!(await this.lib.blobs.has(key))) throw new NotFoundError(`no thumbnail for ${videoId} yet (status ${v.status})`);
+    return this.lib.blobs.get(key);
+  }
+
+  /**
+   * Where a video's thumbnails are on this machine's disk (`vidembed video show`): the poster and
+   * one JPEG per segment, by segment index; absent before processing or with a store that has no
+   * paths.
+   */
+  async thumbnailFiles(p: Principal, videoId: string): Promise<{ poster?: string; segments: (string | undefined)[] }> {
+    const v = await this.lib.video(p, videoId);
+    const { blobs, blobPath } = this.lib;
+    if (!blobPath) return { segments: [] };
+    const at = async (key: string) => ((await blobs.has(key)) ? blobPath(key) : undefined);
+    const segs = await this.lib.catalog.segments.listForVideo(v.id);
+    return { poster: await at(`thumbs/${v.id}/poster.jpg`), segments: await Promise.all(segs.map((s) => at(`thumbs/${v.id}/${s.idx}.jpg`))) };
+  }
+
+  /** A video's original file (the server streams it with Range support; the CLI shows its path). */
+  async file(p: Principal, videoId: string): Promise<VideoFile> {
+    return this.lib.videoFile(await this.lib.video(p, videoId));
+  }
+
+  async list(p: Principal, collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
+    const collection = await this.lib.collection(p, collectionIdOrName);
+    const status = req.status || undefined;
+    return (await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 })).map(toVideoSummary);
+  }
+
+  /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed). */
+  async delete(p: Principal, videoId: string): Promise<DeleteResponse> {
+    const v = await this.lib.video(p, videoId);
+    const collection = (await this.lib.catalog.collections.byId(v.collection_id))!;
+    await this.lib.catalog.transaction(async (tx) => {
+      await tx.queue.cancelFor(v.id);
+      await tx.segments.deleteForVideo(v.id, collection.dim);
+      await tx.videos.delete(v.id);
+    });
+    await this.lib.removeVideoFiles(v);
+    return { id: v.id, deleted: true };
+  }
+
+  /** Processes a video again (after a failure, or to pick up new analyzers). */
+  async reprocess(p: Principal, videoId: string): Promise<VideoStatusResponse> {
+    const v = await this.lib.video(p, videoId);
+    await this.lib.catalog.transaction(async (tx) => {
+      await tx.queue.cancelFor(v.id);
+      await tx.queue.enqueue('video.process', v.id);
+    });
+    await this.lib.onWorkQueued();
+    return this.status(p, v.id);
+  }
+
+  /** Groups of near-identical videos of a collection: re-encoded, resized or trimmed copies (docs/engine.md). */
+  async duplicates(p: Principal, collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
+    const collection = await this.lib.collection(p, collectionIdOrName);
+    return findDuplicateGroups(this.lib.catalog, collection, { minSimilarity: req.min_similarity ?? DUPLICATE_THRESHOLDS.minSimilarity, segments: req.segments === true });
+  }
+}
+
+export function toVideoSummary(v: VideoRow): VideoSummary {
+  const out: VideoSummary = { video_id: v.id, collection_id: v.collection_id, filename: v.filename, status: v.status, size_bytes: v.size_bytes, created_at: v.created_at };
+  if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
+  if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
+  if (v.duration !== null) out.duration = v.duration;
+  if (v.width !== null) out.width = v.width;
+  if (v.height !== null) out.height = v.height;
+  if (v.fps !== null) out.fps = v.fps;
+  if (v.codec) out.codec = v.codec;
+  return out;
+}
+
+async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+/** Keeps a short alphanumeric extension so ffmpeg can use it as a hint; never a path. */
+function safeExtension(filename: string): string {
+  const ext = path.extname(path.basename(filename)).toLowerCase();
+  return /^\.[a-z0-9]{1,8}$/.test(ext) ? ext : '';
+}
