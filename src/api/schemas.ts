@@ -163,7 +163,12 @@ export const schemas = {
     response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } } },
   },
   openapi: {
-    response: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: str, info: { type: 'object' }, paths: { type: 'object' } } },
+    response: {
+      type: 'object',
+      required: ['openapi', 'info', 'paths'],
+      additionalProperties: true,
+      properties: { openapi: str, info: { type: 'object', additionalProperties: true }, paths: { type: 'object', additionalProperties: true } },
+    },
   },
   encodeText: {
     body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1 }, model: str } },

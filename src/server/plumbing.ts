@@ -13,7 +13,7 @@ import type { Examples, RouteDoc } from './openapi.js';
 
 type ObjectSchema = Exclude<JSONSchema, boolean>;
 
-/** An operation's schemas, as in src/api/schemas.ts: `response` and `examples` only document. */
+/** An operation's schemas, as in src/api/schemas.ts: `response` serializes the success body; `examples` only document. */
 export interface RouteSchema {
   body?: ObjectSchema;
   querystring?: ObjectSchema;
@@ -66,6 +66,8 @@ export class RouteTable {
     if (doc.schema.querystring) schema.querystring = doc.schema.querystring;
     if (doc.schema.params) schema.params = doc.schema.params;
     const status = doc.status ?? 200;
+    // The success body is serialized with its schema: what the document says is what is sent.
+    if (doc.schema.response) schema.response = { [status]: doc.schema.response };
     app.route<RequestOf<S>>({
       method: doc.method,
       url: doc.url,
