@@ -1,280 +1,99 @@
 /**
- * Request and response shapes of the API (SPEC §2–§6). The local engine, the HTTP server and the
- * remote client all speak exactly these, so the CLI prints the same JSON whichever face serves it.
+ * Request and response shapes of the API (SPEC §2–§6), made from the operations' JSON Schemas
+ * (src/api/schemas.ts): the types the server validates and serializes with are the types the
+ * services, the local facade and the remote client speak, so the CLI prints the same JSON
+ * whichever face serves it. Only what no schema describes is written here: local-only fields
+ * (a path on this machine), the ingest of a local file, and the VideoService interface.
  */
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { schemas, tagsSchema } from './schemas.js';
 
-import type { FilterName, TagFilterValues } from '../tags/registry.js';
+type Ops = typeof schemas;
 
-export type VideoStatus = 'uploaded' | 'processing' | 'processed' | 'failed';
-export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export type TaskKind = 'embedding' | 'tagging';
+/**
+ * A type without the open `[x: string]: unknown` that `additionalProperties` (stated or not) adds
+ * at every level: the named fields only (an object may carry more).
+ */
+export type Named<T> = T extends readonly (infer E)[]
+  ? Named<E>[]
+  : T extends object
+    ? keyof NamedKeys<T> extends never
+      ? { [K in keyof T]: Named<T[K]> } // a map (only additionalProperties): its entries stay
+      : { [K in keyof NamedKeys<T>]: Named<T[K & keyof T]> }
+    : T;
+type NamedKeys<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 
-export interface CreateCollectionRequest {
-  name: string;
-  description?: string;
-  /** Embedder id for the collection's vectors; default: the configured default model. */
-  model?: string;
-}
+/** A request part as a caller writes it: defaulted fields stay optional. */
+type RequestPart<K extends keyof Ops, P extends 'body' | 'querystring'> = Ops[K] extends { [Q in P]: infer S extends JSONSchema }
+  ? Named<FromSchema<S, { keepDefaultedPropertiesOptional: true }>>
+  : never;
 
-export interface CreateCollectionResponse {
-  collection_id: string;
-  name: string;
-  description: string;
-  created_at: string;
-  model: string;
-  dim: number;
-}
+/** An operation's success body. */
+type ResponseBody<K extends keyof Ops> = Ops[K] extends { response: infer S extends JSONSchema } ? Named<FromSchema<S>> : never;
 
-export interface CollectionSummary {
-  id: string;
-  /** The owner whose library holds it (admins see every owner's). */
-  owner?: string;
-  name: string;
-  description: string;
-  video_count: number;
-  created_at: string;
-  model: string;
-  dim: number;
-  /** Analyzer versions its vectors were made with (as of its last processed video). */
-  recipe?: Record<string, string>;
-  /** The engine would make its vectors differently now (a new analyzer, a newer version): `collection reindex`. */
-  needs_reindex?: boolean;
-}
-
-/** A collection with how many of its videos are in each status (`GET /collections/{id}`). */
-export interface CollectionDetails extends CollectionSummary {
-  counts: Record<VideoStatus, number>;
-}
-
-export interface UpdateCollectionRequest {
-  name?: string;
-  description?: string;
-}
-
-export interface DeleteResponse {
-  id: string;
-  deleted: true;
-  /** For a collection: how many videos went with it. */
-  videos?: number;
-}
-
-export interface ListVideosRequest {
-  status?: VideoStatus;
-  limit?: number;
-  offset?: number;
-}
-
-/** A video as listed (`GET /collections/{id}/videos`): newest first. */
-export interface VideoSummary {
-  video_id: string;
-  collection_id: string;
-  filename: string;
-  status: VideoStatus;
-  progress?: number;
-  error_message?: string;
-  /** Seconds; known once processed. */
-  duration?: number;
-  /** Displayed size (after rotation), known once processed. */
-  width?: number;
-  height?: number;
-  fps?: number;
-  /** Video codec (h264, hevc, vp9…), known once processed. */
-  codec?: string;
-  size_bytes: number;
-  created_at: string;
-}
-
-/** A video with its tags and segments (`GET /videos/{id}`, `vidembed video show`). */
-export interface VideoDetails extends VideoSummary {
-  tags?: Record<string, unknown>;
-  segments: Array<{ start: number; end: number; thumbnail_url?: string; description: string; tags?: Record<string, unknown>; facts?: Record<string, unknown> }>;
-}
-
-export interface ReindexResponse {
-  collection_id: string;
-  /** Videos queued to be processed again; search answers from their old vectors until each is redone. */
-  queued: number;
-}
-
-export interface ListCollectionsRequest {
-  limit?: number;
-  offset?: number;
-}
-
-export interface UploadVideoResponse {
-  video_id: string;
-  status: VideoStatus;
-  /** True when the collection already held these bytes: nothing was stored, `video_id` is that video (send `force` to add it again). */
-  duplicate?: boolean;
-  /**
-   * With `skip_duplicates`: the file's pictures are already in `video_id` (a re-encode, resize or
-   * trim of it), so nothing was stored (`duplicate` is true); what that video is and how close.
-   */
-  near_duplicate?: { filename: string; similarity: number; coverage: number };
-}
-
-export interface VideoStatusResponse {
-  video_id: string;
-  status: VideoStatus;
-  progress?: number;
-  error_message?: string;
-}
-
-export interface SearchRequest extends TagFilterValues {
-  /** What to find, in words; optional when a picture or a moment is given. */
-  text?: string;
-  /** A picture as the query (a still, a frame), as base64 bytes… */
-  image_base64?: string;
-  /** …or fetched from a public URL (the same guard as video_url). */
-  image_url?: string;
-  /** Local callers only (the CLI's `--image`): a picture on this machine. */
-  image_path?: string;
-  /** A moment as the query: the segment of `video_id` at `t` seconds, or the whole video; that video is left out of the results. */
-  like?: { video_id: string; t?: number };
-  top_k?: number;
-  /** Results to skip (pages): offset + top_k reach at most 1,000. */
-  offset?: number;
-  /** Tag filters, one field per filterable kind (src/tags/registry.ts); a result must match every given filter. */
-  /** Leave out results whose confidence is below this, in [0, 1]. */
-  min_confidence?: number;
-}
-
-export type ConfidenceLabel = 'high' | 'medium' | 'low';
-
-export interface SearchResult {
-  video_id: string;
-  /** Cosine similarity of the best segment to the query. */
-  similarity: number;
-  /** What results are ordered by: similarity plus the keyword bonus (docs/engine.md). */
-  relevance: number;
-  /** How likely this is what the query asked for, in [0, 1], calibrated (docs/engine.md). */
-  confidence: number;
-  confidence_label: ConfidenceLabel;
-  start: number;
-  end: number;
-  filename: string;
-  /** Present when asked for (`explain`): what the engine saw in the matching segment. */
-  description?: string;
-  /** With `explain`: the query words found among the words analysis found in the segment. */
-  matched_words?: string[];
-  /** API path of the matching moment's keyframe (`GET /videos/{id}/thumbnail?t=`). */
-  thumbnail_url?: string;
-  /** The moment's shot tags: shot size, camera movement, shooting angle (label and confidence). */
-  tags?: Partial<Record<FilterName, { label: string; confidence: number }>>;
-}
-
-export interface SearchResponse {
-  results: SearchResult[];
-  model: string;
-  /** The offset this page starts at, when not 0. */
-  offset?: number;
-  /** Present when more results may follow: the `offset` of the next page. */
-  next_offset?: number;
-  /** True when the query was cut to the text limit before encoding. */
-  truncated?: boolean;
-  /** Things the user should know: every match is weak, the query's script is not read, videos still processing. */
-  warnings?: string[];
-}
-
-export interface EncodeTextRequest {
-  text: string;
-}
-
-export interface EncodeTextResponse {
-  embedding: number[];
-  model: string;
-  dim: number;
-  truncated: boolean;
-}
-
-/** Exactly one source: `video_url`, `video_base64`, or (local face only) `video_path`. */
-export interface VideoSource {
-  video_url?: string;
-  video_base64?: string;
+/** Local callers only (the CLI): the video is a file on this machine (the server strips it). */
+interface LocalVideo {
   video_path?: string;
 }
 
-export interface EncodeVideoOptions {
-  segment_seconds?: number;
-  fps?: number;
-  model?: string;
-}
+export type VideoStatus = ResponseBody<'videoStatus'>['status'];
+export type TaskStatus = ResponseBody<'asyncStatus'>['status'];
+export type TaskKind = RequestPart<'tensorUpload', 'body'>['service'];
 
-export type EncodeVideoRequest = VideoSource & EncodeVideoOptions;
+export type CreateCollectionRequest = RequestPart<'createCollection', 'body'>;
+export type CreateCollectionResponse = ResponseBody<'createCollection'>;
+export type CollectionSummary = ResponseBody<'listCollections'>[number];
+/** A collection with how many of its videos are in each status (`GET /collections/{id}`). */
+export type CollectionDetails = ResponseBody<'collectionDetails'>;
+export type UpdateCollectionRequest = RequestPart<'updateCollection', 'body'>;
+export type DeleteResponse = ResponseBody<'deleteCollection'>;
+export type ListCollectionsRequest = RequestPart<'listCollections', 'querystring'>;
+export type ReindexResponse = ResponseBody<'reindexCollection'>;
 
-export interface Segment {
-  start: number;
-  end: number;
-}
+export type ListVideosRequest = RequestPart<'listVideos', 'querystring'>;
+/** A video as listed (`GET /collections/{id}/videos`): newest first. */
+export type VideoSummary = ResponseBody<'listVideos'>[number];
+/** A video with its tags and segments (`GET /videos/{id}`, `vidembed video show`). */
+export type VideoDetails = ResponseBody<'videoDetails'>;
+export type UploadVideoResponse = ResponseBody<'uploadVideo'>;
+export type VideoStatusResponse = ResponseBody<'videoStatus'>;
 
-export interface EncodeVideoResponse {
-  embeddings: number[][];
-  segments: Segment[];
-  model: string;
-  dim: number;
-  video_embedding: number[];
-  /** One description per segment (perception tier). */
-  descriptions?: string[];
-}
+/**
+ * A search: text, a picture or a moment, or a mix (the schema asks for at least one; this type
+ * leaves that to it), plus one filter field per filterable tag kind (src/tags/registry.ts).
+ */
+export type SearchRequest = Named<FromSchema<Omit<Ops['search']['body'], 'anyOf'>, { keepDefaultedPropertiesOptional: true }>> & {
+  /** Local callers only (the CLI's `--image`): a picture on this machine. */
+  image_path?: string;
+};
+export type SearchResponse = ResponseBody<'search'>;
+export type SearchResult = SearchResponse['results'][number];
+export type ConfidenceLabel = SearchResult['confidence_label'];
 
-import type { TagValue } from '../tags/aggregate.js';
-export type { TagValue };
+export type EncodeTextRequest = RequestPart<'encodeText', 'body'>;
+export type EncodeTextResponse = ResponseBody<'encodeText'>;
+/** Exactly one source: `video_url`, `video_base64`, or (local face only) `video_path`. */
+export type EncodeVideoRequest = RequestPart<'encodeVideo', 'body'> & LocalVideo;
+export type EncodeVideoResponse = ResponseBody<'encodeVideo'>;
+export type VideoSource = Pick<EncodeVideoRequest, 'video_url' | 'video_base64' | 'video_path'>;
 
-/** Whole-video tags: one value per tag kind measured (src/tags/registry.ts), segments, shots and cuts. */
-export type Tags = { [K in FilterName]?: TagValue } & TagsBody;
+export type { TagValue } from '../tags/aggregate.js';
+/** SPEC §3 Tags: one value per tag kind measured (src/tags/registry.ts), segments, shots and cuts. */
+export type Tags = FromSchema<typeof tagsSchema>;
+export type TagVideoResponse = { tags: Tags };
 
-interface TagsBody {
-  segments: Array<{ start: number; end: number; [tag: string]: unknown }>;
-  duration: number;
-  model: string;
-  [extra: string]: unknown;
-}
+export type AsyncSubmitRequest = RequestPart<'asyncSubmit', 'body'> & LocalVideo;
+export type TensorRef = NonNullable<AsyncSubmitRequest['tensor']>;
+export type AsyncSubmitResponse = ResponseBody<'asyncSubmit'>;
+export type AsyncStatusResponse = Omit<ResponseBody<'asyncStatus'>, 'tags'> & { tags?: Tags };
+export type TensorUploadRequest = RequestPart<'tensorUpload', 'body'>;
+export type TensorUploadResponse = ResponseBody<'tensorUpload'>;
+export type TensorObject = TensorUploadRequest['video_input'];
 
-export interface TagVideoResponse {
-  tags: Tags;
-}
-
-export interface TensorRef {
-  video_input_key?: string;
-  audio_input_key?: string;
-  video_kwargs_key?: string;
-}
-
-export type AsyncSubmitRequest = VideoSource & EncodeVideoOptions & { tensor?: TensorRef };
-
-export interface AsyncSubmitResponse {
-  request_id: string;
-  status: TaskStatus;
-}
-
-export interface AsyncStatusResponse {
-  request_id: string;
-  status: TaskStatus;
-  embedding?: number[];
-  embeddings?: number[][];
-  segments?: Segment[];
-  tags?: Tags;
-  error_message?: string;
-}
-
-export interface TensorObject {
-  data: string;
-  shape: number[];
-  dtype: string;
-}
-
-export interface TensorUploadRequest {
-  service: TaskKind;
-  request_id: string;
-  video_input: TensorObject;
-  audio_input?: TensorObject;
-  video_kwargs?: Record<string, unknown>;
-}
-
-export interface TensorUploadResponse {
-  request_id: string;
-  r2_keys: { video_input: string; audio_input?: string; video_kwargs?: string };
-}
+export type DuplicatesRequest = RequestPart<'duplicates', 'querystring'>;
+/** `GET /collections/{id}/duplicates`, `vidembed duplicates`. */
+export type DuplicatesResponse = ResponseBody<'duplicates'>;
+export type DuplicateGroup = DuplicatesResponse['groups'][number];
 
 /** A local file to ingest: the engine takes ownership of `path` when `move` is true. */
 export interface IngestFile {
@@ -285,50 +104,6 @@ export interface IngestFile {
   force?: boolean;
   /** Skip it when its pictures are already in a video of the collection (re-encoded, resized or trimmed). */
   skipDuplicates?: boolean;
-}
-
-export interface DuplicatesRequest {
-  /** Videos at this similarity or above are grouped, in [0, 1] (default 0.5, docs/engine.md). */
-  min_similarity?: number;
-  /** Also say where each segment of a group's first video is in the others. */
-  segments?: boolean;
-}
-
-export interface DuplicateVideo {
-  video_id: string;
-  filename: string;
-  duration?: number;
-  /** Similarity to the group's first video (the earliest added); absent on that one. */
-  similarity?: number;
-}
-
-/** A segment of a group's first video and where its pictures are in the group's other videos. */
-export interface DuplicateSegment {
-  start: number;
-  end: number;
-  /** Share of the segment's pictures found in each other video, and the segment there that holds them. */
-  matches: Array<{ video_id: string; start: number; end: number; similarity: number }>;
-}
-
-export interface DuplicateGroup {
-  /** The lowest similarity among the links that hold the group together, in [0, 1]. */
-  similarity: number;
-  /** Earliest added first. */
-  videos: DuplicateVideo[];
-  segments?: DuplicateSegment[];
-}
-
-/** `GET /collections/{id}/duplicates`, `vidembed duplicates`. */
-export interface DuplicatesResponse {
-  collection_id: string;
-  min_similarity: number;
-  /** Strongest first. */
-  groups: DuplicateGroup[];
-  /** Videos compared: those with a visual signature. */
-  compared: number;
-  /** Processed videos without a visual signature (processed by an earlier release): `vidembed collection reindex` gives them one. */
-  missing_signature: number;
-  warnings?: string[];
 }
 
 /**

@@ -10,6 +10,7 @@ import { NotFoundError, TimeoutError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import type { Services } from '../services/index.js';
 import type { Examples, RouteDoc } from './openapi.js';
+import type { Named } from '../api/types.js';
 
 type ObjectSchema = Exclude<JSONSchema, boolean>;
 
@@ -31,12 +32,6 @@ export interface RequestOf<S> {
   Querystring: Validated<S, 'querystring'>;
   Params: Validated<S, 'params'>;
 }
-
-/**
- * A type without the open `[x: string]: unknown` that `additionalProperties` (stated or not) adds
- * at every level: a response must have every named field, and may have more.
- */
-type Named<T> = T extends readonly (infer E)[] ? Named<E>[] : T extends object ? { [K in keyof T as string extends K ? never : K]: Named<T[K]> } : T;
 
 /** What a handler must answer, from the operation's `response` schema (anything, without one). */
 export type ResponseOf<S> = S extends { response: infer X extends JSONSchema } ? Named<FromSchema<X>> : unknown;
