@@ -48,6 +48,14 @@ async function settle(lib: Library, ctx: JobContext, write: (tx: CatalogTx) => P
   return held ? 'done' : 'failed';
 }
 
+/**
+ * TEMPORARY adapter, to delete when the store keeps generic per-segment tags (kind → label): the
+ * labels of the store's three fixed filter columns, from a segment's tags.
+ */
+function storeTagColumns(tags: Record<string, { label: string } | undefined>): { shot_size?: string; camera_movement?: string; shooting_angle?: string } {
+  return { shot_size: tags.shot_size?.label, camera_movement: tags.camera_movement?.label, shooting_angle: tags.shooting_angle?.label };
+}
+
 function failureMessage(err: unknown): string {
   if (err instanceof VidembedError) return err.message;
   return `internal error: ${errorMessage(err)}`;
@@ -95,10 +103,7 @@ export class VideoProcessJob implements JobHandler {
         keywords: keywordsOf(s.analysis),
         facts: storedFacts(s.analysis, analyzers),
         tags: s.tags,
-        // The store's fixed tag columns (until the store keeps generic per-segment tags).
-        shot_size: s.tags.shot_size?.label,
-        camera_movement: s.tags.camera_movement?.label,
-        shooting_angle: s.tags.shooting_angle?.label,
+        ...storeTagColumns(s.tags),
         phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
         vector: s.vector,
       }));
