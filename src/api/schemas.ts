@@ -79,7 +79,7 @@ function perFilterable<T>(of: (kind: (typeof FILTERABLE_KINDS)[number]) => T): R
 }
 
 /** The search filters: a string enum of each filterable kind's labels. */
-const tagFilters = perFilterable((k) => ({ type: 'string' as const, enum: [...k.labels] as string[], description: `only segments with this ${k.title.toLowerCase()}` }));
+const tagFilters = perFilterable((k) => ({ type: 'string' as const, enum: [...k.labels] as string[], description: `only segments with this ${k.name.replace(/_/g, ' ')}` }));
 
 export const tagsSchema = {
   type: 'object',

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Run } from '../context.js';
 import { formatSeconds, printJson, printTable, spinner } from '../output.js';
 import { waitForTask } from '../wait.js';
+import { LIMITS } from '../../api/defaults.js';
 
 export function registerEmbed(program: Command, run: Run): void {
   const embed = program.command('embed').description('embed text or a video into the shared vector space');
@@ -22,8 +23,8 @@ export function registerEmbed(program: Command, run: Run): void {
   embed
     .command('video')
     .argument('[file_or_url]', 'a local file, or an http(s) URL')
-    .option('--segment-seconds <s>', 'segment length in seconds, 1-60', Number)
-    .option('--fps <n>', 'frames sampled per second, (0, 8]', Number)
+    .option('--segment-seconds <s>', `segment length in seconds, ${LIMITS.segmentSeconds.min}-${LIMITS.segmentSeconds.max}`, Number)
+    .option('--fps <n>', `frames sampled per second, (${LIMITS.fps.min}, ${LIMITS.fps.max}]`, Number)
     .option('--async', 'submit as an asynchronous task and poll it')
     .option('--no-wait', 'with --async: print the request id and return')
     .option('--tensor-keys <video_input_key[,audio_input_key]>', 'embed tensors uploaded with upload-tensors (async)')

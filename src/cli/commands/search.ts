@@ -6,6 +6,7 @@ import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { saveLastSearch } from '../last-search.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
+import { LIMITS } from '../../api/defaults.js';
 import { formatSeconds, printJson, printTable } from '../output.js';
 
 function parseTopK(v: string): number {
@@ -34,19 +35,20 @@ interface SearchOptions {
 }
 
 export function registerSearch(program: Command, run: Run): void {
-  const command = program.command('search');
-  // One option per filterable tag kind (src/tags/registry.ts): `--shot <label>` and so on.
-  for (const k of FILTERABLE_KINDS) {
-    command.option(`--${k.option} <${k.option}>`, `only segments with this ${k.title.toLowerCase()}: ${k.labels.join(', ')}`);
-  }
-  command
+  const command = program
+    .command('search')
     .argument('[text]', 'what you are looking for, in words (optional with --image or --like)')
     .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
-    .option('-k, --top-k <n>', 'number of videos, 1-100', parseTopK, 10)
-    .option('--offset <n>', 'skip this many results (next pages; offset + top-k up to 1000)', parseTopK)
+    .option('-k, --top-k <n>', `number of videos, ${LIMITS.topK.min}-${LIMITS.topK.max}`, parseTopK, LIMITS.topK.default)
+    .option('--offset <n>', `skip this many results (next pages; offset + top-k up to ${LIMITS.maxSearchHits})`, parseTopK)
     .option('--image <photo>', 'a picture as the query (a still, a frame grab), alone or with text')
     .option('--like <video[@seconds]>', 'a moment as the query: the segment at that time, or the whole video; it is left out of the results')
-    .option('--explain', 'show what the engine saw in each matching moment')
+    .option('--explain', 'show what the engine saw in each matching moment');
+  // One option per filterable tag kind (src/tags/registry.ts): `--shot <label>` and so on.
+  for (const k of FILTERABLE_KINDS) {
+    command.option(`--${k.option} <${k.option}>`, `only segments with this ${k.name.replace(/_/g, ' ')}: ${k.labels.join(', ')}`);
+  }
+  command
     .option('--min-confidence <c>', 'leave out results below this confidence, 0-1 (e.g. 0.4 drops low ones)', Number)
     .option('--export <format>', `write the moments as ${EXPORT_FORMATS.join(', ')} to standard output (edl: CMX 3600 for an editor's timeline)`)
     .description('search a collection by text, by a picture or by a moment; one result per video, at its best-matching moment')
