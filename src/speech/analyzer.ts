@@ -1,0 +1,145 @@
+/**
+ * The speech analyzer: listens to a video's whole soundtrack while the picture is analysed (it
+ * runs in its own processes — ffmpeg and the recognizer — beside the frame pipeline), then says
+ * for each segment what was said in it (a `speech` fact, spoken words and their sound keys for
+ * the keyword index) and what the soundtrack is (the `audio` tag: speech, music, silence, other).
+ * A recognizer that fails or hangs costs the video its transcript, never its visual results: the
+ * reason is kept as a fact.
+ */
+import type { TagValue } from '../api/types.js';
+import type { AnalyzerOutput, Fact } from '../analysis/types.js';
+import { LevelMeter, levelsIn, type Level } from './levels.js';
+import { soundKey } from './phonetic.js';
+import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
+
+export const AUDIO_LABELS = ['speech', 'music', 'silence', 'other'] as const;
+export type AudioLabel = (typeof AUDIO_LABELS)[number];
+
+/** Bump when levels or the audio tag's rule change (the engine's version covers the words). */
+export const SOUNDTRACK_VERSION = 'soundtrack-1';
+
+/** Thresholds of the audio tag (chosen on generated and tuning-half recordings, docs/speech.md). */
+export const AUDIO_RULE = {
+  /** A window louder than this (dBFS) has sound in it. */
+  soundDb: -45,
+  /** Share of a segment's windows with sound below which it is silence. */
+  silentShare: 0.2,
+  /** Share of a segment's duration covered by recognized words from which it is speech. */
+  speechCover: 0.3,
+  /** Median spectral flatness of the windows with sound below which sound is tonal (music). */
+  tonalFlatness: 0.2,
+} as const;
+
+export interface HeardSoundtrack {
+  /** The words, when an engine listened and the track has sound. */
+  transcript?: Transcript;
+  /** Why there is no transcript, when there is none. */
+  reason?: string;
+  hasAudio: boolean;
+  levels: Level[];
+}
+
+export class SpeechAnalyzer {
+  readonly name = 'speech';
+  readonly version: string;
+
+  /** `engine` undefined: levels and the audio tag only, with `reason` saying why no words. */
+  constructor(
+    readonly engine: SpeechEngine | undefined,
+    private readonly noEngineReason = 'no speech engine installed',
+  ) {
+    this.version = engine ? `${engine.version}+${SOUNDTRACK_VERSION}` : SOUNDTRACK_VERSION;
+  }
+
+  /** Hears the soundtrack (`undefined`: the video has no audio track). */
+  async listen(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal } = {}): Promise<HeardSoundtrack> {
+    if (!pcm) return { hasAudio: false, levels: [], reason: 'no audio track' };
+    const meter = new LevelMeter();
+    const metered = (async function* () {
+      for await (const chunk of pcm) {
+        meter.push(chunk);
+        yield chunk;
+      }
+    })();
+    if (!this.engine) {
+      for await (const _ of metered);
+      return { hasAudio: meter.seconds > 0, levels: meter.levels, reason: this.noEngineReason };
+    }
+    const words: SpokenWord[] = [];
+    try {
+      await this.engine.transcribe(metered, (w) => words.push(w), opts);
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      return { hasAudio: true, levels: meter.levels, reason: `speech recognition failed: ${(err as Error).message}` };
+    }
+    const levels = meter.levels;
+    if (!levels.some((l) => l.db > AUDIO_RULE.soundDb)) return { hasAudio: true, levels, reason: 'silent' };
+    return { hasAudio: true, levels, transcript: { engine: this.engine.version, language: this.engine.language, words, duration: meter.seconds } };
+  }
+}
+
+/** The words whose middle falls in [start, end). */
+export function wordsIn(words: SpokenWord[], start: number, end: number): SpokenWord[] {
+  return words.filter((w) => (w.start + w.end) / 2 >= start && (w.start + w.end) / 2 < end);
+}
+
+/** The `audio` tag of a stretch of soundtrack. */
+export function audioTag(heard: HeardSoundtrack, start: number, end: number): TagValue {
+  if (!heard.hasAudio) return { label: 'silence', confidence: 1, scores: { speech: 0, music: 0, silence: 1, other: 0 } };
+  const levels = levelsIn(heard.levels, start, end);
+  const loud = levels.filter((l) => l.db > AUDIO_RULE.soundDb);
+  const soundShare = levels.length ? loud.length / levels.length : 0;
+  const words = heard.transcript ? wordsIn(heard.transcript.words, start, end) : [];
+  const span = Math.max(0.1, end - start);
+  const cover = Math.min(1, words.reduce((a, w) => a + (Math.min(end, w.end) - Math.max(start, w.start)), 0) / span);
+  const flat = median(loud.map((l) => l.flatness));
+  // Soft scores: each label's evidence in [0, 1], normalised.
+  const silence = clamp01(1 - soundShare / AUDIO_RULE.silentShare);
+  const speech = (1 - silence) * clamp01(cover / AUDIO_RULE.speechCover);
+  const tonal = clamp01((AUDIO_RULE.tonalFlatness * 1.5 - flat) / AUDIO_RULE.tonalFlatness);
+  const music = (1 - silence) * (1 - speech) * tonal;
+  const other = (1 - silence) * (1 - speech) * (1 - tonal);
+  const raw: Record<AudioLabel, number> = { speech, music, silence, other };
+  const sum = Object.values(raw).reduce((a, b) => a + b, 0) || 1;
+  const scores = Object.fromEntries(AUDIO_LABELS.map((k) => [k, round3(raw[k] / sum)])) as Record<AudioLabel, number>;
+  const label = soundShare < AUDIO_RULE.silentShare ? 'silence' : cover >= AUDIO_RULE.speechCover ? 'speech' : flat < AUDIO_RULE.tonalFlatness ? 'music' : 'other';
+  return { label, confidence: scores[label], scores };
+}
+
+/**
+ * What a segment holds of the soundtrack, as an analyzer's output: the spoken words as a `speech`
+ * fact (its label is what was said, so the words go into the keyword index), their sound keys as
+ * index terms (misheard and misspelt words still meet), and the `audio` tag.
+ */
+export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: number): AnalyzerOutput {
+  const facts: Fact[] = [];
+  const words = heard.transcript ? wordsIn(heard.transcript.words, start, end) : [];
+  const terms: string[] = [];
+  if (words.length) {
+    const conf = words.reduce((a, w) => a + w.conf, 0) / words.length;
+    facts.push({ kind: 'speech', label: words.map((w) => w.w).join(' '), confidence: round3(conf) });
+    for (const w of words) {
+      const k = soundKey(w.variant ? `${w.w}(${w.variant})` : w.w);
+      if (k && !terms.includes(k)) terms.push(k);
+    }
+  }
+  const out: AnalyzerOutput = { facts, tags: { audio: audioTag(heard, start, end) } };
+  if (terms.length) out.terms = terms;
+  if (!heard.transcript && heard.reason) out.details = { no_transcript: heard.reason };
+  return out;
+}
+
+function median(xs: number[]): number {
+  if (!xs.length) return 1;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function clamp01(x: number): number {
+  return Math.max(0, Math.min(1, x));
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
