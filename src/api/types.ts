@@ -12,6 +12,8 @@ export interface CreateCollectionRequest {
   description?: string;
   /** Embedder id for the collection's vectors; default: the configured default model. */
   model?: string;
+  /** Who transcribes what is said (default `auto`: the best engine installed). */
+  speech?: 'auto' | 'off' | 'pocketsphinx' | 'whisper';
 }
 
 export interface CreateCollectionResponse {
@@ -21,6 +23,7 @@ export interface CreateCollectionResponse {
   created_at: string;
   model: string;
   dim: number;
+  speech?: 'auto' | 'off' | 'pocketsphinx' | 'whisper';
 }
 
 export interface CollectionSummary {
@@ -35,6 +38,8 @@ export interface CollectionSummary {
   dim: number;
   /** Analyzer versions its vectors were made with (as of its last processed video). */
   recipe?: Record<string, string>;
+  /** Its speech setting. */
+  speech?: 'auto' | 'off' | 'pocketsphinx' | 'whisper';
   /** The engine would make its vectors differently now (a new analyzer, a newer version): `collection reindex`. */
   needs_reindex?: boolean;
 }
@@ -119,8 +124,10 @@ export interface VideoStatusResponse {
 }
 
 export interface SearchRequest {
-  /** What to find, in words; optional when a picture or a moment is given. */
+  /** What to find, in words; optional when a picture, a moment or `said` is given. */
   text?: string;
+  /** Words that were said: searches the transcripts only (exactly and by sound). */
+  said?: string;
   /** A picture as the query (a still, a frame), as base64 bytes… */
   image_base64?: string;
   /** …or fetched from a public URL (the same guard as video_url). */
@@ -136,6 +143,8 @@ export interface SearchRequest {
   shot_size?: string;
   camera_movement?: string;
   shooting_angle?: string;
+  /** What the soundtrack holds at the moment: speech, music, silence or other. */
+  audio?: string;
   /** Leave out results whose confidence is below this, in [0, 1]. */
   min_confidence?: number;
 }
@@ -162,6 +171,19 @@ export interface SearchResult {
   thumbnail_url?: string;
   /** The moment's shot tags: shot size, camera movement, shooting angle (label and confidence). */
   tags?: Partial<Record<'shot_size' | 'camera_movement' | 'shooting_angle', { label: string; confidence: number }>>;
+  /** Present when the result was found by what is said: the words around the match (`*matched*`). */
+  said?: SaidMatch;
+}
+
+/** A spoken match: the transcript's words around it, the matched words, when they are said. */
+export interface SaidMatch {
+  /** Up to 8 words each side, the matched ones between asterisks: `…the quarterly *revenue* grew…`. */
+  text: string;
+  matched: string[];
+  start: number;
+  end: number;
+  /** In [0, 1]: 1 when the query's sounds stand in the transcript exactly. */
+  score: number;
 }
 
 export interface SearchResponse {
@@ -340,6 +362,19 @@ export interface DuplicatesResponse {
  * The one service interface with three faces: the local engine, the HTTP server (an adapter over
  * the engine) and the remote client. Methods throw errors from src/api/errors.ts.
  */
+/** `GET /videos/{id}/transcript`: every recognized word with its times and confidence. */
+export interface TranscriptResponse {
+  video_id: string;
+  /** The engine and model that heard it (empty when none did). */
+  engine: string;
+  language: string;
+  /** Seconds of audio heard. */
+  duration: number;
+  words: Array<{ w: string; start: number; end: number; conf: number }>;
+  /** Why there are no words: no audio track, silent, speech off, no engine installed, a recognizer failure. */
+  reason?: string;
+}
+
 export interface VideoService {
   createCollection(req: CreateCollectionRequest): Promise<CreateCollectionResponse>;
   listCollections(req?: ListCollectionsRequest): Promise<CollectionSummary[]>;
@@ -353,6 +388,8 @@ export interface VideoService {
   deleteCollection(idOrName: string): Promise<DeleteResponse>;
   listVideos(collectionIdOrName: string, req?: ListVideosRequest): Promise<VideoSummary[]>;
   videoDetails(videoId: string): Promise<VideoDetails>;
+  /** What is said in a video, word by word (empty, with `reason`, when nothing could be heard). */
+  videoTranscript(videoId: string): Promise<TranscriptResponse>;
   deleteVideo(videoId: string): Promise<DeleteResponse>;
   reprocessVideo(videoId: string): Promise<VideoStatusResponse>;
   /** Groups of near-identical videos of a collection (re-encoded, resized, trimmed copies). */

@@ -45,6 +45,7 @@ import type {
   UploadVideoResponse,
   VideoService,
   VideoStatusResponse,
+  TranscriptResponse,
 } from '../api/types.js';
 import { canSee, LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import { thumbnailUrl } from '../api/paths.js';
@@ -67,9 +68,15 @@ import { DEFAULT_FETCH_POLICY, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from './pipeline.js';
 import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from './duplicates.js';
 import { phashToHex } from '../media/phash.js';
-import { loadTensorFrames, storeTensorUpload, tensorKeyOwner } from './tensors.js';
+import { loadTensorAudio, loadTensorFrames, storeTensorUpload, tensorKeyOwner } from './tensors.js';
+import type { SpeechAnalyzer } from '../speech/analyzer.js';
+import { expectedSpeechVersion, isSpeechSetting, speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
+import { loadTranscript, speechSettingOf, storeTranscript, transcriptKey } from '../speech/store.js';
 import { BlobNotFoundError, LocalBlobStore, type BlobStore } from '../store/blobs.js';
-import { hybridSearch, MAX_SEARCH_HITS } from './search.js';
+import { hybridSearch, MAX_SEARCH_HITS, type HybridSearchInput } from './search.js';
+import { spokenQuery } from '../speech/match.js';
+import type { SpokenWord } from '../speech/types.js';
+import { AUDIO_LABELS } from '../speech/analyzer.js';
 import { combineQueryVectors, embedImageQuery, hasImage } from './examples.js';
 import { buildTags } from './tags.js';
 import { resolveVideoSource } from './sources.js';
@@ -108,6 +115,8 @@ export interface EngineOptions {
    * The engine closes it in `close()`.
    */
   textEncoder?: QueryTextEncoder;
+  /** The speech analyzer for a collection's speech setting; default src/speech/engines.ts (tests pass fakes). */
+  speechFor?: (setting: SpeechSetting) => SpeechAnalyzer;
 }
 
 /** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
@@ -135,6 +144,7 @@ export class LocalEngine implements VideoService {
   readonly catalog: Catalog;
   private readonly embedderFor: (id: string) => Embedder;
   private readonly analyzers: (embedder: Embedder) => Promise<Analyzer[]>;
+  private readonly speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
   private readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;
   readonly maxTensorBytes: number;
@@ -150,6 +160,7 @@ export class LocalEngine implements VideoService {
     this.catalog = openCatalog(this.paths.dbFile, { memoryIndex: opts.memoryIndex, databaseUrl: opts.databaseUrl });
     this.embedderFor = opts.embedderFor ?? getEmbedder;
     this.analyzers = opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e));
+    this.speechFor = opts.speechFor ?? ((setting) => speechAnalyzerFor(setting));
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
@@ -191,15 +202,22 @@ export class LocalEngine implements VideoService {
     const embedder = this.embedder(modelId, ['body', 'model']);
     await assertModelInstalled(embedder.id);
     const owner = this.principal.owner;
+    const speech = req.speech ?? 'auto';
+    if (!isSpeechSetting(speech)) throw new ValidationError([{ loc: ['body', 'speech'], msg: 'must be one of auto, off, pocketsphinx, whisper', type: 'value_error.enum' }]);
     if ((await this.catalog.collections.byName(name, owner)).length) throw new ConflictError(`a collection named "${name}" already exists`);
     let row: CollectionRow;
     try {
-      row = await this.catalog.collections.insert({ name, description, model: embedder.id, dim: embedder.dim, owner });
+      row = await this.catalog.transaction(async (tx) => {
+        const r = await tx.collections.insert({ name, description, model: embedder.id, dim: embedder.dim, owner });
+        // The recipe records the setting from the start (its versions come with the first video).
+        if (speech !== 'auto') await tx.collections.setRecipe(r.id, { speech_setting: speech });
+        return r;
+      });
     } catch (err) {
       if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
     }
-    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim };
+    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim, speech };
   }
 
   async listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
@@ -215,7 +233,9 @@ export class LocalEngine implements VideoService {
 
   /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
   private async withRecipe(summary: CollectionSummary): Promise<CollectionSummary> {
-    if (!summary.recipe) return summary;
+    const { speech_setting: _setting, ...made } = summary.recipe ?? {};
+    // Only a recipe with versions (a processed video) says how the vectors were made.
+    if (!Object.keys(made).length) return summary;
     let expected: Record<string, string>;
     try {
       const { expectedRecipe } = await import('../analysis/versions.js');
@@ -223,8 +243,10 @@ export class LocalEngine implements VideoService {
     } catch {
       return summary; // an embedder this engine does not know: nothing to compare with
     }
-    const keys = new Set([...Object.keys(expected), ...Object.keys(summary.recipe)]);
-    summary.needs_reindex = [...keys].some((k) => expected[k] !== summary.recipe![k]);
+    // Speech is compared where the recipe records it (collections made before speech have none).
+    if (made.speech !== undefined) expected.speech = expectedSpeechVersion(summary.speech ?? 'auto');
+    const keys = new Set([...Object.keys(expected), ...Object.keys(made)]);
+    summary.needs_reindex = [...keys].some((k) => expected[k] !== made[k]);
     return summary;
   }
 
@@ -283,6 +305,19 @@ export class LocalEngine implements VideoService {
     });
     if (ids.length) await this.onWorkQueued();
     return { collection_id: collection.id, queued: ids.length };
+  }
+
+  /** What is said counts in a text search (and alone with `said`): the query as sounds, and the transcripts by video. */
+  private spokenInput(text: string, only: boolean): HybridSearchInput['spoken'] {
+    const query = text ? spokenQuery(text) : undefined;
+    if (!query) return undefined;
+    const memo = new Map<string, Promise<SpokenWord[] | undefined>>();
+    const wordsOf = (videoId: string) => {
+      let got = memo.get(videoId);
+      if (!got) memo.set(videoId, (got = loadTranscript(this.blobs, videoId).then((t) => t?.words)));
+      return got;
+    };
+    return { query, wordsOf, only };
   }
 
   /** A collection by id or name, if this principal may see it; names are looked up in its own library first. */
@@ -383,6 +418,18 @@ export class LocalEngine implements VideoService {
     return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
   }
 
+  /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
+  async videoTranscript(videoId: string): Promise<TranscriptResponse> {
+    const v = await this.video(videoId);
+    const t = await loadTranscript(this.blobs, v.id);
+    if (!t) {
+      const reason = v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`;
+      return { video_id: v.id, engine: '', language: '', duration: 0, words: [], reason };
+    }
+    const words = t.words.map(({ w, start, end, conf }) => ({ w, start, end, conf }));
+    return { video_id: v.id, engine: t.engine, language: t.language, duration: t.duration, words, ...(t.reason ? { reason: t.reason } : {}) };
+  }
+
   /** Keyframe thumbnails of a video's segments and its poster (the middle segment's), in the blob store. */
   private async storeThumbnails(videoId: string, jpegs: (Buffer | undefined)[]): Promise<void> {
     await this.blobs.deletePrefix(`thumbs/${videoId}`);
@@ -451,6 +498,7 @@ export class LocalEngine implements VideoService {
   private async removeVideoFiles(v: VideoRow): Promise<void> {
     await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
     await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
+    await this.blobs.delete(transcriptKey(v.id)).catch(() => {});
   }
 
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
@@ -509,13 +557,17 @@ export class LocalEngine implements VideoService {
    */
   async search(collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
     const collection = await this.collection(collectionIdOrName);
-    const textGiven = req?.text !== undefined && req?.text !== null;
+    const saidGiven = req?.said !== undefined && req?.said !== null;
+    const textGiven = (req?.text !== undefined && req?.text !== null) || saidGiven;
     const imageGiven = hasImage(req ?? {});
     const likeGiven = req?.like !== undefined && req?.like !== null;
     if (!textGiven && !imageGiven && !likeGiven) {
-      throw new ValidationError([{ loc: ['body', 'text'], msg: 'give text, a picture (image_base64 or image_url) or a moment (like), or a mix', type: 'value_error.missing' }]);
+      throw new ValidationError([{ loc: ['body', 'text'], msg: 'give text, said, a picture (image_base64 or image_url) or a moment (like), or a mix', type: 'value_error.missing' }]);
     }
-    const text = textGiven ? requireText(req.text, ['body', 'text']) : '';
+    if (saidGiven && (req.text != null || imageGiven || likeGiven)) {
+      throw new ValidationError([{ loc: ['body', 'said'], msg: 'said searches the transcripts alone: give it without text, a picture or a moment (text already matches what is said)', type: 'value_error' }]);
+    }
+    const text = saidGiven ? requireText(req.said, ['body', 'said']) : textGiven ? requireText(req.text, ['body', 'text']) : '';
     const topK = intInRange(req.top_k, ['body', 'top_k'], 1, 100, DEFAULTS.topK);
     const offset = intInRange(req.offset, ['body', 'offset'], 0, MAX_SEARCH_HITS - 1, 0);
     if (offset + topK > MAX_SEARCH_HITS) {
@@ -525,6 +577,7 @@ export class LocalEngine implements VideoService {
       shot_size: tagFilter(req.shot_size, ['body', 'shot_size'], SHOT_SIZE_LABELS),
       camera_movement: tagFilter(req.camera_movement, ['body', 'camera_movement'], CAMERA_MOVEMENT_LABELS),
       shooting_angle: tagFilter(req.shooting_angle, ['body', 'shooting_angle'], SHOOTING_ANGLE_LABELS),
+      audio: tagFilter(req.audio, ['body', 'audio'], AUDIO_LABELS),
     };
     const minConfidence = numberInRange(req.min_confidence, ['body', 'min_confidence'], (n) => n >= 0 && n <= 1, 'in [0, 1]', 0);
     const embedder = this.embedder(collection.model);
@@ -557,6 +610,7 @@ export class LocalEngine implements VideoService {
       explain: opts.explain ?? false,
       minConfidence: minConfidence > 0 ? minConfidence : undefined,
       excludeVideoIds: exclude,
+      spoken: this.spokenInput(textGiven ? bounded.text : '', saidGiven),
     });
     const results = all.slice(offset);
     const warnings: string[] = [];
@@ -609,7 +663,7 @@ export class LocalEngine implements VideoService {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: this.fetchPolicy, maxBytes: this.maxUploadBytes });
     try {
-      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal, analyzers: await this.analyzers(embedder) });
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal, analyzers: await this.analyzers(embedder), speech: this.speechFor('auto') });
       return toEncodeVideoResponse(analyzed, embedder);
     } catch (err) {
       throw this.redact(err, [[source.file, source.displayName]]);
@@ -621,7 +675,9 @@ export class LocalEngine implements VideoService {
   private async encodeTensor(req: AsyncSubmitRequest, signal: AbortSignal): Promise<EncodeVideoResponse> {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const frames = await loadTensorFrames(this.blobs, req.tensor!.video_input_key!, req.tensor!.video_kwargs_key);
-    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await this.analyzers(embedder) });
+    const audioKey = req.tensor!.audio_input_key;
+    const audio = audioKey ? await loadTensorAudio(this.blobs, audioKey) : undefined;
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await this.analyzers(embedder), speech: this.speechFor('auto'), audio });
     return toEncodeVideoResponse(analyzed, embedder);
   }
 
@@ -644,7 +700,7 @@ export class LocalEngine implements VideoService {
     const { segmentSeconds, fps, embedder } = this.videoOptions(req);
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: this.fetchPolicy, maxBytes: this.maxUploadBytes });
     try {
-      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal, analyzers: await this.analyzers(embedder) });
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal: opts.signal, analyzers: await this.analyzers(embedder), speech: this.speechFor('auto') });
       return { tags: buildTags(analyzed, embedder.id) };
     } catch (err) {
       throw this.redact(err, [[source.file, source.displayName]]);
@@ -761,9 +817,12 @@ export class LocalEngine implements VideoService {
       const embedder = this.embedder(collection.model);
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
       const analyzers = await this.analyzers(embedder);
+      const speechSetting = speechSettingOf(collection.recipe_json);
+      const speech = this.speechFor(speechSetting);
       file = await this.localVideoFile(video);
       const analyzed = await analyzeVideo(file.path, embedder, {
         analyzers,
+        speech,
         thumbnails: true,
         signature: true,
         segmentSeconds: DEFAULTS.segmentSeconds,
@@ -772,6 +831,7 @@ export class LocalEngine implements VideoService {
         onProgress: (f) => void this.catalog.videos.setProgress(videoId, f * 99).catch(() => {}),
       });
       await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
+      await storeTranscript(this.blobs, videoId, analyzed.transcript ?? { engine: '', language: '', words: [], duration: analyzed.media.durationSec, reason: analyzed.noTranscript ?? 'no speech analysis' });
       await this.catalog.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
         ...displaySize(analyzed.media),
@@ -801,7 +861,7 @@ export class LocalEngine implements VideoService {
         await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
         if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
         await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
-        await tx.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
+        await tx.collections.setRecipe(collection.id, { ...recipeOf(embedder, analyzers), speech_setting: speechSetting, speech: speech.version });
         return true;
       });
       if (held && ctx.job) ctx.settled = true;
@@ -912,6 +972,7 @@ function toSummary(row: CollectionRow): CollectionSummary {
     model: row.model,
     dim: row.dim,
     ...(row.recipe_json ? { recipe: JSON.parse(row.recipe_json) as Record<string, string> } : {}),
+    speech: speechSettingOf(row.recipe_json),
   };
 }
 

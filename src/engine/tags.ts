@@ -32,6 +32,7 @@ export function buildTags(analyzed: AnalyzedVideo, model: string): Tags {
     ...(s.tags.shooting_angle ? { shooting_angle: s.tags.shooting_angle } : {}),
     camera_movement: s.tags.camera_movement,
     ...(s.tags.lighting ? { lighting: s.tags.lighting } : {}),
+    ...(s.tags.audio ? { audio: s.tags.audio } : {}),
   }));
   const tags: Tags = {
     camera_movement: analyzed.pixels.camera_movement,
@@ -47,5 +48,7 @@ export function buildTags(analyzed: AnalyzedVideo, model: string): Tags {
   const angle = aggregateTag(analyzed.segments.map((s) => ({ start: s.start, end: s.end, tag: s.tags.shooting_angle })));
   if (shot) tags.shot_size = shot;
   if (angle) tags.shooting_angle = angle;
+  const audio = aggregateTag(analyzed.segments.map((s) => ({ start: s.start, end: s.end, tag: s.tags.audio })));
+  if (audio) tags.audio = audio;
   return tags;
 }

@@ -8,7 +8,7 @@
  */
 import type { TagValue } from '../api/types.js';
 import type { AnalyzerOutput, Fact } from '../analysis/types.js';
-import { LevelMeter, levelsIn, type Level } from './levels.js';
+import { isNarrowband, LevelMeter, levelsIn, type Level } from './levels.js';
 import { soundKey } from './phonetic.js';
 import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
 
@@ -29,6 +29,10 @@ export const AUDIO_RULE = {
   /** Median spectral flatness of the windows with sound below which sound is tonal (music). */
   tonalFlatness: 0.2,
 } as const;
+
+/** What is read ahead to tell telephone-band audio: 3 s with sound, or 30 s of audio. */
+const HEAD_SOUND_WINDOWS = 30;
+const HEAD_MAX_S = 30;
 
 export interface HeardSoundtrack {
   /** The words, when an engine listened and the track has sound. */
@@ -55,19 +59,46 @@ export class SpeechAnalyzer {
   async listen(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal } = {}): Promise<HeardSoundtrack> {
     if (!pcm) return { hasAudio: false, levels: [], reason: 'no audio track' };
     const meter = new LevelMeter();
-    const metered = (async function* () {
-      for await (const chunk of pcm) {
-        meter.push(chunk);
-        yield chunk;
+    const source = pcm[Symbol.asyncIterator]();
+    // The first seconds of sound say whether the audio is telephone band; they are kept (at most
+    // ~1 MB) and replayed to the engine.
+    const head: Buffer[] = [];
+    let ended = false;
+    try {
+      while (meter.seconds < HEAD_MAX_S && meter.levels.filter((l) => l.db > AUDIO_RULE.soundDb).length < HEAD_SOUND_WINDOWS) {
+        const r = await source.next();
+        if (r.done) {
+          ended = true;
+          break;
+        }
+        meter.push(r.value);
+        head.push(r.value);
       }
-    })();
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      return { hasAudio: meter.seconds > 0, levels: meter.levels, reason: `the audio could not be decoded: ${(err as Error).message}` };
+    }
+    const narrowband = isNarrowband(meter.levels, AUDIO_RULE.soundDb);
+    const rest = async function* () {
+      yield* head.splice(0);
+      while (!ended) {
+        const r = await source.next();
+        if (r.done) break;
+        meter.push(r.value);
+        yield r.value;
+      }
+    };
     if (!this.engine) {
-      for await (const _ of metered);
+      try {
+        for await (const _ of rest());
+      } catch (err) {
+        if (opts.signal?.aborted) throw err;
+      }
       return { hasAudio: meter.seconds > 0, levels: meter.levels, reason: this.noEngineReason };
     }
     const words: SpokenWord[] = [];
     try {
-      await this.engine.transcribe(metered, (w) => words.push(w), opts);
+      await this.engine.transcribe(rest(), (w) => words.push(w), { signal: opts.signal, narrowband });
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       return { hasAudio: true, levels: meter.levels, reason: `speech recognition failed: ${(err as Error).message}` };

@@ -21,6 +21,8 @@ export interface Transcript {
   words: SpokenWord[];
   /** Seconds of audio the engine heard. */
   duration: number;
+  /** Why there are no words (then `engine` is empty). */
+  reason?: string;
 }
 
 /** Why a video has no transcript (stored as a fact, shown by `video show`). */
