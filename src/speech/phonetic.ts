@@ -84,6 +84,8 @@ const RULES: Array<[string, string[]]> = [
   ['s', ['S']], ['t', ['T']], ['u', ['AH']], ['v', ['V']], ['w', ['W']], ['x', ['K', 'S']], ['y', ['IY']], ['z', ['Z']],
 ];
 
+const MAGIC_E: Record<string, string> = { a: 'EY', e: 'IY', i: 'AY', o: 'OW', u: 'UW' };
+
 export function guessPhones(word: string): string[] {
   const w = word.toLowerCase().replace(/[^a-z]/g, '');
   const out: string[] = [];
@@ -91,6 +93,13 @@ export function guessPhones(word: string): string[] {
   while (i < w.length) {
     // A final silent e after a consonant ("name", "time").
     if (w[i] === 'e' && i === w.length - 1 && i >= 2) break;
+    // A vowel before one consonant and a final silent e is long ("phone", "name", "time").
+    const magic = MAGIC_E[w[i]];
+    if (magic && i === w.length - 3 && w[i + 2] === 'e' && !'aeiouy'.includes(w[i + 1])) {
+      out.push(magic);
+      i++;
+      continue;
+    }
     const soft = w[i] === 'c' && 'eiy'.includes(w[i + 1] ?? '') ? ['S'] : undefined;
     if (soft) {
       out.push(...soft);
