@@ -6,6 +6,7 @@
 import { ffmpegFastDecode } from '../env.js';
 import type { DuplicateGroup, DuplicatesResponse } from '../api/types.js';
 import { sampleFrames } from '../media/frames.js';
+import { round3 } from '../media/kernels/index.js';
 import { hamming, phashFrame, type PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
 import type { Catalog, CatalogTx } from '../store/catalog/types.js';
@@ -374,8 +375,7 @@ export function alignSegments(
     const sorted = [...at].sort((x, y) => x - y);
     const median = sorted[sorted.length >> 1];
     const hit = otherSegments.find((s) => median >= s.start && median < s.end) ?? otherSegments.find((s) => median >= s.start && median <= s.end);
-    const r = (x: number) => Math.round(x * 1000) / 1000;
-    const span = hit ?? { start: r(sorted[0]), end: r(sorted[sorted.length - 1] + 1 / SIGNATURE_FPS) };
+    const span = hit ?? { start: round3(sorted[0]), end: round3(sorted[sorted.length - 1] + 1 / SIGNATURE_FPS) };
     return { start: span.start, end: span.end, similarity: at.length / total };
   });
 }
@@ -451,8 +451,6 @@ export async function nearDuplicateOf(
   }
   return best;
 }
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Groups of near-identical videos of a collection (`vidembed duplicates`, `GET /collections/{id}/duplicates`). */
 export async function findDuplicateGroups(

@@ -1,4 +1,5 @@
 import type { TagValue, Tags } from '../api/types.js';
+import { round3, round4 } from '../media/kernels/index.js';
 import type { AnalyzedVideo } from './pipeline.js';
 
 type Weighted = { start: number; end: number; tag?: TagValue };
@@ -19,8 +20,7 @@ export function aggregateTag(items: Weighted[]): TagValue | undefined {
   }
   const label = Object.entries(scores).sort((a, b) => b[1] - a[1])[0][0];
   const confidence = present.filter((i) => i.tag!.label === label).reduce((a, i) => a + ((i.end - i.start) / total) * i.tag!.confidence, 0);
-  const r = (x: number) => Math.round(x * 1e4) / 1e4;
-  return { label, confidence: r(confidence), scores: Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, r(v)])) };
+  return { label, confidence: round4(confidence), scores: Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round4(v)])) };
 }
 
 /** SPEC §3 Tags of an analysed video: whole-video labels plus one entry per segment (shot-aligned). */
@@ -40,7 +40,7 @@ export function buildTags(analyzed: AnalyzedVideo, model: string): Tags {
     horizon: analyzed.pixels.horizon,
     segments: segs,
     shots: analyzed.pixels.shots,
-    cuts: analyzed.pixels.cuts.map((c) => ({ t: c.t, confidence: Math.round(c.confidence * 1000) / 1000 })),
+    cuts: analyzed.pixels.cuts.map((c) => ({ t: c.t, confidence: round3(c.confidence) })),
     duration: analyzed.media.durationSec,
     model: `${model}+pixels-v1`,
   };

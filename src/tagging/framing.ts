@@ -34,7 +34,7 @@
 import { faceCounts, personBoxes } from '../models/perception/people.js';
 import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
-import { checkFrame } from './gray.js';
+import { checkFrame } from '../media/kernels/index.js';
 import { FRAMING_WEIGHTS, type FramingWeights } from './framing-weights.js';
 import { DUTCH_MIN_DEG, estimateHorizon, type HorizonEstimate, type HorizonTag } from './pixels.js';
 

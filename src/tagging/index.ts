@@ -18,6 +18,7 @@
  *    const tags = t.finish({ duration, segments })` — keeps only the previous frame's pyramid and
  *    small per-frame summaries, finds the shots, and tags each shot (or each given segment).
  */
+import { round4 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
 import {
   CAMERA_MOVEMENT_LABELS,
@@ -228,10 +229,9 @@ export function aggregateCameraMovement(segments: Array<{ start: number; end: nu
   const confidence = segments
     .filter((s) => s.camera_movement.label === label)
     .reduce((acc, s) => acc + (Math.max(0, s.end - s.start) / total) * s.camera_movement.confidence, 0);
-  const r4 = (x: number): number => Math.round(x * 1e4) / 1e4;
-  for (const l of CAMERA_MOVEMENT_LABELS) scores[l] = r4(scores[l]);
-  for (const k of Object.keys(rates) as Array<keyof typeof rates>) rates[k] = r4(rates[k]);
-  return { label, confidence: r4(confidence), scores, rates, pairs, validPairs };
+  for (const l of CAMERA_MOVEMENT_LABELS) scores[l] = round4(scores[l]);
+  for (const k of Object.keys(rates) as Array<keyof typeof rates>) rates[k] = round4(rates[k]);
+  return { label, confidence: round4(confidence), scores, rates, pairs, validPairs };
 }
 
 /** Frames in strictly increasing time order (sorted; later duplicates of a timestamp dropped). */
