@@ -8,6 +8,11 @@
  * are pooled log-linearly with per-cue weights and a prior, so a strong cue (a face filling 60 %
  * of the frame) dominates and weak ones (a sky band) only break ties. See docs/tagging.md.
  *
+ * Modules: framing-labels.ts (labels, tag and evidence types), framing-cues.ts (pixel cues),
+ * framing-subject.ts (which faces count, where the frame cuts the body), framing-pool.ts (vote
+ * pooling), shot-size.ts and shooting-angle.ts (the two classifiers), framing-weights.ts (the tuned
+ * numbers). This file: {@link tagFraming}, the evidence adapters, and every name re-exported.
+ *
  * Shot size conventions (cinematography; e.g. Mascelli, "The Five C's of Cinematography", 1965;
  * Bowen & Thompson, "Grammar of the Shot", 3rd ed. 2013, ch. 1; StudioBinder's shot-size guide):
  * the frame is named after where its lower edge cuts the main subject's body —
