@@ -88,3 +88,46 @@ export function wordErrors(ref: string[], hyp: string[]): number {
   }
   return d[ref.length][hyp.length];
 }
+
+export interface SpeechClipOptions {
+  /** Seconds of silence before the speech starts (default 0). */
+  lead?: number;
+  /** Pink noise mixed in at this signal-to-noise ratio, dB (default none). */
+  snrDb?: number;
+  /** Audio channels and sample rate of the clip's track (default 1 channel at 44.1 kHz, AAC). */
+  channels?: number;
+  sampleRate?: number;
+  /** Seconds of footage after the speech ends (default 0.5). */
+  tail?: number;
+}
+
+/**
+ * A clip with `speech` under footage: a small generated test picture (ffmpeg `testsrc2`, 160x120 at
+ * 5 fps, so the picture's analysis costs little) and the recording as its soundtrack, optionally
+ * after `lead` seconds of silence and under pink noise at a known SNR. Returns the clip's path.
+ */
+export async function makeSpeechClip(speech: string, out: string, opts: SpeechClipOptions = {}): Promise<string> {
+  const { runFfmpeg } = await import('../src/media/ffmpeg.js');
+  const { probe } = await import('../src/media/probe.js');
+  const lead = opts.lead ?? 0;
+  const dur = (await probe(speech)).durationSec + lead + (opts.tail ?? 0.5);
+  const rate = opts.sampleRate ?? 44100;
+  const ch = opts.channels ?? 1;
+  let graph = `[1:a]aresample=${rate},aformat=channel_layouts=mono,adelay=${Math.round(lead * 1000)},apad,atrim=0:${dur.toFixed(3)}[s]`;
+  if (opts.snrDb !== undefined) {
+    // Noise level relative to the speech's RMS: measured with volumedetect first.
+    const meanDb = async (input: string[]) => {
+      const vd = await runFfmpeg([...input, '-af', 'volumedetect', '-f', 'null', '-'], { stdout: false });
+      return Number(/mean_volume: (-?[\d.]+) dB/.exec(vd.stderr)?.[1] ?? NaN);
+    };
+    const noise = `anoisesrc=color=pink:sample_rate=${rate}:amplitude=1:seed=7`;
+    const gain = (await meanDb(['-i', speech])) - opts.snrDb - (await meanDb(['-f', 'lavfi', '-i', `${noise}:duration=5`]));
+    graph += `;${noise},atrim=0:${dur.toFixed(3)},volume=${gain.toFixed(2)}dB[n];[s][n]amix=inputs=2:duration=first,volume=2[m]`;
+  } else graph += ';[s]anull[m]';
+  graph += `;[m]aformat=channel_layouts=${ch === 1 ? 'mono' : ch === 2 ? 'stereo' : ch === 6 ? '5.1' : 'mono'}[a]`;
+  const args = ['-y', '-v', 'error', '-f', 'lavfi', '-i', `testsrc2=size=160x120:rate=5:duration=${dur.toFixed(3)}`, '-i', speech, '-filter_complex', graph, '-map', '0:v', '-map', '[a]'];
+  args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ar', String(rate), '-t', dur.toFixed(3), out);
+  const res = await runFfmpeg(args, { stdout: false });
+  if (res.code !== 0) throw new Error(`could not make ${out}: ${res.stderr.trim().split('\n').pop()}`);
+  return out;
+}

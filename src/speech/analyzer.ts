@@ -8,6 +8,7 @@
  */
 import type { TagValue } from '../api/types.js';
 import type { AnalyzerOutput, Fact } from '../analysis/types.js';
+import { clamp01, median, round3 } from '../media/kernels/index.js';
 import { isNarrowband, LevelMeter, levelsIn, type Level } from './levels.js';
 import { soundKey } from './phonetic.js';
 import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
@@ -123,7 +124,7 @@ export function audioTag(heard: HeardSoundtrack, start: number, end: number): Ta
   const words = heard.transcript ? wordsIn(heard.transcript.words, start, end) : [];
   const span = Math.max(0.1, end - start);
   const cover = Math.min(1, words.reduce((a, w) => a + (Math.min(end, w.end) - Math.max(start, w.start)), 0) / span);
-  const flat = median(loud.map((l) => l.flatness));
+  const flat = loud.length ? median(loud.map((l) => l.flatness)) : 1;
   // Soft scores: each label's evidence in [0, 1], normalised.
   const silence = clamp01(1 - soundShare / AUDIO_RULE.silentShare);
   const speech = (1 - silence) * clamp01(cover / AUDIO_RULE.speechCover);
@@ -158,19 +159,4 @@ export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: nu
   if (terms.length) out.terms = terms;
   if (!heard.transcript && heard.reason) out.details = { no_transcript: heard.reason };
   return out;
-}
-
-function median(xs: number[]): number {
-  if (!xs.length) return 1;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-function clamp01(x: number): number {
-  return Math.max(0, Math.min(1, x));
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -4,6 +4,7 @@
  * They say where there is silence, and tell steady tonal sound (music) from broadband noise; what
  * is speech is said by the recognizer's words.
  */
+import { round } from '../media/kernels/index.js';
 
 export const LEVEL_HZ = 10;
 const RATE = 16000;
@@ -60,7 +61,7 @@ function measure(win: Float32Array): Level {
   for (let i = 0; i < win.length; i++) sum += win[i] * win[i];
   const rms = Math.sqrt(sum / win.length);
   const db = rms > 1e-5 ? 20 * Math.log10(rms) : -100;
-  if (db < -60) return { db: round(db), flatness: 1, hf: 0 };
+  if (db < -60) return { db: round(db, 3), flatness: 1, hf: 0 };
   const off = (win.length - FFT_N) >> 1;
   for (let i = 0; i < FFT_N; i++) {
     re[i] = win[off + i] * hann[i];
@@ -80,7 +81,7 @@ function measure(win: Float32Array): Level {
     n++;
   }
   const flatness = Math.exp(logSum / n) / (linSum / n);
-  return { db: round(db), flatness: round(flatness), hf: Math.round((high / linSum) * 1e5) / 1e5 };
+  return { db: round(db, 3), flatness: round(flatness, 3), hf: Math.round((high / linSum) * 1e5) / 1e5 };
 }
 
 /** In-place iterative radix-2 FFT (length a power of two). */
@@ -117,9 +118,6 @@ function fft(xr: Float64Array, xi: Float64Array): void {
   }
 }
 
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
-}
 
 /** The levels of the window [start, end) seconds. */
 export function levelsIn(levels: Level[], start: number, end: number): Level[] {

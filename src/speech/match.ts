@@ -3,6 +3,7 @@
  * words (src/speech/phonetic.ts), giving how well it matches, the moment the matched words start,
  * and the words around them for display.
  */
+import { round } from '../media/kernels/index.js';
 import { alignPhones, phonesOf, soundKey, spokenWords } from './phonetic.js';
 import type { SpokenWord } from './types.js';
 
@@ -94,12 +95,8 @@ export function saidContext(words: SpokenWord[], m: SpokenMatch, around = 8): Sa
   return {
     text: parts.join(' ').replace(/\* \*/g, ' '),
     matched: words.slice(m.first, m.last + 1).map((w) => w.w),
-    start: round2(m.start),
-    end: round2(m.end),
-    score: Math.round(m.score * 1000) / 1000,
+    start: round(m.start, 2),
+    end: round(m.end, 2),
+    score: round(m.score, 3),
   };
-}
-
-function round2(x: number): number {
-  return Math.round(x * 100) / 100;
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { VidembedError } from '../api/errors.js';
 import { pocketsphinxOverride, speechStallMs } from '../env.js';
 import { StderrTail } from '../media/ffmpeg.js';
+import { round3 } from '../media/kernels/index.js';
 import { isFiller, type PcmChunks, type SpeechEngine, type SpokenWord, type TranscribeOptions } from './types.js';
 
 const PROGRAM = 'pocketsphinx_continuous';
@@ -166,6 +167,3 @@ export class PocketsphinxEngine implements SpeechEngine {
   }
 }
 
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
-}
