@@ -108,9 +108,9 @@ export interface SpeechClipOptions {
  */
 export async function makeSpeechClip(speech: string, out: string, opts: SpeechClipOptions = {}): Promise<string> {
   const { runFfmpeg } = await import('../src/media/ffmpeg.js');
-  const { probe } = await import('../src/media/probe.js');
+  const { probeDetails } = await import('../src/media/probe.js');
   const lead = opts.lead ?? 0;
-  const dur = (await probe(speech)).durationSec + lead + (opts.tail ?? 0.5);
+  const dur = (await probeDetails(speech)).durationSec + lead + (opts.tail ?? 0.5);
   const rate = opts.sampleRate ?? 44100;
   const ch = opts.channels ?? 1;
   let graph = `[1:a]aresample=${rate},aformat=channel_layouts=mono,adelay=${Math.round(lead * 1000)},apad,atrim=0:${dur.toFixed(3)}[s]`;

@@ -132,7 +132,9 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
     if (out.length >= input.topK) break;
     // The best other video: the second for the first result, the first for every other.
     const other = i === 0 ? (ranked[1]?.[1].relevance ?? background) : ranked[0][1].relevance;
-    const confidence = confidenceOf(best.relevance, background, other);
+    // A phrase heard in the transcript is its own evidence: as sure as the match is, at least.
+    const heardHit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
+    const confidence = Math.max(confidenceOf(best.relevance, background, other), heardHit ? spokenConfidence(heardHit.score) : 0);
     if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
@@ -140,8 +142,8 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
     // A moment never runs past the end of its video.
     const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
     // A result found by what is said points at the moment the words start.
-    const hit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
-    const start = hit ? Math.max(row.start, Math.min(hit.start, end)) : row.start;
+    const hit = heardHit;
+    const start = hit ? Math.min(hit.start, end) : row.start;
     const result: SearchResult = {
       video_id: videoId,
       similarity: round(similarity.get(best.segmentId) ?? 0),

@@ -29,6 +29,11 @@ export const AUDIO_RULE = {
   speechCover: 0.3,
   /** Median spectral flatness of the windows with sound below which sound is tonal (music). */
   tonalFlatness: 0.2,
+  /**
+   * Music is steady: the loudness of its windows varies less than this (dB, standard deviation);
+   * speech rises and falls with its syllables and pauses.
+   */
+  steadyDb: 6,
 } as const;
 
 /** What is read ahead to tell telephone-band audio: 3 s with sound, or 30 s of audio. */
@@ -123,18 +128,21 @@ export function audioTag(heard: HeardSoundtrack, start: number, end: number): Ta
   const soundShare = levels.length ? loud.length / levels.length : 0;
   const words = heard.transcript ? wordsIn(heard.transcript.words, start, end) : [];
   const span = Math.max(0.1, end - start);
-  const cover = Math.min(1, words.reduce((a, w) => a + (Math.min(end, w.end) - Math.max(start, w.start)), 0) / span);
+  // Words over the time that has sound: a segment that is half silence and half talk is speech.
+  const spoken = words.reduce((a, w) => a + (Math.min(end, w.end) - Math.max(start, w.start)), 0);
+  const cover = Math.min(1, spoken / Math.max(0.1, span * Math.max(soundShare, 0.25)));
   const flat = loud.length ? median(loud.map((l) => l.flatness)) : 1;
+  const steady = loud.length > 1 && std(loud.map((l) => l.db)) < AUDIO_RULE.steadyDb;
   // Soft scores: each label's evidence in [0, 1], normalised.
   const silence = clamp01(1 - soundShare / AUDIO_RULE.silentShare);
   const speech = (1 - silence) * clamp01(cover / AUDIO_RULE.speechCover);
-  const tonal = clamp01((AUDIO_RULE.tonalFlatness * 1.5 - flat) / AUDIO_RULE.tonalFlatness);
+  const tonal = steady ? clamp01((AUDIO_RULE.tonalFlatness * 1.5 - flat) / AUDIO_RULE.tonalFlatness) : 0;
   const music = (1 - silence) * (1 - speech) * tonal;
   const other = (1 - silence) * (1 - speech) * (1 - tonal);
   const raw: Record<AudioLabel, number> = { speech, music, silence, other };
   const sum = Object.values(raw).reduce((a, b) => a + b, 0) || 1;
   const scores = Object.fromEntries(AUDIO_LABELS.map((k) => [k, round3(raw[k] / sum)])) as Record<AudioLabel, number>;
-  const label = soundShare < AUDIO_RULE.silentShare ? 'silence' : cover >= AUDIO_RULE.speechCover ? 'speech' : flat < AUDIO_RULE.tonalFlatness ? 'music' : 'other';
+  const label = soundShare < AUDIO_RULE.silentShare ? 'silence' : cover >= AUDIO_RULE.speechCover ? 'speech' : steady && flat < AUDIO_RULE.tonalFlatness ? 'music' : 'other';
   return { label, confidence: scores[label], scores };
 }
 
@@ -159,4 +167,9 @@ export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: nu
   if (terms.length) out.terms = terms;
   if (!heard.transcript && heard.reason) out.details = { no_transcript: heard.reason };
   return out;
+}
+
+function std(xs: number[]): number {
+  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return Math.sqrt(xs.reduce((a, b) => a + (b - m) * (b - m), 0) / xs.length);
 }

@@ -64,8 +64,9 @@ export async function spokenHits(
         const [lo, hi] = wordRange(words, s.start, s.end, 3);
         const m = matchSpoken(query, words, lo, hi);
         if (!m || m.score < SPOKEN_WEIGHTS.minScore) continue;
-        // A match that starts in a neighbour belongs to it.
-        if (m.start < s.start - 0.25 || m.start >= s.end) continue;
+        // A phrase may run over a segment boundary: every segment it is said in holds it (the
+        // result still points at its first word). One said wholly in a neighbour belongs to it.
+        if (m.end <= s.start || m.start >= s.end) continue;
         out.set(s.id, { score: m.score, start: m.start, said: saidContext(words, m) });
       }
     }),
