@@ -117,6 +117,13 @@ export interface EngineOptions {
   textEncoder?: QueryTextEncoder;
   /** The speech analyzer for a collection's speech setting; default src/speech/engines.ts (tests pass fakes). */
   speechFor?: (setting: SpeechSetting) => SpeechAnalyzer;
+  /**
+   * The catalog to use instead of opening the home's or `databaseUrl`'s (tests: an in-memory one,
+   * src/store/memory); the engine closes it in `close()`.
+   */
+  catalog?: Catalog;
+  /** The blob store to use instead of opening the home's or `storageUrl`'s. With `catalog` too, the home is never created. */
+  blobs?: BlobStore;
 }
 
 /** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
@@ -156,15 +163,15 @@ export class LocalEngine implements VideoService {
 
   constructor(opts: EngineOptions = {}) {
     this.paths = pathsFor(opts.home ?? resolveHome());
-    ensureDirs(this.paths);
-    this.catalog = openCatalog(this.paths.dbFile, { memoryIndex: opts.memoryIndex, databaseUrl: opts.databaseUrl });
+    if (!opts.catalog || !opts.blobs) ensureDirs(this.paths);
+    this.catalog = opts.catalog ?? openCatalog(this.paths.dbFile, { memoryIndex: opts.memoryIndex, databaseUrl: opts.databaseUrl });
     this.embedderFor = opts.embedderFor ?? getEmbedder;
     this.analyzers = opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e));
     this.speechFor = opts.speechFor ?? ((setting) => speechAnalyzerFor(setting));
     this.fetchPolicy = { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy };
     this.maxUploadBytes = opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes;
     this.maxTensorBytes = opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes;
-    this.blobs = openBlobStore(this.paths, opts.storageUrl ? { ...process.env, VIDEMBED_STORAGE_URL: opts.storageUrl } : process.env);
+    this.blobs = opts.blobs ?? openBlobStore(this.paths, opts.storageUrl ? { ...process.env, VIDEMBED_STORAGE_URL: opts.storageUrl } : process.env);
     this.onWorkQueued = opts.onWorkQueued ?? (() => {});
     this.textEncoder = opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder((id) => this.embedderFor(id)), DEFAULTS.textCacheEntries);
   }
