@@ -30,8 +30,8 @@ interface SegmentLike {
 export async function attachSoundtrack(segments: SegmentLike[], heard: HeardSoundtrack, embedder: Embedder): Promise<void> {
   for (const s of segments) {
     const out: AnalyzerOutput = soundtrackSegment(heard, s.start, s.end);
-    s.analysis.speech = out;
-    Object.assign(s.tags, out.tags);
+    s.analysis = { ...s.analysis, speech: out };
+    s.tags = { ...s.tags, ...out.tags };
     const said = out.facts.find((f) => f.kind === 'speech');
     if (said && out.tags?.audio?.label === 'speech' && said.confidence >= FUSE_MIN_CONFIDENCE) {
       const text = await embedder.embedText(said.label);

@@ -74,11 +74,12 @@ export class PocketsphinxEngine implements SpeechEngine {
 
   constructor(
     private readonly program: string,
-    private readonly opts: { stallMs?: number } = {},
+    /** `extraArgs`: further options to the program (the eval's forced alignment passes `-jsgf`). */
+    private readonly opts: { stallMs?: number; extraArgs?: string[] } = {},
   ) {}
 
   transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, { signal, narrowband }: TranscribeOptions = {}): Promise<void> {
-    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes'];
+    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...(this.opts.extraArgs ?? [])];
     const stallMs = this.opts.stallMs ?? speechStallMs();
     return new Promise<void>((resolve, reject) => {
       // The program opens its -infile by name, and /dev/stdin cannot be opened when stdin is a
