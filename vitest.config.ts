@@ -1,6 +1,25 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-// Two projects: fast unit tests, and slow end-to-end tests (real models, ffmpeg, CLI processes).
+/**
+ * End-to-end files that load real models: one at a time, after everything else, so that model-heavy
+ * suites do not contend for the 2 cores a CI machine has (and their timings stay sane).
+ */
+const MODEL_SUITES = [
+  'test/e2e/clip.test.ts',
+  'test/e2e/duplicates.test.ts',
+  'test/e2e/engine.test.ts',
+  'test/e2e/pg-cluster.test.ts',
+  'test/e2e/search-by-example.test.ts',
+  'test/e2e/search-quality.test.ts',
+  'test/e2e/server.test.ts',
+  'test/e2e/tagging.test.ts',
+  'test/e2e/text-encoder-pool.test.ts',
+  'test/e2e/web-ui.test.ts',
+];
+
+// Three projects (docs/testing.md): unit tests (no child process, no other machine: enforced by the
+// setup file; in-memory stores and fakes), end-to-end tests that start processes or decode media
+// (ffmpeg, the CLI, a PostgreSQL cluster; in parallel), and the model-heavy end-to-end suites.
 export default defineConfig({
   test: {
     projects: [
@@ -8,6 +27,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/helpers/unit-guard.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -16,10 +36,19 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...MODEL_SUITES],
           testTimeout: 300_000,
           hookTimeout: 600_000,
-          // Model-heavy suites on a 2-core machine: one file at a time keeps timings sane.
+        },
+      },
+      {
+        test: {
+          name: 'e2e-models',
+          include: MODEL_SUITES,
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -10,6 +10,10 @@
  *   reliability confidence bins vs accuracy for shot size, angle and camera movement
  *   camera      camera movement on clips generated with ffmpeg from the photos (≥ 40)
  *   retrieval   caption → photo retrieval with the perception embedder (recall@1/@5, MRR)
+ *   search      caption → clip through the real engine, per half, with and without ImageNet
+ *   speech      spoken-phrase search over recorded speech through the engine and pocketsphinx:
+ *               R@1, start within 1 s, word error rate, per half and band, clean / 20 dB / 10 dB
+ *               (`speech clean` for the clean condition only)
  * Aliases: `framing` = shot_size + angle; `all`.
  */
 import { cpus } from 'node:os';
@@ -28,8 +32,9 @@ import { sharedModelsDir } from './catalog.js';
 import { tempDir } from './clips.js';
 import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from './search-quality.js';
 import { HALVES, inHalf, type Half } from './split.js';
+import { evaluateSpeech, SPEECH_CONDITIONS, type SpeechEval } from './speech.js';
 
-const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search'] as const;
+const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search', 'speech'] as const;
 type Section = (typeof SECTIONS)[number];
 const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], quality: ['search'], shot: ['shot_size'], camera_movement: ['camera'] };
 
@@ -37,7 +42,7 @@ function parseSections(argv: string[]): { sections: Set<Section>; verbose: boole
   const verbose = argv.includes('-v') || argv.includes('--verbose');
   const homeAt = argv.indexOf('--home');
   const home = homeAt >= 0 ? argv[homeAt + 1] : undefined;
-  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1));
+  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
   const out = new Set<Section>();
   for (const n of names.length ? names : ['all']) {
     const key = n.toLowerCase();
@@ -141,6 +146,12 @@ async function main(): Promise<void> {
     }
   }
 
+  let speech: SpeechEval | undefined;
+  if (sections.has('speech')) {
+    const conditions = process.argv.slice(2).filter((a) => SPEECH_CONDITIONS.some((c) => c.name === a));
+    speech = await evaluateSpeech({ home: home ? join(home, 'speech') : undefined, conditions: conditions.length ? conditions : undefined, log: err });
+  }
+
   const out: Record<string, unknown> = {
     generatedAt: new Date().toISOString(),
     machine: { cpus: cpus().length, node: process.version },
@@ -204,6 +215,18 @@ async function main(): Promise<void> {
           `  ${variant.padEnd(8)} ${q.half.padEnd(6)} n=${q.n}: R@1 ${pct(q.recallAt1)}, R@5 ${pct(q.recallAt5)}, MRR ${q.mrr} (chance ${pct(q.chanceAt1)} / ${pct(q.chanceAt5)})` +
             (q.confidence ? `; mean confidence of right/wrong first answers ${q.confidence.rightFirst}/${q.confidence.wrongFirst}` : ''),
         );
+      }
+    }
+    err('');
+  }
+  if (speech) {
+    out.speech = speech;
+    err('SPEECH (a 2–4-word phrase of a reference transcript, searched with `said` among every clip; pocketsphinx)');
+    for (const [cond, halves] of Object.entries(speech)) {
+      for (const [half, bands] of Object.entries(halves)) {
+        for (const [band, f] of Object.entries(bands)) {
+          err(`  ${cond.padEnd(6)} ${half.padEnd(6)} ${band.padEnd(8)} ${f.items} clips, ${f.phrases} phrases: R@1 ${pct(f.r_at_1)}, start within 1 s ${pct(f.start_within_1s)} of ${f.timed_hits} timed hits, WER ${pct(f.wer)}`);
+        }
       }
     }
     err('');

@@ -66,6 +66,28 @@ export function ffmpegOverride(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_FFMPEG) ? env.VIDEMBED_FFMPEG : undefined;
 }
 
+// ---- speech -----------------------------------------------------------------------------------
+
+/** VIDEMBED_POCKETSPHINX: the `pocketsphinx_continuous` program (default: found on PATH). */
+export function pocketsphinxOverride(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_POCKETSPHINX) ? env.VIDEMBED_POCKETSPHINX : undefined;
+}
+
+/** VIDEMBED_CMUDICT: a CMU pronouncing dictionary (default: the one pocketsphinx-en-us installs). */
+export function cmudictPath(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_CMUDICT) ? env.VIDEMBED_CMUDICT : undefined;
+}
+
+/** VIDEMBED_SPEECH: `0` turns speech recognition off for every collection (default on where an engine is installed). */
+export function speechEnabled(env: Env = process.env): boolean {
+  return env.VIDEMBED_SPEECH !== '0';
+}
+
+/** VIDEMBED_SPEECH_TIMEOUT_S: a recognizer that reports nothing for this long is stopped (default 120). */
+export function speechStallMs(env: Env = process.env): number {
+  return ms(set(env.VIDEMBED_SPEECH_TIMEOUT_S) ? String(Number(env.VIDEMBED_SPEECH_TIMEOUT_S) * 1000) : undefined, 120_000);
+}
+
 // ---- how ingest runs --------------------------------------------------------------------------
 
 /** VIDEMBED_FFMPEG_THREADS: ffmpeg's decoding threads per video (default 1; 0 lets ffmpeg choose). */

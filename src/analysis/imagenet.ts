@@ -4,6 +4,7 @@
  * (a fox squirrel, a fig, a pier, an alp, a tabby cat). A model the user pulls
  * (`vidembed models pull imagenet-mobilenet-v2`); without it the other analyzers still run.
  */
+import { round3 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
 import type { ClassScore, ImagenetClassifier } from '../models/imagenet/classifier.js';
 import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
@@ -40,8 +41,8 @@ export class ImagenetAnalyzer implements Analyzer {
     }
     const keyframe = frames[frames.length >> 1];
     const classes = (await this.classifier.classify(keyframe, TOP_K)).filter((c) => c.p >= MIN_P);
-    const facts: Fact[] = classes.map((c) => ({ kind: 'thing', label: classWords(c), confidence: Math.round(c.p * 1000) / 1000 }));
-    return { facts, details: { classes: classes.map((c) => ({ label: c.label, p: Math.round(c.p * 1000) / 1000 })) } };
+    const facts: Fact[] = classes.map((c) => ({ kind: 'thing', label: classWords(c), confidence: round3(c.p) }));
+    return { facts, details: { classes: classes.map((c) => ({ label: c.label, p: round3(c.p) })) } };
   }
 
   async dispose(): Promise<void> {

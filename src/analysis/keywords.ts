@@ -29,6 +29,7 @@ export function keywordsOf(analysis: SegmentAnalysis): string {
       words.push(f.label);
       for (const a of f.alternatives ?? []) words.push(a.label);
     }
+    words.push(...(out.terms ?? []));
   }
   return [...new Set(words)].join(' \n ');
 }

@@ -5,6 +5,7 @@
  * embedder, so `vidembed search "EXIT"` finds the shot with the sign; the perception tier also
  * embeds them.
  */
+import { round3 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
 import type { OcrWord, TextReader } from '../models/ocr/reader.js';
 import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
@@ -26,8 +27,8 @@ export function wordsToLines(words: OcrWord[]): Array<{ text: string; confidence
     const ordered = l.sort((a, b) => a.box.x - b.box.x);
     return {
       text: ordered.map((w) => w.text).join(' '),
-      confidence: Math.round((ordered.reduce((s, w) => s + w.confidence, 0) / ordered.length) * 1000) / 1000,
-      area: Math.round(ordered.reduce((s, w) => s + w.box.w * w.box.h, 0) * 1000) / 1000,
+      confidence: round3(ordered.reduce((s, w) => s + w.confidence, 0) / ordered.length),
+      area: round3(ordered.reduce((s, w) => s + w.box.w * w.box.h, 0)),
     };
   });
 }

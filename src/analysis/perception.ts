@@ -13,6 +13,7 @@
  * horizon, framing cues, same confidences) stands for it and no model runs on it
  * (`details.reused_from`).
  */
+import { round3 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
 import { boxColour, colourStats, meanStats, thumbDiff } from '../models/perception/colour.js';
 import { describeSegment, type Description, type FaceSighting, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
@@ -49,7 +50,6 @@ const FACE_MIN_SCORE = 0.5;
 /** Smallest person box (share of the frame) that gets a pose. */
 const POSE_MIN_AREA = 0.01;
 
-const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** Framing evidence of an analysed keyframe (what `tagFraming` reads). */
 export function keyframeFramingEvidence(kf: KeyframeObservation): FramingEvidence {
@@ -158,7 +158,7 @@ export class PerceptionAnalyzer implements Analyzer {
         cues: k.cues,
       })),
       frames: observation.frameCount,
-      change: r3(observation.change),
+      change: round3(observation.change),
     };
     const reusedFrom = reused && ctx.reuse ? ctx.reuse.from : undefined;
     if (reusedFrom !== undefined) details.reused_from = reusedFrom;

@@ -12,7 +12,7 @@ export interface Fact {
   /**
    * What kind of evidence: `object` (COCO detector), `thing` (ImageNet class), `text` (words on
    * screen), `people`, `face`, `person` (woman/man, from the face), `expression` (smiling),
-   * `setting`, `colour`, `scene`.
+   * `setting`, `colour`, `scene`, `speech` (what was said in the segment, from the soundtrack).
    */
   kind: string;
   /** The words for it: "dog", "fox squirrel", "EXIT", "outdoor daylight scene". */
@@ -44,6 +44,8 @@ export interface AnalyzerOutput {
   tags?: Record<string, TagValue>;
   /** Analyzer-specific evidence, stored as JSON (`video show`, `--explain`, re-description). */
   details?: Record<string, unknown>;
+  /** Further terms for the keyword index that are not facts (the sound keys of spoken words). */
+  terms?: string[];
 }
 
 /** Facts of one segment, keyed by analyzer name. */

@@ -5,6 +5,7 @@
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
 import { LIMITS } from './defaults.js';
 import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
+import { SPEECH_SETTINGS } from '../speech/engines.js';
 
 const str = { type: 'string' } as const;
 const listLimit = { type: 'integer', minimum: LIMITS.list.min, maximum: LIMITS.list.max, default: LIMITS.list.default } as const;
@@ -145,7 +146,8 @@ const collectionSummary = {
     created_at: str,
     model: str,
     dim: { type: 'integer', minimum: 1 },
-    recipe: { type: 'object', additionalProperties: str, description: 'analyzer versions behind its vectors' },
+    recipe: { type: 'object', additionalProperties: str, description: 'analyzer versions behind its vectors (`speech`: the speech engine behind its transcripts)' },
+    speech: { type: 'string', enum: [...SPEECH_SETTINGS], description: 'its speech setting (`collection create --speech`)' },
     needs_reindex: { type: 'boolean', description: 'the engine would make its vectors differently now: POST /collections/{id}/reindex' },
   },
 } as const;
@@ -276,13 +278,32 @@ export const schemas = {
     body: {
       type: 'object',
       required: ['name'],
-      properties: { name: collectionName, description: collectionDescription, model: str },
+      properties: {
+        name: collectionName,
+        description: collectionDescription,
+        model: str,
+        speech: {
+          type: 'string',
+          enum: [...SPEECH_SETTINGS],
+          default: 'auto',
+          description: 'who transcribes what is said: `auto` (the best engine installed when a video is processed), `off`, or an engine by name',
+        },
+      },
     },
     response: {
       type: 'object',
       required: ['collection_id', 'name', 'description', 'created_at', 'model', 'dim'],
       additionalProperties: true,
-      properties: { collection_id: str, owner: str, name: str, description: str, created_at: str, model: str, dim: { type: 'integer', minimum: 1 } },
+      properties: {
+        collection_id: str,
+        owner: str,
+        name: str,
+        description: str,
+        created_at: str,
+        model: str,
+        dim: { type: 'integer', minimum: 1 },
+        speech: { type: 'string', enum: [...SPEECH_SETTINGS] },
+      },
     },
     examples: {
       basic: { summary: 'a collection on the default model', value: { name: 'holiday-footage', description: 'summer 2024, unedited' } },
@@ -365,10 +386,12 @@ export const schemas = {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
     body: {
       type: 'object',
-      description: 'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same',
-      anyOf: [{ required: ['text'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
+      description:
+        'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same; text also matches what is said in the videos (a phrase said verbatim outranks a visual near-miss); `said` alone searches the transcripts only',
+      anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
       properties: {
         text: { type: 'string', minLength: 1 },
+        said: { type: 'string', minLength: 1, maxLength: 1000, description: 'words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
         image_base64: { type: 'string', minLength: 1, description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB' },
         image_url: { type: 'string', minLength: 1, description: 'a picture fetched from a public http(s) URL (same guard as video_url)' },
         like: {
@@ -420,6 +443,18 @@ export const schemas = {
                 propertyNames: { enum: [...FILTER_NAMES] as string[] },
                 additionalProperties: { type: 'object', required: ['label', 'confidence'], properties: { label: str, confidence: { type: 'number', minimum: 0, maximum: 1 } } },
               },
+              said: {
+                type: 'object',
+                description: 'present when the result was found by what is said: the words around the match, the matched ones between asterisks',
+                required: ['text', 'matched', 'start', 'end', 'score'],
+                properties: {
+                  text: str,
+                  matched: { type: 'array', items: str },
+                  start: { type: 'number', description: 'when the matched words start, seconds (the result starts there too)' },
+                  end: num,
+                  score: { type: 'number', minimum: 0, maximum: 1, description: '1 when the words stand in the transcript exactly; less by how far their sounds differ' },
+                },
+              },
             },
           },
         },
@@ -427,6 +462,7 @@ export const schemas = {
     },
     examples: {
       text: { summary: 'the 5 best matches', value: { text: 'sunset over the sea', top_k: 5 } },
+      said: { summary: 'where somebody says it (transcripts only)', value: { said: 'quarterly revenue', top_k: 5 } },
       filtered: { summary: 'only wide shots panning left, with what the engine saw', value: { text: 'a crowd in a square', shot_size: 'wide', camera_movement: 'pan_left', explain: true } },
     },
   },
@@ -528,6 +564,36 @@ export const schemas = {
   deleteVideo: { params: videoParams, response: deleted },
   reprocessVideo: { params: videoParams, response: { type: 'object', required: ['video_id', 'status'], additionalProperties: true, properties: { video_id: str, status: videoStatus } } },
   videoFile: { params: videoParams },
+  videoTranscript: {
+    params: videoParams,
+    querystring: {
+      type: 'object',
+      properties: {
+        format: {
+          type: 'string',
+          enum: ['json', 'txt', 'srt', 'vtt'],
+          default: 'json',
+          description: 'json (words with times), txt (lines), srt or vtt (subtitles a player loads)',
+        },
+      },
+    },
+    response: {
+      type: 'object',
+      required: ['video_id', 'engine', 'language', 'duration', 'words'],
+      additionalProperties: true,
+      properties: {
+        video_id: str,
+        engine: { type: 'string', description: 'the engine and model that heard it; empty when none did' },
+        language: str,
+        duration: num,
+        words: {
+          type: 'array',
+          items: { type: 'object', required: ['w', 'start', 'end', 'conf'], properties: { w: str, start: num, end: num, conf: { type: 'number', minimum: 0, maximum: 1 } } },
+        },
+        reason: { type: 'string', description: 'why there are no words (no audio track, silent, speech off, no engine installed, recognizer failed)' },
+      },
+    },
+  },
   videoThumbnail: {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },

@@ -57,6 +57,8 @@ export type VideoSummary = ResponseBody<'listVideos'>[number];
 export type VideoDetails = ResponseBody<'videoDetails'>;
 export type UploadVideoResponse = ResponseBody<'uploadVideo'>;
 export type VideoStatusResponse = ResponseBody<'videoStatus'>;
+/** `GET /videos/{id}/transcript`: every recognized word with its times and confidence. */
+export type TranscriptResponse = ResponseBody<'videoTranscript'>;
 
 /**
  * A search: text, a picture or a moment, or a mix (the schema asks for at least one; this type
@@ -69,6 +71,8 @@ export type SearchRequest = Named<FromSchema<Omit<Ops['search']['body'], 'anyOf'
 export type SearchResponse = ResponseBody<'search'>;
 export type SearchResult = SearchResponse['results'][number];
 export type ConfidenceLabel = SearchResult['confidence_label'];
+/** A spoken match: the transcript's words around it, the matched words, when they are said. */
+export type SaidMatch = NonNullable<SearchResult['said']>;
 
 export type EncodeTextRequest = RequestPart<'encodeText', 'body'>;
 export type EncodeTextResponse = ResponseBody<'encodeText'>;
@@ -123,6 +127,8 @@ export interface VideoService {
   deleteCollection(idOrName: string): Promise<DeleteResponse>;
   listVideos(collectionIdOrName: string, req?: ListVideosRequest): Promise<VideoSummary[]>;
   videoDetails(videoId: string): Promise<VideoDetails>;
+  /** What is said in a video, word by word (empty, with `reason`, when nothing could be heard). */
+  videoTranscript(videoId: string): Promise<TranscriptResponse>;
   deleteVideo(videoId: string): Promise<DeleteResponse>;
   reprocessVideo(videoId: string): Promise<VideoStatusResponse>;
   /** Groups of near-identical videos of a collection (re-encoded, resized, trimmed copies). */

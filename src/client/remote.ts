@@ -34,6 +34,7 @@ import type {
   UploadVideoResponse,
   VideoService,
   VideoStatusResponse,
+  TranscriptResponse,
 } from '../api/types.js';
 import { errorFromResponse } from './http-errors.js';
 
@@ -154,6 +155,10 @@ export class RemoteService implements VideoService {
 
   videoDetails(videoId: string): Promise<VideoDetails> {
     return this.call('GET', `/videos/${encodeURIComponent(videoId)}`);
+  }
+
+  videoTranscript(videoId: string): Promise<TranscriptResponse> {
+    return this.call('GET', `/videos/${encodeURIComponent(videoId)}/transcript`);
   }
 
   deleteVideo(videoId: string): Promise<DeleteResponse> {

@@ -6,6 +6,7 @@
 import { ffmpegFastDecode } from '../env.js';
 import type { DuplicateGroup, DuplicatesResponse } from '../api/types.js';
 import { sampleFrames } from '../media/frames.js';
+import { popcount32, round3 } from '../media/kernels/index.js';
 import { hamming, phashFrame, type PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
 import type { Catalog, CatalogTx } from '../store/catalog/types.js';
@@ -219,18 +220,11 @@ export function prepareSignature(sig: VideoSignature): PreparedSignature {
   return out;
 }
 
-function pop(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
 /** Whether the hash (hi, lo) has a match in `b`. */
 function hasMatch(hi: number, lo: number, b: PreparedSignature, maxHamming: number): boolean {
   const bh = b.hi;
   const bl = b.lo;
-  for (let j = 0; j < bh.length; j++) if (pop((hi ^ bh[j]) >>> 0) + pop((lo ^ bl[j]) >>> 0) <= maxHamming) return true;
+  for (let j = 0; j < bh.length; j++) if (popcount32((hi ^ bh[j]) >>> 0) + popcount32((lo ^ bl[j]) >>> 0) <= maxHamming) return true;
   return false;
 }
 
@@ -362,7 +356,7 @@ export function alignSegments(
       let best = maxHamming + 1;
       let where = -1;
       for (let j = 0; j < other.t.length; j++) {
-        const d = pop((ref.hi[i] ^ other.hi[j]) >>> 0) + pop((ref.lo[i] ^ other.lo[j]) >>> 0);
+        const d = popcount32((ref.hi[i] ^ other.hi[j]) >>> 0) + popcount32((ref.lo[i] ^ other.lo[j]) >>> 0);
         if (d < best) {
           best = d;
           where = j;
@@ -374,8 +368,7 @@ export function alignSegments(
     const sorted = [...at].sort((x, y) => x - y);
     const median = sorted[sorted.length >> 1];
     const hit = otherSegments.find((s) => median >= s.start && median < s.end) ?? otherSegments.find((s) => median >= s.start && median <= s.end);
-    const r = (x: number) => Math.round(x * 1000) / 1000;
-    const span = hit ?? { start: r(sorted[0]), end: r(sorted[sorted.length - 1] + 1 / SIGNATURE_FPS) };
+    const span = hit ?? { start: round3(sorted[0]), end: round3(sorted[sorted.length - 1] + 1 / SIGNATURE_FPS) };
     return { start: span.start, end: span.end, similarity: at.length / total };
   });
 }
@@ -451,8 +444,6 @@ export async function nearDuplicateOf(
   }
   return best;
 }
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Groups of near-identical videos of a collection (`vidembed duplicates`, `GET /collections/{id}/duplicates`). */
 export async function findDuplicateGroups(

@@ -29,6 +29,7 @@ import type {
   TaskKind,
   TensorUploadRequest,
   TensorUploadResponse,
+  TranscriptResponse,
   UpdateCollectionRequest,
   UploadVideoResponse,
   VideoDetails,
@@ -139,6 +140,9 @@ export class LocalEngine implements VideoService {
   }
   async videoDetails(videoId: string): Promise<VideoDetails> {
     return this.services.videos.details(this.principal, videoId);
+  }
+  async videoTranscript(videoId: string): Promise<TranscriptResponse> {
+    return this.services.videos.transcript(this.principal, videoId);
   }
   async videoThumbnail(videoId: string, t?: number): Promise<Buffer> {
     return this.services.videos.thumbnail(this.principal, videoId, validateRequest('videoThumbnail', 'querystring', { t }).t);

@@ -16,6 +16,10 @@ import type { VideoSignature } from './duplicates.js';
 import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb, type KeyframeThumb } from './keyframe-reuse.js';
 import { inThreadEvents, workerThreadEvents, type PixelEvent, type PixelEventSource } from './pixel-thread.js';
 import { round3, type SegmenterOptions, type SegmentRange } from './segmenter.js';
+import { streamPcm } from '../media/audio.js';
+import type { SpeechAnalyzer } from '../speech/analyzer.js';
+import { attachSoundtrack, pcmFromFloat } from '../speech/attach.js';
+import type { PcmChunks, Transcript } from '../speech/types.js';
 
 export interface AnalyzeOptions {
   /** Longest segment, seconds; segments also end at detected cuts. */
@@ -43,6 +47,13 @@ export interface AnalyzeOptions {
    * unless VIDEMBED_KEYFRAME_REUSE=0).
    */
   keyframeReuse?: boolean;
+  /**
+   * Listens to the soundtrack alongside the picture (its own processes: ffmpeg and the
+   * recognizer) and joins what it heard to the segments (src/speech/attach.ts).
+   */
+  speech?: SpeechAnalyzer;
+  /** Tensor input only: the audio as float32 mono 16 kHz samples (`audio_input`). */
+  audio?: Float32Array;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -68,6 +79,9 @@ export interface AnalyzedVideo {
   /** With `signature`: the pHashes of frames every 1/4 s (src/engine/duplicates.ts). */
   signature?: VideoSignature;
   timings: { analyzeMs: number; taggingCpuMs: number };
+  /** With `speech`: the transcript, or why there is none. */
+  transcript?: Transcript;
+  noTranscript?: string;
 }
 
 /** Thumbnails encoded per ffmpeg run during ingest. */
@@ -102,11 +116,43 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   const sample = { fps: sampleFps, maxSide, fastDecode: ffmpegFastDecode() };
   const knownDuration = media.durationSec > 0 ? media.durationSec : undefined;
   const segmenter: SegmenterOptions = { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration, signature: opts.signature };
-  const source =
-    (opts.pixelThread ?? pixelThread())
-      ? workerThreadEvents({ file, sample, segmenter, maxInFlight: maxFramesInFlight(opts.segmentSeconds, sampleFps) }, opts.signal)
-      : inThreadEvents(sampleFrames(file, { ...sample, signal: opts.signal }), segmenter);
-  return analyzeFrameStream(source, knownDuration, media, embedder, opts, basename(file));
+  return withSoundtrack(opts, embedder, media.hasAudio ? (signal) => streamPcm(file, { signal }) : undefined, (signal) => {
+    const source =
+      (opts.pixelThread ?? pixelThread())
+        ? workerThreadEvents({ file, sample, segmenter, maxInFlight: maxFramesInFlight(opts.segmentSeconds, sampleFps) }, signal)
+        : inThreadEvents(sampleFrames(file, { ...sample, signal }), segmenter);
+    return analyzeFrameStream(source, knownDuration, media, embedder, { ...opts, signal }, basename(file));
+  });
+}
+
+/**
+ * Runs the picture analysis with the speech analyzer listening alongside (when the options ask
+ * for it), then joins the two. A failure of either stops the other.
+ */
+async function withSoundtrack(
+  opts: AnalyzeOptions,
+  embedder: Embedder,
+  pcm: ((signal: AbortSignal) => PcmChunks) | undefined,
+  picture: (signal: AbortSignal | undefined) => Promise<AnalyzedVideo>,
+): Promise<AnalyzedVideo> {
+  if (!opts.speech) return picture(opts.signal);
+  const stop = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+  const hearing = opts.speech.listen(pcm?.(signal), { signal });
+  hearing.catch(() => {}); // awaited below; a picture failure must not leave it unhandled
+  let analyzed: AnalyzedVideo;
+  try {
+    analyzed = await picture(signal);
+  } catch (err) {
+    stop.abort(err);
+    throw err;
+  }
+  const heard = await hearing;
+  await attachSoundtrack(analyzed.segments, heard, embedder);
+  analyzed.videoVector = meanVector(analyzed.segments.map((s) => s.vector));
+  if (heard.transcript) analyzed.transcript = heard.transcript;
+  else analyzed.noTranscript = heard.reason;
+  return analyzed;
 }
 
 /** The same analysis over frames that arrive already decoded (tensor uploads). */
@@ -128,8 +174,11 @@ export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: A
     rotation: 0,
   };
   // Frames already in memory: nothing to decode, so the segmenter runs on this thread.
-  const source = inThreadEvents(toAsync(resized), { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration: duration, signature: opts.signature });
-  return analyzeFrameStream(source, duration, media, embedder, opts, 'tensor');
+  const audio = opts.audio?.length ? opts.audio : undefined;
+  return withSoundtrack(opts, embedder, audio ? () => pcmFromFloat(audio) : undefined, (signal) => {
+    const source = inThreadEvents(toAsync(resized), { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration: duration, signature: opts.signature });
+    return analyzeFrameStream(source, duration, { ...media, hasAudio: Boolean(audio) }, embedder, { ...opts, signal }, 'tensor');
+  });
 }
 
 async function* toAsync<T>(items: T[]): AsyncGenerator<T> {

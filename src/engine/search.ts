@@ -4,6 +4,8 @@ import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
 import { FILTER_NAMES } from '../tags/registry.js';
 import { LIMITS } from '../api/defaults.js';
+import type { SpokenQuery } from '../speech/match.js';
+import { spokenBonus, spokenConfidence, spokenHits, type SpokenHit, type WordsOf } from '../speech/search.js';
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
 const STOPWORDS = new Set(
@@ -40,6 +42,11 @@ export interface HybridSearchInput {
   minConfidence?: number;
   /** Videos never returned (the query's own video, with `like`). */
   excludeVideoIds?: ReadonlySet<string>;
+  /**
+   * What is said counts too (src/speech/search.ts): `query` heard in transcripts adds to a
+   * segment's relevance; with `only`, results are the spoken matches alone (`search --said`).
+   */
+  spoken?: { query: SpokenQuery; wordsOf: WordsOf; only: boolean };
 }
 
 /** The deepest a search pages: offset + top_k. */
@@ -75,6 +82,8 @@ function median(xs: number[]): number {
  * shown — one per video (its best segment); `similarity` is the cosine alone.
  */
 export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
+  const heard = input.spoken ? await spokenHits(segments, input.collectionId, input.spoken.query, input.spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
+  if (input.spoken?.only) return spokenSearch(segments, videos, input, heard);
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
 
@@ -89,13 +98,15 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
 
   // Vector side: the k nearest segments and the keyword hits, with their similarities — exact, or
   // approximate within a margin (the in-memory index), re-scored below where they can matter.
-  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...keyword.keys()]);
+  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...heard.keys()])]);
   const videoOf = await segments.videosOf(input.collectionId, [...scored.keys()]);
   const videoOfKept = (id: number): string | undefined => {
     const v = videoOf.get(id);
     return v === undefined || input.excludeVideoIds?.has(v) ? undefined : v;
   };
-  const bonus = (id: number) => SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0);
+  const spoken = input.spoken;
+  const spokenOf = (id: number) => (spoken ? spokenBonus(heard.get(id), spoken.query) : 0);
+  const bonus = (id: number) => SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0) + spokenOf(id);
   await exactWhereItMatters(segments, input, scored, videoOfKept, bonus);
 
   const similarity = new Map<number, number>();
@@ -124,24 +135,30 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
     if (out.length >= input.topK) break;
     // The best other video: the second for the first result, the first for every other.
     const other = i === 0 ? (ranked[1]?.[1].relevance ?? background) : ranked[0][1].relevance;
-    const confidence = confidenceOf(best.relevance, background, other);
+    // A phrase heard in the transcript is its own evidence: as sure as the match is, at least.
+    const heardHit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
+    const confidence = Math.max(confidenceOf(best.relevance, background, other), heardHit ? spokenConfidence(heardHit.score) : 0);
     if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
     const video = videoRows.has(videoId) ? videoRows.get(videoId) : await videos.byId(videoId);
     // A moment never runs past the end of its video.
     const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
+    // A result found by what is said points at the moment the words start.
+    const hit = heardHit;
+    const start = hit ? Math.min(hit.start, end) : row.start;
     const result: SearchResult = {
       video_id: videoId,
       similarity: round(similarity.get(best.segmentId) ?? 0),
       relevance: round(best.relevance),
       confidence: round(confidence, 3),
       confidence_label: confidenceLabel(confidence),
-      start: round(row.start),
-      end: round(Math.max(row.start, end)),
+      start: round(start),
+      end: round(Math.max(start, end)),
       filename: video?.filename ?? '',
       thumbnail_url: thumbnailUrl(videoId, row.start),
     };
+    if (hit) result.said = hit.said;
     const tags = momentTags(row.tags_json);
     if (tags) result.tags = tags;
     if (input.explain) {
@@ -149,6 +166,52 @@ export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<Video
       const matched = terms.filter((t) => matches.get(t)?.includes(best.segmentId));
       if (matched.length) result.matched_words = matched;
     }
+    out.push(result);
+  }
+  return out;
+}
+
+/**
+ * `search --said`: the spoken matches alone, best first, one per video (its best match), each
+ * pointing at the moment its words start; the confidence is the match's (spokenConfidence).
+ */
+async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput, heard: Map<number, SpokenHit>): Promise<SearchResult[]> {
+  const videoOf = await segments.videosOf(input.collectionId, [...heard.keys()]);
+  const best = new Map<string, { id: number; hit: SpokenHit }>();
+  for (const [id, hit] of heard) {
+    const v = videoOf.get(id);
+    if (v === undefined || input.excludeVideoIds?.has(v)) continue;
+    const b = best.get(v);
+    if (!b || hit.score > b.hit.score || (hit.score === b.hit.score && id < b.id)) best.set(v, { id, hit });
+  }
+  const ranked = [...best.entries()]
+    .filter(([, b]) => input.minConfidence === undefined || spokenConfidence(b.hit.score) >= input.minConfidence)
+    .sort((a, b) => b[1].hit.score - a[1].hit.score || a[1].id - b[1].id)
+    .slice(0, input.topK);
+  const ids = ranked.map(([, b]) => b.id);
+  const [rows, sims] = await Promise.all([segments.byIds(ids), segments.similarities(input.dim, ids, input.queryVector)]);
+  const out: SearchResult[] = [];
+  for (const [videoId, { id, hit }] of ranked) {
+    const row = rows.get(id);
+    if (!row) continue;
+    const video = await videos.byId(videoId);
+    const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
+    const confidence = spokenConfidence(hit.score);
+    const result: SearchResult = {
+      video_id: videoId,
+      similarity: round(sims.get(id) ?? 0),
+      relevance: round(hit.score),
+      confidence: round(confidence, 3),
+      confidence_label: confidenceLabel(confidence),
+      start: round(hit.start),
+      end: round(Math.max(hit.start, end)),
+      filename: video?.filename ?? '',
+      thumbnail_url: thumbnailUrl(videoId, row.start),
+      said: hit.said,
+    };
+    const tags = momentTags(row.tags_json);
+    if (tags) result.tags = tags;
+    if (input.explain) result.description = row.description;
     out.push(result);
   }
   return out;

@@ -8,6 +8,7 @@
  * both run this same code on the same frames in the same order, so they give identical segments
  * and tags.
  */
+import { round3 } from '../media/kernels/index.js';
 import type { PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
 import { CUT_CONTEXT_S, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
@@ -114,6 +115,4 @@ export class Segmenter {
   }
 }
 
-export function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
-}
+export { round3 };

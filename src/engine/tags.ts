@@ -1,4 +1,5 @@
 import type { Tags } from '../api/types.js';
+import { round3 } from '../media/kernels/index.js';
 import { segmentTagEntry, wholeVideoTags } from '../tags/registry.js';
 import type { AnalyzedVideo } from './pipeline.js';
 
@@ -13,7 +14,7 @@ export function buildTags(analyzed: AnalyzedVideo, model: string): Tags {
     ...wholeVideoTags(analyzed.segments, produced),
     segments: analyzed.segments.map((s) => ({ start: s.start, end: s.end, ...segmentTagEntry(s.tags) })),
     shots: analyzed.pixels.shots,
-    cuts: analyzed.pixels.cuts.map((c) => ({ t: c.t, confidence: Math.round(c.confidence * 1000) / 1000 })),
+    cuts: analyzed.pixels.cuts.map((c) => ({ t: c.t, confidence: round3(c.confidence) })),
     duration: analyzed.media.durationSec,
     model: `${model}+pixels-v1`,
   };

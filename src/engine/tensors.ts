@@ -185,3 +185,12 @@ export function framesToTensor(frames: Frame[]): TensorObject {
   });
   return { data: out.toString('base64'), shape: [1, frames.length, 3, H, W], dtype: 'uint8' };
 }
+
+/** An uploaded `audio_input` tensor ([1, 1, samples] float32, mono 16 kHz) as its samples. */
+export async function loadTensorAudio(blobs: BlobStore, audioKey: string): Promise<Float32Array> {
+  if (!(await blobs.has(`${audioKey}.bin`))) throw new NotFoundError(`tensor not found: ${audioKey}`);
+  const bytes = await blobs.get(`${audioKey}.bin`);
+  const out = new Float32Array(Math.floor(bytes.length / 4));
+  new Uint8Array(out.buffer).set(bytes.subarray(0, out.length * 4));
+  return out;
+}

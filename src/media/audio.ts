@@ -1,5 +1,5 @@
 import { MediaError, ValidationError } from '../api/errors.js';
-import { lastMeaningfulLine, runFfmpeg } from './ffmpeg.js';
+import { lastMeaningfulLine, runFfmpeg, spawnFfmpeg } from './ffmpeg.js';
 import { probeDetails } from './probe.js';
 
 export interface AudioOptions {
@@ -44,4 +44,42 @@ export async function extractAudio(file: string, opts: AudioOptions = {}): Promi
   const out = new Float32Array(n);
   new Uint8Array(out.buffer).set(res.stdout.subarray(0, n * 4));
   return out;
+}
+
+/**
+ * The default audio track as 16-bit mono PCM at `sampleRate` (default 16000), streamed chunk by
+ * chunk from one ffmpeg process: memory holds one pipe buffer whatever the length (a 3-hour talk
+ * is 345 MB of PCM that never exists at once). Nothing when the file has no audio track; a decode
+ * error mid-stream ends the stream (what was decoded stands). Ending the iteration early kills ffmpeg.
+ */
+export async function* streamPcm(file: string, opts: { sampleRate?: number; signal?: AbortSignal; streamIndex?: number } = {}): AsyncGenerator<Buffer> {
+  const sampleRate = opts.sampleRate ?? 16000;
+  let index = opts.streamIndex;
+  if (index === undefined) {
+    const info = await probeDetails(file, { signal: opts.signal });
+    if (!info.audioStream) return;
+    index = info.audioStream.index;
+  }
+  const child = spawnFfmpeg(['-v', 'error', '-i', file, '-map', `0:${index}`, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', '-acodec', 'pcm_s16le', 'pipe:1']);
+  child.stdin.end();
+  child.stderr.resume();
+  const onAbort = () => child.kill('SIGKILL');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    let carry: Buffer | undefined;
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      // Whole samples only: a chunk may end inside one.
+      let buf = carry ? Buffer.concat([carry, chunk]) : chunk;
+      carry = undefined;
+      if (buf.length & 1) {
+        carry = buf.subarray(buf.length - 1);
+        buf = buf.subarray(0, buf.length - 1);
+      }
+      if (buf.length) yield buf;
+    }
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 }

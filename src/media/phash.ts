@@ -13,7 +13,7 @@
  * A nearly uniform picture (black, a fade, a white wall) has no structure to hash: its bits would
  * come from compression noise. Such frames are marked `flat` and never count as a match.
  */
-import { frameLuma, resizeGray, type GrayImage } from '../tagging/gray.js';
+import { frameLuma, median, popcount32, resizeGray, type GrayImage } from './kernels/index.js';
 import type { Frame } from './types.js';
 
 /** Side of the grayscale square the DCT runs on. */
@@ -93,12 +93,11 @@ export function phashGray(g: GrayImage): PHash {
     for (let y = 0; y < n; y++) acc += rows[y * K + v] * COS[c + y];
     coef[i] = acc;
   });
-  const sorted = Array.from(coef).sort((a, b) => a - b);
-  const median = (sorted[PHASH_BITS / 2 - 1] + sorted[PHASH_BITS / 2]) / 2;
+  const mid = median(coef);
   let lo = 0;
   let hi = 0;
   for (let i = 0; i < PHASH_BITS; i++) {
-    if (coef[i] > median) {
+    if (coef[i] > mid) {
       if (i < 32) lo |= 1 << i;
       else hi |= 1 << (i - 32);
     }
@@ -111,13 +110,7 @@ export function phashFrame(frame: Frame): PHash {
   return phashGray(hashGray(frame));
 }
 
-/** Set bits of a 32-bit integer. */
-export function popcount32(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
+export { popcount32 };
 
 /** Bits in which two hashes differ, 0–64. */
 export function hamming(a: Pick<PHash, 'hi' | 'lo'>, b: Pick<PHash, 'hi' | 'lo'>): number {

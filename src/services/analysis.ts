@@ -6,7 +6,7 @@ import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../engine/pipeline.js';
 import { resolveVideoSource } from '../engine/sources.js';
 import { buildTags } from '../engine/tags.js';
-import { loadTensorFrames } from '../engine/tensors.js';
+import { loadTensorAudio, loadTensorFrames } from '../engine/tensors.js';
 import type { Library } from './library.js';
 
 export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedder): EncodeVideoResponse {
@@ -58,7 +58,7 @@ export class AnalysisService {
     const { lib } = this;
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: lib.fetchPolicy, maxBytes: lib.maxUploadBytes });
     try {
-      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder) });
+      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder), speech: lib.speechFor('auto') });
       return { analyzed, embedder };
     } catch (err) {
       throw lib.redact(err, [[source.file, source.displayName]]);
@@ -69,8 +69,11 @@ export class AnalysisService {
 
   private async analyzeTensor(req: EncodeVideoRequest & { tensor: TensorRef }, signal: AbortSignal): Promise<{ analyzed: AnalyzedVideo; embedder: Embedder }> {
     const { segmentSeconds, fps, embedder } = this.options(req);
-    const frames = await loadTensorFrames(this.lib.blobs, req.tensor.video_input_key!, req.tensor.video_kwargs_key);
-    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await this.lib.analyzersFor(embedder) });
+    const { lib } = this;
+    const frames = await loadTensorFrames(lib.blobs, req.tensor.video_input_key!, req.tensor.video_kwargs_key);
+    const audioKey = req.tensor.audio_input_key;
+    const audio = audioKey ? await loadTensorAudio(lib.blobs, audioKey) : undefined;
+    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder), speech: lib.speechFor('auto'), audio });
     return { analyzed, embedder };
   }
 }

@@ -18,6 +18,8 @@ import { readUserConfig } from '../engine/config.js';
 import { LIMITS } from '../api/defaults.js';
 import { requireText } from '../engine/validate.js';
 import type { Library } from './library.js';
+import { expectedSpeechVersion } from '../speech/engines.js';
+import { speechSettingOf } from '../speech/store.js';
 
 export class CollectionsService {
   constructor(private readonly lib: Library) {}
@@ -28,15 +30,21 @@ export class CollectionsService {
     const embedder = this.lib.embedder(modelId, ['body', 'model']);
     await assertModelInstalled(embedder.id);
     const owner = p.owner;
+    const speech = req.speech ?? 'auto';
     if ((await this.lib.catalog.collections.byName(name, owner)).length) throw new ConflictError(`a collection named "${name}" already exists`);
     let row: CollectionRow;
     try {
-      row = await this.lib.catalog.collections.insert({ name, description: req.description ?? '', model: embedder.id, dim: embedder.dim, owner });
+      row = await this.lib.catalog.transaction(async (tx) => {
+        const r = await tx.collections.insert({ name, description: req.description ?? '', model: embedder.id, dim: embedder.dim, owner });
+        // The recipe records the setting from the start (its versions come with the first video).
+        if (speech !== 'auto') await tx.collections.setRecipe(r.id, { speech_setting: speech });
+        return r;
+      });
     } catch (err) {
       if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
     }
-    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim };
+    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim, speech };
   }
 
   async list(p: Principal, req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
@@ -103,7 +111,9 @@ export class CollectionsService {
 
   /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
   private async withRecipe(summary: CollectionSummary): Promise<CollectionSummary> {
-    if (!summary.recipe) return summary;
+    const { speech_setting: _setting, ...made } = summary.recipe ?? {};
+    // Only a recipe with versions (a processed video) says how the vectors were made.
+    if (!Object.keys(made).length) return summary;
     let expected: Record<string, string>;
     try {
       const { expectedRecipe } = await import('../analysis/versions.js');
@@ -111,8 +121,10 @@ export class CollectionsService {
     } catch {
       return summary; // an embedder this engine does not know: nothing to compare with
     }
-    const keys = new Set([...Object.keys(expected), ...Object.keys(summary.recipe)]);
-    summary.needs_reindex = [...keys].some((k) => expected[k] !== summary.recipe![k]);
+    // Speech is compared where the recipe records it (collections made before speech have none).
+    if (made.speech !== undefined) expected.speech = expectedSpeechVersion(summary.speech ?? 'auto');
+    const keys = new Set([...Object.keys(expected), ...Object.keys(made)]);
+    summary.needs_reindex = [...keys].some((k) => expected[k] !== made[k]);
     return summary;
   }
 }
@@ -143,5 +155,6 @@ export function toSummary(row: CollectionRow): CollectionSummary {
     model: row.model,
     dim: row.dim,
     ...(row.recipe_json ? { recipe: JSON.parse(row.recipe_json) as Record<string, string> } : {}),
+    speech: speechSettingOf(row.recipe_json),
   };
 }

@@ -14,6 +14,7 @@ import { DEFAULTS } from '../engine/config.js';
 import { storeSignature } from '../engine/duplicates.js';
 import { analyzeVideo } from '../engine/pipeline.js';
 import { buildTags } from '../engine/tags.js';
+import { speechSettingOf, storeTranscript } from '../speech/store.js';
 import type { AnalysisService } from './analysis.js';
 import type { Library } from './library.js';
 
@@ -77,9 +78,12 @@ export class VideoProcessJob implements JobHandler {
       const embedder = lib.embedder(collection.model);
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
       const analyzers = await lib.analyzersFor(embedder);
+      const speechSetting = speechSettingOf(collection.recipe_json);
+      const speech = lib.speechFor(speechSetting);
       file = await lib.localVideoFile(video);
       const analyzed = await analyzeVideo(file.path, embedder, {
         analyzers,
+        speech,
         thumbnails: true,
         signature: true,
         segmentSeconds: DEFAULTS.segmentSeconds,
@@ -88,6 +92,7 @@ export class VideoProcessJob implements JobHandler {
         onProgress: (f) => void lib.catalog.videos.setProgress(videoId, f * 99).catch(() => {}),
       });
       await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
+      await storeTranscript(lib.blobs, videoId, analyzed.transcript ?? { engine: '', language: '', words: [], duration: analyzed.media.durationSec, reason: analyzed.noTranscript ?? 'no speech analysis' });
       await lib.catalog.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
         ...displaySize(analyzed.media),
@@ -111,7 +116,7 @@ export class VideoProcessJob implements JobHandler {
         await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
         if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
         await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
-        await tx.collections.setRecipe(collection.id, recipeOf(embedder, analyzers));
+        await tx.collections.setRecipe(collection.id, { ...recipeOf(embedder, analyzers), speech_setting: speechSetting, speech: speech.version });
       });
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue

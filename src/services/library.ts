@@ -12,6 +12,9 @@ import { canSee, type Principal } from '../api/principal.js';
 import type { Analyzer } from '../analysis/types.js';
 import type { Embedder } from '../models/embedder.js';
 import type { QueryTextEncoder } from '../models/text-encoder.js';
+import type { SpeechAnalyzer } from '../speech/analyzer.js';
+import type { SpeechSetting } from '../speech/engines.js';
+import { transcriptKey } from '../speech/store.js';
 import { BlobNotFoundError, type BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
@@ -31,6 +34,8 @@ export interface LibraryPorts {
   embedderFor: (id: string) => Embedder;
   /** The analyzers run before an embedder. */
   analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
+  /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
+  speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
   /** Encodes query text (search, encodeText); closed with the library. */
   textEncoder: QueryTextEncoder;
   fetchPolicy: FetchPolicy;
@@ -57,6 +62,7 @@ export class Library implements LibraryPorts {
   readonly blobPath?: (key: string) => string;
   readonly embedderFor: (id: string) => Embedder;
   readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
+  readonly speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
   readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;
@@ -70,6 +76,7 @@ export class Library implements LibraryPorts {
     this.blobPath = ports.blobPath;
     this.embedderFor = ports.embedderFor;
     this.analyzersFor = ports.analyzersFor;
+    this.speechFor = ports.speechFor;
     this.textEncoder = ports.textEncoder;
     this.fetchPolicy = ports.fetchPolicy;
     this.maxUploadBytes = ports.maxUploadBytes;
@@ -133,10 +140,11 @@ export class Library implements LibraryPorts {
     }
   }
 
-  /** The video's file and thumbnails; missing ones are no error (the catalog rows are gone already). */
+  /** The video's file, thumbnails and transcript; missing ones are no error (the catalog rows are gone already). */
   async removeVideoFiles(v: VideoRow): Promise<void> {
     await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
     await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
+    await this.blobs.delete(transcriptKey(v.id)).catch(() => {});
   }
 
   /** An error whose message names the user's file, never a path of this machine's data or temp directories. */

@@ -15,6 +15,8 @@ import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../engine/config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../engine/fetch-video.js';
 import { Library } from './library.js';
+import type { SpeechAnalyzer } from '../speech/analyzer.js';
+import { speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
 
 export interface EngineOptions {
   home?: string;
@@ -22,10 +24,15 @@ export interface EngineOptions {
   databaseUrl?: string;
   /** Where its files are: `file:///dir` or `s3://bucket/prefix` (default: VIDEMBED_STORAGE_URL, else blobs/ in the home). */
   storageUrl?: string;
-  /** A catalog to use instead of opening one (tests: an in-memory catalog). The library closes it. */
+  /**
+   * The catalog to use instead of opening the home's or `databaseUrl`'s (tests: an in-memory one,
+   * src/store/memory); the library closes it.
+   */
   catalog?: Catalog;
-  /** A blob store to use instead of opening one. */
+  /** The blob store to use instead of opening the home's or `storageUrl`'s. With `catalog` too, the home is never created. */
   blobs?: BlobStore;
+  /** The speech analyzer for a collection's speech setting; default src/speech/engines.ts (tests pass fakes). */
+  speechFor?: (setting: SpeechSetting) => SpeechAnalyzer;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
   /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
@@ -52,7 +59,7 @@ export interface EngineOptions {
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
 export function openLibrary(opts: EngineOptions = {}): { library: Library; localStore?: Store } {
   const paths = pathsFor(opts.home ?? resolveHome());
-  ensureDirs(paths);
+  if (!opts.catalog || !opts.blobs) ensureDirs(paths);
   let localStore: Store | undefined;
   let catalog = opts.catalog;
   if (!catalog) {
@@ -74,6 +81,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
     embedderFor,
     analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
+    speechFor: opts.speechFor ?? ((setting) => speechAnalyzerFor(setting)),
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
     fetchPolicy: { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy },
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,

@@ -9,7 +9,10 @@ import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { CollectionRow } from '../store/collections.js';
 import { tagFilterOf } from '../tags/registry.js';
 import { combineQueryVectors, embedImageQuery, hasImage } from '../engine/examples.js';
-import { hybridSearch, MAX_SEARCH_HITS } from '../engine/search.js';
+import { hybridSearch, MAX_SEARCH_HITS, type HybridSearchInput } from '../engine/search.js';
+import { spokenQuery } from '../speech/match.js';
+import { loadTranscript } from '../speech/store.js';
+import type { SpokenWord } from '../speech/types.js';
 import { requireText } from '../engine/validate.js';
 import type { Library } from './library.js';
 
@@ -40,9 +43,13 @@ export class SearchService {
   async search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
     const { lib } = this;
     const collection = await lib.collection(p, collectionIdOrName);
-    const textGiven = req.text !== undefined && req.text !== null;
+    const saidGiven = req.said !== undefined && req.said !== null;
+    const textGiven = (req.text !== undefined && req.text !== null) || saidGiven;
     const imageGiven = hasImage(req);
-    const text = textGiven ? requireText(req.text, ['body', 'text']) : '';
+    if (saidGiven && (req.text != null || imageGiven || req.like)) {
+      throw new ValidationError([{ loc: ['body', 'said'], msg: 'said searches the transcripts alone: give it without text, a picture or a moment (text already matches what is said)', type: 'value_error' }]);
+    }
+    const text = saidGiven ? requireText(req.said, ['body', 'said']) : textGiven ? requireText(req.text, ['body', 'text']) : '';
     const topK = req.top_k ?? LIMITS.topK.default;
     const offset = req.offset ?? 0;
     if (offset + topK > MAX_SEARCH_HITS) {
@@ -79,6 +86,7 @@ export class SearchService {
       explain: opts.explain ?? false,
       minConfidence: req.min_confidence ? req.min_confidence : undefined,
       excludeVideoIds: exclude,
+      spoken: this.spokenInput(textGiven ? bounded.text : '', saidGiven),
     });
     const results = all.slice(offset);
     const warnings: string[] = [];
@@ -98,6 +106,19 @@ export class SearchService {
     if (bounded.cut || truncated) out.truncated = true;
     if (warnings.length) out.warnings = warnings;
     return out;
+  }
+
+  /** What is said counts in a text search (and alone with `said`): the query as sounds, and the transcripts by video. */
+  private spokenInput(text: string, only: boolean): HybridSearchInput['spoken'] {
+    const query = text ? spokenQuery(text) : undefined;
+    if (!query) return undefined;
+    const memo = new Map<string, Promise<SpokenWord[] | undefined>>();
+    const wordsOf = (videoId: string) => {
+      let got = memo.get(videoId);
+      if (!got) memo.set(videoId, (got = loadTranscript(this.lib.blobs, videoId).then((t) => t?.words)));
+      return got;
+    };
+    return { query, wordsOf, only };
   }
 
   /** A moment as a query: the stored vector of the segment at `t`, or the video's mean vector. */

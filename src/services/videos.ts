@@ -16,7 +16,9 @@ import type {
   VideoDetails,
   VideoStatusResponse,
   VideoSummary,
+  TranscriptResponse,
 } from '../api/types.js';
+import { loadTranscript } from '../speech/store.js';
 import { LIMITS } from '../api/defaults.js';
 import { newId } from '../store/ids.js';
 import type { VideoRow } from '../store/videos.js';
@@ -95,6 +97,18 @@ export class VideosService {
       facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
     return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+  }
+
+  /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
+  async transcript(p: Principal, videoId: string): Promise<TranscriptResponse> {
+    const v = await this.lib.video(p, videoId);
+    const t = await loadTranscript(this.lib.blobs, v.id);
+    if (!t) {
+      const reason = v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`;
+      return { video_id: v.id, engine: '', language: '', duration: 0, words: [], reason };
+    }
+    const words = t.words.map(({ w, start, end, conf }) => ({ w, start, end, conf }));
+    return { video_id: v.id, engine: t.engine, language: t.language, duration: t.duration, words, ...(t.reason ? { reason: t.reason } : {}) };
   }
 
   /**

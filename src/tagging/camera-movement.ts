@@ -31,6 +31,7 @@
  * and on inconsistent motion.
  */
 import type { TagValue } from '../api/types.js';
+import { clamp01, median, round, round4 } from '../media/kernels/index.js';
 import type { PairMotion } from './motion.js';
 import { labelsOf } from '../tags/registry.js';
 
@@ -80,19 +81,6 @@ export const DEFAULT_THRESHOLDS: CameraMovementThresholds = {
 const BETA = 2.5;
 /** Pairs further apart than this (seconds) are not treated as consecutive. */
 const MAX_GAP = 2;
-
-function median(xs: number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
-}
-
-const clamp01 = (x: number): number => (x < 0 ? 0 : x > 1 ? 1 : x);
-const round = (x: number, d = 4): number => {
-  const f = 10 ** d;
-  return Math.round(x * f) / f;
-};
 
 /**
  * RMS distance of the camera path from its moving average over ~1 s (fraction of width).
@@ -252,14 +240,14 @@ export function classifyCameraMovement(
   const confidence = clamp01(scores[label] * quality * (0.5 + 0.5 * agreement));
 
   const roundedScores = {} as Record<CameraMovementLabel, number>;
-  for (const l of CAMERA_MOVEMENT_LABELS) roundedScores[l] = round(scores[l]);
+  for (const l of CAMERA_MOVEMENT_LABELS) roundedScores[l] = round4(scores[l]);
   return {
     label,
-    confidence: round(confidence),
+    confidence: round4(confidence),
     scores: roundedScores,
     rates: {
-      pan: round(P),
-      tilt: round(T),
+      pan: round4(P),
+      tilt: round4(T),
       zoom: round(100 * (Math.exp(Z) - 1), 3),
       roll: round(R, 3),
       jitter: round(J, 5),

@@ -18,6 +18,7 @@
  *    const tags = t.finish({ duration, segments })` — keeps only the previous frame's pyramid and
  *    small per-frame summaries, finds the shots, and tags each shot (or each given segment).
  */
+import { round4 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
 import { aggregateOverTime } from '../tags/aggregate.js';
 import {
@@ -224,8 +225,7 @@ export function aggregateCameraMovement(segments: Array<{ start: number; end: nu
     pairs += s.camera_movement.pairs;
     validPairs += s.camera_movement.validPairs;
   }
-  const r4 = (x: number): number => Math.round(x * 1e4) / 1e4;
-  for (const k of Object.keys(rates) as Array<keyof typeof rates>) rates[k] = r4(rates[k]);
+  for (const k of Object.keys(rates) as Array<keyof typeof rates>) rates[k] = round4(rates[k]);
   return { label: agg.label as CameraMovementLabel, confidence: agg.confidence, scores: agg.scores as Record<CameraMovementLabel, number>, rates, pairs, validPairs };
 }
 

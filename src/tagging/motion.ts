@@ -22,7 +22,7 @@
  * Camera-centric names (pan/tilt/zoom/roll) are derived in camera-movement.ts.
  */
 import type { Frame } from '../media/types.js';
-import { frameToGray, pyramid, type GrayImage } from './gray.js';
+import { frameToGray, pyramid, type GrayImage } from '../media/kernels/index.js';
 
 /** Longest side of the working luma image used for motion. */
 export const MOTION_WORK_SIDE = 192;

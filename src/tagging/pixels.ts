@@ -4,7 +4,7 @@
  */
 import type { TagValue } from '../api/types.js';
 import type { Frame } from '../media/types.js';
-import { checkFrame, frameToGray, type GrayImage } from './gray.js';
+import { boxBlur, checkFrame, frameToGray, lumaByte, round, round4, sigmoid, type GrayImage } from '../media/kernels/index.js';
 import { labelsOf } from '../tags/registry.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -46,15 +46,12 @@ export function lumaHistogram(frame: Frame): Float64Array {
   for (let y = 0; y < h; y += step) {
     for (let x = 0; x < w; x += step) {
       const i = (y * w + x) * 3;
-      const l = (77 * data[i] + 150 * data[i + 1] + 29 * data[i + 2]) >> 8;
-      hist[l]++;
+      hist[lumaByte(data[i], data[i + 1], data[i + 2])]++;
     }
   }
   return hist;
 }
 
-const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
-const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 
 /** Lighting from frames, or from summed luma histograms ({@link lumaHistogram}). */
 export function tagLighting(input: Frame[] | Float64Array[]): LightingTag {
@@ -89,19 +86,19 @@ export function tagLighting(input: Frame[] | Float64Array[]): LightingTag {
     return 1;
   };
   const stats: LightingStats = {
-    mean: round(mean),
-    median: round(pct(0.5)),
-    p05: round(pct(0.05)),
-    p95: round(pct(0.95)),
-    darkShare: round(dark),
-    brightShare: round(bright),
+    mean: round4(mean),
+    median: round4(pct(0.5)),
+    p05: round4(pct(0.05)),
+    p95: round4(pct(0.95)),
+    darkShare: round4(dark),
+    brightShare: round4(bright),
   };
   // Evidence for each end of the scale; normal takes what neither claims.
   const low = sigmoid(((0.27 - mean) / 0.05 + (dark - 0.55) / 0.12) / 2);
   const high = sigmoid(((mean - 0.63) / 0.05 + (bright - 0.3) / 0.12) / 2);
   const normal = (1 - low) * (1 - high);
   const sum = low + high + normal;
-  const scores: Record<LightingLabel, number> = { low_key: round(low / sum), normal: round(normal / sum), bright: round(high / sum) };
+  const scores: Record<LightingLabel, number> = { low_key: round4(low / sum), normal: round4(normal / sum), bright: round4(high / sum) };
   let label: LightingLabel = 'normal';
   for (const l of LIGHTING_LABELS) if (scores[l] > scores[label]) label = l;
   return { label, confidence: scores[label], scores, stats };
@@ -300,29 +297,6 @@ function binomial5(src: Float32Array, w: number, h: number): Float32Array {
       let s = 0;
       for (let j = -2; j <= 2; j++) s += tmp[Math.min(h - 1, Math.max(0, y + j)) * w + x] * k[j + 2];
       out[y * w + x] = s;
-    }
-  }
-  return out;
-}
-
-/** Separable box blur with radius r (window 2r+1), edges clamped. */
-function boxBlur(src: Float32Array, w: number, h: number, r: number): Float32Array {
-  const tmp = new Float32Array(w * h);
-  const out = new Float32Array(w * h);
-  const norm = 1 / (2 * r + 1);
-  for (let y = 0; y < h; y++) {
-    const row = y * w;
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let k = -r; k <= r; k++) s += src[row + Math.min(w - 1, Math.max(0, x + k))];
-      tmp[row + x] = s * norm;
-    }
-  }
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let k = -r; k <= r; k++) s += tmp[Math.min(h - 1, Math.max(0, y + k)) * w + x];
-      out[y * w + x] = s * norm;
     }
   }
   return out;

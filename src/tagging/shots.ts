@@ -14,7 +14,7 @@
  * Cut time = midpoint of the two frames: ±half the sampling interval.
  */
 import type { Frame } from '../media/types.js';
-import { checkFrame } from './gray.js';
+import { checkFrame, median } from '../media/kernels/index.js';
 
 export interface ShotFeatures {
   t: number;
@@ -104,13 +104,6 @@ export function featureDistance(a: ShotFeatures, b: ShotFeatures): number {
   let c = 0;
   for (let i = 0; i < 256; i++) c += Math.abs(a.cells[i] - b.cells[i]);
   return 0.5 * (0.5 * g) + 0.5 * (0.5 * c) / 4;
-}
-
-function median(xs: number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
 }
 
 /** Detects hard cuts in time-ordered frames (or their precomputed features) and returns the shots. */

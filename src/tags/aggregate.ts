@@ -4,8 +4,9 @@
  * order wins a tie); the confidence is the weighted confidence of the parts that carry that label.
  * Weights are normalised (durations, or 1 each). Scores and confidence are rounded to 4 places.
  *
- * No imports: the taggers (src/tagging) and the registry both use it.
+ * The taggers (src/tagging) and the registry both use it.
  */
+import { clamp01, round4 } from '../media/kernels/numeric.js';
 
 /** A tag as the API shows it: the label, how sure, the score of every label (plus tagger extras). */
 export interface TagValue {
@@ -19,8 +20,6 @@ export interface WeightedTag {
   weight: number;
   tag?: TagValue;
 }
-
-const r4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 
 /**
  * `labels` fixes the order (and gives absent labels a 0 score); without it, labels come in the
@@ -41,7 +40,7 @@ export function aggregateTags(parts: WeightedTag[], labels?: readonly string[]):
   let label = Object.keys(scores)[0];
   for (const l of Object.keys(scores)) if (scores[l] > scores[label]) label = l;
   const confidence = present.filter((p) => p.tag!.label === label).reduce((a, p) => a + (p.weight / total) * p.tag!.confidence, 0);
-  return { label, confidence: r4(Math.min(1, Math.max(0, confidence))), scores: Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, r4(v)])) };
+  return { label, confidence: round4(clamp01(confidence)), scores: Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round4(v)])) };
 }
 
 /** Duration-weighted: a whole video's tag from its segments' (`{start, end, tag}`). */

@@ -93,6 +93,7 @@ export const TAG_KINDS = [
   },
   { name: 'lighting', title: 'Lighting', labels: ['low_key', 'normal', 'bright'], whole: 'producer', perSegment: true, filterable: false, producer: 'pixels' },
   { name: 'horizon', title: 'Horizon', labels: ['level', 'tilted'], whole: 'producer', perSegment: false, filterable: false, producer: 'pixels' },
+  { name: 'audio', title: 'Audio', labels: ['speech', 'music', 'silence', 'other'], whole: 'segments', perSegment: true, filterable: true, option: 'audio', producer: 'speech' },
 ] as const satisfies readonly TagKind[];
 
 export type TagKindName = (typeof TAG_KINDS)[number]['name'];

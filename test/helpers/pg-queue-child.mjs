@@ -1,4 +1,4 @@
-// A worker process for the multi-process queue test (test/unit/queue-conformance.test.ts): claims
+// A worker process for the multi-process queue test (test/e2e/queue-postgres.test.ts): claims
 // jobs from the PostgreSQL queue at QUEUE_URL under WORKER_ID, renews its lease while it "works",
 // and records each claim and each accepted completion. With HANG_ON_CLAIM=N it stops working at its
 // N-th claim (renewing forever, like a job stuck in ffmpeg) until the test SIGKILLs it.

@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine, MAX_TEXT_CHARS } from '../../src/engine/engine.js';
-import { FakeEmbedder } from '../helpers/fake-embedder.js';
+import { MAX_TEXT_CHARS } from '../../src/engine/engine.js';
+import { memoryEngine } from '../helpers/memory-engine.js';
 
 /**
  * Search semantics on a hand-made library (fake embedder: a text's vector is a hash of its words):
@@ -11,29 +8,26 @@ import { FakeEmbedder } from '../helpers/fake-embedder.js';
  * calibrated number with a label, and the response says what the user should know.
  */
 describe('search: relevance, keywords, confidence, warnings', () => {
-  const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-search-'));
-  const fake = new FakeEmbedder();
-  let engine: LocalEngine;
+  const { engine, catalog, embedder: fake } = memoryEngine({ analyzers: [] });
   let collectionId: string;
 
   const addVideo = async (filename: string, segs: { text: string; keywords: string; description: string }[], status: 'processed' | 'uploaded' = 'processed') => {
     const id = `vid_${filename.replace(/\W/g, '')}`;
-    engine.store.videos.insert({ id, collection_id: collectionId, filename, path: path.join(home, filename), size_bytes: 1 });
+    await catalog.videos.insert({ id, collection_id: collectionId, filename, path: `/library/${filename}`, size_bytes: 1 });
     if (status === 'uploaded') return id;
-    engine.store.videos.setMediaInfo(id, { duration: 3.5, width: 64, height: 36, fps: 25 });
+    await catalog.videos.setMediaInfo(id, { duration: 3.5, width: 64, height: 36, fps: 25 });
     const vectors = await Promise.all(segs.map(async (s) => (await fake.embedText(s.text)).vector));
-    engine.store.segments.replaceForVideo(
+    await catalog.segments.replaceForVideo(
       id,
       collectionId,
       fake.dim,
       segs.map((s, i) => ({ idx: i, start: i * 4, end: i * 4 + 4, description: s.description, keywords: s.keywords, vector: vectors[i] })),
     );
-    engine.store.videos.markProcessed(id, '{}');
+    await catalog.videos.markProcessed(id, '{}');
     return id;
   };
 
   beforeAll(async () => {
-    engine = new LocalEngine({ home, embedderFor: () => fake, analyzersFor: async () => [] });
     collectionId = (await engine.createCollection({ name: 'lib', model: fake.id })).collection_id;
     await addVideo('dog.mp4', [{ text: 'dog grass park', keywords: 'dog \n grass', description: 'A dog. Low-angle shot looking up.' }]);
     await addVideo('cat.mp4', [{ text: 'cat sofa', keywords: 'cat \n couch', description: 'A cat. Low-angle shot looking up.' }]);
@@ -43,10 +37,7 @@ describe('search: relevance, keywords, confidence, warnings', () => {
       { text: 'boat sea harbour', keywords: 'boat \n sea', description: 'A boat on the sea.' },
     ]);
   });
-  afterAll(async () => {
-    await engine.close();
-    rmSync(home, { recursive: true, force: true });
-  });
+  afterAll(async () => engine.close());
 
   it('orders results by the relevance it shows, one per video, with a calibrated confidence and a label', async () => {
     const res = await engine.search(collectionId, { text: 'a dog on the grass', top_k: 10 });

@@ -121,8 +121,8 @@ describe('the web page and its sign-in (auth on)', () => {
     const props = schemas.search.body.properties;
     expect(r.body).toEqual({
       auth: true,
-      filters: { shot_size: [...props.shot_size.enum], camera_movement: [...props.camera_movement.enum], shooting_angle: [...props.shooting_angle.enum] },
-      filter_titles: { shot_size: 'Shot size', camera_movement: 'Movement', shooting_angle: 'Angle' },
+      filters: { shot_size: [...props.shot_size.enum], camera_movement: [...props.camera_movement.enum], shooting_angle: [...props.shooting_angle.enum], audio: [...props.audio.enum] },
+      filter_titles: { shot_size: 'Shot size', camera_movement: 'Movement', shooting_angle: 'Angle', audio: 'Audio' },
     });
   });
 

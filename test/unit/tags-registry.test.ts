@@ -54,7 +54,7 @@ describe('the registry', () => {
       expect(k.producer, k.name).toBeTruthy();
       if (k.filterable) expect(k.option, k.name).toMatch(/^[a-z]+$/);
     }
-    expect(FILTER_NAMES).toEqual(['shot_size', 'camera_movement', 'shooting_angle']);
+    expect(FILTER_NAMES).toEqual(['shot_size', 'camera_movement', 'shooting_angle', 'audio']);
     expect(labelWords('shot_size', 'close_up')).toBe('close-up shot');
     expect(labelWords('lighting', 'low_key')).toBe('low key');
   });

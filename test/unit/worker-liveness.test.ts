@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,10 +6,18 @@ import { reapStoppedWorkers, STALE_HEARTBEAT_MS, workerStopped } from '../../src
 import { liveWorkerCount } from '../../src/engine/launcher.js';
 import { Store } from '../../src/store/index.js';
 
-/** The pid of a process that has exited (a child that ran and was waited for). */
+/**
+ * The pid of no process: the first one above 2^22 (Linux's largest pid_max; other systems stay far
+ * below it) that signal 0 says does not exist. Unit tests start no process to get one that exited.
+ */
 function deadPid(): number {
-  const r = spawnSync(process.execPath, ['-e', '0']);
-  return r.pid!;
+  for (let pid = 2 ** 22 + 1; ; pid++) {
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return pid;
+    }
+  }
 }
 
 describe('worker liveness by heartbeat (and, on this host, by its process)', () => {

@@ -1,3 +1,4 @@
+import { isSpeechSetting, SPEECH_SETTINGS } from '../../speech/engines.js';
 import { imagenetEnabled } from '../../env.js';
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
@@ -17,9 +18,10 @@ export function registerCollection(program: Command, run: Run): void {
     .argument('[name]', 'collection name (asked for on a terminal when missing)')
     .option('-d, --description <text>', 'what the collection holds', '')
     .option('--model <id>', 'embedder for its vectors (default: the configured default model)')
+    .option('--speech <engine>', 'who transcribes what is said: auto (the best engine installed), off, pocketsphinx or whisper', 'auto')
     .description('create a collection')
-    .addHelpText('after', '\nExamples:\n  $ vidembed collection create demo --description "first try"\n  $ vidembed collection create trips --json')
-    .action(async (name: string | undefined, opts: { description: string; model?: string }, cmd: Command) =>
+    .addHelpText('after', '\nExamples:\n  $ vidembed collection create demo --description "first try"\n  $ vidembed collection create silent-b-roll --speech off\n  $ vidembed collection create trips --json')
+    .action(async (name: string | undefined, opts: { description: string; model?: string; speech: string }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         let collectionName = name;
         if (!collectionName && isInteractive() && !globals.json) {
@@ -28,7 +30,8 @@ export function registerCollection(program: Command, run: Run): void {
         }
         if (!collectionName) throw new ValidationError([{ loc: ['body', 'name'], msg: 'is required', type: 'value_error.missing' }]);
         if (ctx.local && isInteractive() && !globals.json) await offerModels(ctx.paths, opts.model);
-        const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model });
+        if (!isSpeechSetting(opts.speech)) throw new ValidationError([{ loc: ['body', 'speech'], msg: `must be one of ${SPEECH_SETTINGS.join(', ')}`, type: 'value_error.enum' }]);
+        const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model, speech: opts.speech });
         // The first collection becomes the default, so upload and search work without --collection.
         if (!readUserConfig(ctx.paths).default_collection) writeUserConfig(ctx.paths, { default_collection: res.collection_id });
         if (globals.json) printJson(res);

@@ -29,6 +29,7 @@ interface SearchOptions {
   /** One per filterable tag kind, by its option name (`--shot`...): src/tags/registry.ts. */
   [tagOption: string]: unknown;
   minConfidence?: number;
+  said?: string;
   image?: string;
   like?: string;
   export?: string;
@@ -41,6 +42,7 @@ export function registerSearch(program: Command, run: Run): void {
     .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
     .option('-k, --top-k <n>', `number of videos, ${LIMITS.topK.min}-${LIMITS.topK.max}`, parseTopK, LIMITS.topK.default)
     .option('--offset <n>', `skip this many results (next pages; offset + top-k up to ${LIMITS.maxSearchHits})`, parseTopK)
+    .option('--said <words>', 'words somebody says: searches what is said only (transcripts, matched exactly and by sound)')
     .option('--image <photo>', 'a picture as the query (a still, a frame grab), alone or with text')
     .option('--like <video[@seconds]>', 'a moment as the query: the segment at that time, or the whole video; it is left out of the results')
     .option('--explain', 'show what the engine saw in each matching moment');
@@ -54,7 +56,7 @@ export function registerSearch(program: Command, run: Run): void {
     .description('search a collection by text, by a picture or by a moment; one result per video, at its best-matching moment')
     .addHelpText(
       'after',
-      '\nResults are ordered by relevance (similarity plus a bonus for query words that analysis found in the moment);\nconfidence says how likely a result is what you asked for (high / medium / low). Text, --image and --like\ncan be combined: each counts the same. `vidembed open N` plays result N.\n\nExamples:\n  $ vidembed search "sunset drone shot"\n  $ vidembed search "a dog on the grass" --collection demo --top-k 5 --json\n  $ vidembed search --image still.jpg\n  $ vidembed search --like vid_abc123@12.5 "at night"\n  $ vidembed search "EXIT sign" --min-confidence 0.4 --explain\n  $ vidembed search "a crowd" --shot wide --movement pan_left\n  $ vidembed search "interview" --top-k 50 --export edl > selects.edl',
+      '\nResults are ordered by relevance (similarity plus a bonus for query words that analysis found in the moment);\nconfidence says how likely a result is what you asked for (high / medium / low). Text, --image and --like\ncan be combined: each counts the same. Text also matches what is said in the videos (a phrase said\nverbatim outranks a picture that only looks close); --said searches what is said alone. `vidembed open N` plays result N.\n\nExamples:\n  $ vidembed search "sunset drone shot"\n  $ vidembed search "a dog on the grass" --collection demo --top-k 5 --json\n  $ vidembed search --image still.jpg\n  $ vidembed search --like vid_abc123@12.5 "at night"\n  $ vidembed search "EXIT sign" --min-confidence 0.4 --explain\n  $ vidembed search "a crowd" --shot wide --movement pan_left\n  $ vidembed search --said "quarterly revenue"\n  $ vidembed search "applause" --audio music\n  $ vidembed search "interview" --top-k 50 --export edl > selects.edl',
     )
     .action(async (text: string | undefined, opts: SearchOptions, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
@@ -62,13 +64,14 @@ export function registerSearch(program: Command, run: Run): void {
         if (format !== undefined && !(EXPORT_FORMATS as readonly string[]).includes(format)) {
           throw new BadRequestError(`--export takes ${EXPORT_FORMATS.join(', ')}, not "${format}"`);
         }
-        if (text === undefined && !opts.image && !opts.like) throw new BadRequestError('search needs words, --image PHOTO or --like VIDEO_ID[@SECONDS]');
+        if (text === undefined && !opts.image && !opts.like && !opts.said) throw new BadRequestError('search needs words, --said WORDS, --image PHOTO or --like VIDEO_ID[@SECONDS]');
         const like = opts.like ? parseLike(opts.like) : undefined;
         const collectionId = await resolveCollection(ctx, opts.collection);
         const res = await ctx.service.search(
           collectionId,
           {
             text,
+            said: opts.said,
             image_path: opts.image ? path.resolve(opts.image) : undefined, // a warm process has another cwd
             like,
             top_k: opts.topK,
@@ -78,7 +81,7 @@ export function registerSearch(program: Command, run: Run): void {
           },
           { explain: opts.explain || format !== undefined },
         );
-        const what = [text, opts.image && `picture ${path.basename(opts.image)}`, like && `like ${opts.like}`].filter(Boolean).join(' + ');
+        const what = [text, opts.said && `said "${opts.said}"`, opts.image && `picture ${path.basename(opts.image)}`, like && `like ${opts.like}`].filter(Boolean).join(' + ');
         const first = (opts.offset ?? 0) + 1;
         saveLastSearch(ctx.paths, collectionId, what, res, opts.offset ?? 0);
         if (format) {
@@ -105,6 +108,9 @@ export function registerSearch(program: Command, run: Run): void {
             return row;
           }),
         );
+        // What was said where a result was found by it: the words around the match, the match marked.
+        const said = res.results.map((r, i) => (r.said ? `${first + i}. said: "${r.said.text}" (at ${formatSeconds(r.said.start)})` : '')).filter(Boolean);
+        if (said.length) process.stdout.write(said.join('\n') + '\n');
         if (res.next_offset !== undefined) process.stderr.write(`more: --offset ${res.next_offset}\n`);
       }, { warm: true }),
     );

@@ -8,6 +8,7 @@ import { resolveCollection } from '../context.js';
 import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
 import { waitForVideo } from '../wait.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
+import { formatTranscript, isTranscriptFormat, TRANSCRIPT_FORMATS } from '../../speech/format.js';
 
 export function registerVideos(program: Command, run: Run): void {
   program
@@ -150,6 +151,21 @@ export function registerVideos(program: Command, run: Run): void {
             ]),
           );
         }
+      }),
+    );
+  video
+    .command('transcript')
+    .argument('<video_id>')
+    .option('--format <format>', 'txt, srt, vtt or json', 'txt')
+    .description('what is said in a video, as text, subtitles (srt, vtt) or words with times (json)')
+    .addHelpText('after', '\nExamples:\n  $ vidembed video transcript vid_abc123\n  $ vidembed video transcript vid_abc123 --format srt > talk.srt')
+    .action(async (videoId: string, opts: { format: string }, cmd: Command) =>
+      run(cmd, async (ctx, globals) => {
+        const format = globals.json ? 'json' : opts.format;
+        if (!isTranscriptFormat(format)) throw new BadRequestError(`--format must be one of ${TRANSCRIPT_FORMATS.join(', ')}, got ${format}`);
+        const t = await ctx.service.videoTranscript(videoId);
+        if (t.reason && !t.words.length && format !== 'json') process.stderr.write(`no transcript: ${t.reason}\n`);
+        process.stdout.write(formatTranscript(t, format, t.video_id));
       }),
     );
   video

@@ -26,6 +26,7 @@
  * strictly alike; small, curved, blurred or sideways text is missed (as it mostly is by the
  * detector at the resolution OCR runs at). Measured rates are in docs/models.md.
  */
+import { lumaQ8 } from '../../media/kernels/index.js';
 import type { Frame } from '../../media/types.js';
 
 export interface GateOptions {
@@ -100,7 +101,7 @@ function workLuma(frame: Frame, side: number): { L: Uint8Array; w: number; h: nu
     for (let y = 0; y < h; y++) {
       let p = y * fw * 3;
       const o = y * w;
-      for (let x = 0; x < w; x++, p += 3) L[o + x] = (d[p] * 77 + d[p + 1] * 150 + d[p + 2] * 29) >> 8;
+      for (let x = 0; x < w; x++, p += 3) L[o + x] = lumaQ8(d[p], d[p + 1], d[p + 2]) >> 8;
     }
     return { L, w, h, f };
   }
@@ -115,7 +116,7 @@ function workLuma(frame: Frame, side: number): { L: Uint8Array; w: number; h: nu
         const r = d[p] + d[p + 3] + d[q] + d[q + 3];
         const g = d[p + 1] + d[p + 4] + d[q + 1] + d[q + 4];
         const b = d[p + 2] + d[p + 5] + d[q + 2] + d[q + 5];
-        L[o + x] = (r * 77 + g * 150 + b * 29) >> 10;
+        L[o + x] = lumaQ8(r, g, b) >> 10;
       }
     }
     return { L, w, h, f };
@@ -128,7 +129,7 @@ function workLuma(frame: Frame, side: number): { L: Uint8Array; w: number; h: nu
       let p = (y * f + dy) * fw * 3;
       for (let x = 0; x < w; x++) {
         let s = 0;
-        for (let dx = 0; dx < f; dx++, p += 3) s += d[p] * 77 + d[p + 1] * 150 + d[p + 2] * 29;
+        for (let dx = 0; dx < f; dx++, p += 3) s += lumaQ8(d[p], d[p + 1], d[p + 2]);
         acc[x] += s;
       }
     }

@@ -1,6 +1,6 @@
 /**
  * Pixel helpers for OCR: resampling packed RGB24 frames straight into the float tensors the
- * PaddleOCR models take, crops, and luma. Pure TypeScript, no dependencies.
+ * PaddleOCR models take, and crops. Pure TypeScript, no dependencies.
  */
 import type { Frame } from '../../media/types.js';
 
@@ -168,13 +168,4 @@ export function rotateCcw(frame: Frame): Frame {
     }
   }
   return { t: frame.t, width: H, height: W, data: out };
-}
-
-/** Rec. 601 luma of a packed RGB frame, as bytes. */
-export function luma(frame: Frame): Uint8Array {
-  const n = frame.width * frame.height;
-  const out = new Uint8Array(n);
-  const d = frame.data;
-  for (let i = 0, p = 0; i < n; i++, p += 3) out[i] = (d[p] * 77 + d[p + 1] * 150 + d[p + 2] * 29 + 128) >> 8;
-  return out;
 }

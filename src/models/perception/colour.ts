@@ -3,6 +3,7 @@
  * named dominant colours, and what the top / bottom of the frame look like (sky, vegetation,
  * water, snow...). A few ms per frame on a sub-sampled grid.
  */
+import { luma } from '../../media/kernels/index.js';
 import type { Frame } from '../../media/types.js';
 
 export const COLOUR_NAMES = [
@@ -119,7 +120,7 @@ export function colourStats(frame: Frame, samples = 16_000): ColourStats {
       const r = data[i];
       const g = data[i + 1];
       const b = data[i + 2];
-      const l = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
+      const l = luma(r, g, b) / 255;
       const max = Math.max(r, g, b);
       const s = max === 0 ? 0 : (max - Math.min(r, g, b)) / max;
       const name = colourName(r, g, b);
@@ -145,8 +146,8 @@ export function colourStats(frame: Frame, samples = 16_000): ColourStats {
       if (x + 1 < w && y + 1 < h) {
         const j = i + 3;
         const k = i + w * 3;
-        const lr = (0.299 * data[j] + 0.587 * data[j + 1] + 0.114 * data[j + 2]) / 255;
-        const ld = (0.299 * data[k] + 0.587 * data[k + 1] + 0.114 * data[k + 2]) / 255;
+        const lr = luma(data[j], data[j + 1], data[j + 2]) / 255;
+        const ld = luma(data[k], data[k + 1], data[k + 2]) / 255;
         const t = Math.abs(lr - l) + Math.abs(ld - l);
         all.tex += t;
         all.texN++;
@@ -187,7 +188,7 @@ export function thumbnail(frame: Frame, tw: number): { thumb: Uint8Array; thumbW
     for (let x = 0; x < w; x += step) {
       const tx = Math.min(tw - 1, Math.floor((x * tw) / w));
       const i = (y * w + x) * 3;
-      sum[ty * tw + tx] += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+      sum[ty * tw + tx] += luma(data[i], data[i + 1], data[i + 2]);
       cnt[ty * tw + tx]++;
     }
   }

@@ -10,6 +10,7 @@
  * that count as people (src/models/perception/people.ts) are read, at most `MAX_FACES` per keyframe,
  * and a face where the previous segment had one of the same size takes its gender (`carryGender`).
  */
+import { LUMA_WEIGHTS } from '../../media/kernels/index.js';
 import type { Frame } from '../../media/types.js';
 import { loadGraphModelFromDir, tf, type GraphModel } from '../tfjs.js';
 import { cropWindows, frameToTensor, humanModelsDir, round, squareWindow, type Box } from './image.js';
@@ -28,7 +29,6 @@ export interface FaceAttributes {
 /** Largest faces read per keyframe. */
 export const MAX_FACES = 3;
 const WINDOW = 1.5;
-const GREY = [0.2989, 0.587, 0.114];
 
 export class FaceAttributeReader {
   private models: { faceres: GraphModel; emotion: GraphModel } | null = null;
@@ -61,7 +61,7 @@ export class FaceAttributeReader {
     const outs = tf.tidy(() => {
       const img = frameToTensor(frame);
       const small = tf.div(cropWindows(img, windows, 64), 255);
-      const grey = tf.mul(tf.sub(tf.sum(tf.mul(small, GREY), 3, true), 0.5), 2);
+      const grey = tf.mul(tf.sub(tf.sum(tf.mul(small, [...LUMA_WEIGHTS]), 3, true), 0.5), 2);
       const out = [emotion.execute(grey) as tf.Tensor];
       if (unknown.length > 0) {
         const res = faceres.execute(cropWindows(img, unknown.map((i) => windows[i]), 224)) as tf.Tensor[];

@@ -52,10 +52,7 @@ export function nms<T extends { box: Box; score: number }>(items: T[], iouThresh
   return keep;
 }
 
-export function round(n: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-}
+export { round } from '../../media/kernels/index.js';
 
 /** A square window around a box, in frame pixels: centre kept, side = the box's longer side × `margin`. */
 export interface SquareWindow {

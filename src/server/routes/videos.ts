@@ -1,4 +1,5 @@
 /** Videos: upload into a collection, list, status, details, delete, reprocess, thumbnail, the file itself. */
+import { formatTranscript, TRANSCRIPT_MEDIA_TYPES } from '../../speech/format.js';
 import { createWriteStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -73,6 +74,25 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
     app,
     { method: 'POST', url: '/videos/:video_id/reprocess', operationId: 'reprocessVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'process a video again', schema: schemas.reprocessVideo, status: 202 },
     async (request) => services.videos.reprocess(who(request), request.params.video_id),
+  );
+  routes.add(
+    app,
+    {
+      method: 'GET',
+      url: '/videos/:video_id/transcript',
+      operationId: 'getVideoTranscript',
+      tags: ['videos'],
+      errors: [400, 404, 414, 422],
+      summary: 'what is said in a video: words with times (json), or as txt, srt or vtt (?format=)',
+      schema: schemas.videoTranscript,
+    },
+    async (request, reply) => {
+      const t = await services.videos.transcript(who(request), request.params.video_id);
+      const format = request.query.format ?? 'json';
+      if (format === 'json') return t;
+      const body = formatTranscript(t, format, t.video_id);
+      return reply.code(200).header('Content-Type', TRANSCRIPT_MEDIA_TYPES[format]).send(body);
+    },
   );
   routes.add(
     app,

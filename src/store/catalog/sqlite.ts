@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionsRepo } from '../collections.js';
+import { Gate, gated } from '../gate.js';
 import { Store } from '../index.js';
 import type { KeysRepo } from '../keys.js';
 import type { TasksRepo } from '../tasks.js';
@@ -266,38 +266,6 @@ export class SqliteSignaturesCatalog implements SignaturesCatalog {
   async segmentKeys(collectionId: string): Promise<SegmentKeyRow[]> {
     return this.repo.segmentKeys(collectionId);
   }
-}
-
-/**
- * One connection serves every caller in the process, so a transaction that spans awaits would
- * take in whatever other callers do meanwhile. The gate prevents that: every call through the
- * catalog runs alone (in call order), and a transaction holds the gate from BEGIN to COMMIT; calls
- * made from inside a gated call or a transaction (the same async context) run at once, inside it.
- */
-class Gate {
-  private readonly inside = new AsyncLocalStorage<true>();
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(fn: () => T | Promise<T>): Promise<T> {
-    if (this.inside.getStore()) return (async () => fn())();
-    const result = this.tail.then(() => this.inside.run(true, fn));
-    this.tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result;
-  }
-}
-
-/** `target` with every method call run through the gate (methods return promises already). */
-function gated<T extends object>(target: T, gate: Gate): T {
-  return new Proxy(target, {
-    get(t, prop, receiver) {
-      const v = Reflect.get(t, prop, receiver) as unknown;
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => gate.run(() => (v as (...a: unknown[]) => unknown).apply(t, args));
-    },
-  });
 }
 
 /** The catalog on an open Store's repos; close() closes the store only when this catalog opened it. */

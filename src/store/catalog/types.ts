@@ -12,7 +12,7 @@ export type { ApiKeyRow, CollectionRow, KeyRole, NewSegment, SegmentKeyRow, Segm
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
  * src/store/catalog/sqlite.ts, which delegates to the synchronous repos of src/store; PostgreSQL:
- * src/store/catalog/postgres.ts). One conformance suite (test/unit/catalog-conformance.test.ts)
+ * src/store/catalog/postgres.ts). One conformance suite (test/conformance/catalog.ts)
  * holds both to the rules written here. Both hand back the same row shapes, with exactly the fields
  * of CollectionRow, VideoRow, TaskRow and ApiKeyRow; times are ISO 8601 strings in UTC with
  * milliseconds ("2026-11-22T17:25:42.123Z"), JSON columns the exact strings that were written.

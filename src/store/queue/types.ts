@@ -36,7 +36,7 @@ export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
 
 /**
  * The durable job queue the engine needs, on any backend (SQLite: src/store/queue/sqlite.ts,
- * PostgreSQL: src/store/queue/postgres.ts). One conformance suite (test/unit/queue-conformance.test.ts)
+ * PostgreSQL: src/store/queue/postgres.ts). One conformance suite (test/conformance/queue.ts)
  * holds both to these rules:
  *
  * - claim takes the oldest runnable job — queued, or running under a lease that has run out — marks

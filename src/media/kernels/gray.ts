@@ -1,14 +1,14 @@
 /**
- * Grayscale working images for the pixel taggers: RGB24 frame → luma (Rec. 601, 0..255) at a small
- * working size, area-averaged (a box filter over the exact source footprint, so downscaling never
- * aliases), plus 2× pyramids.
+ * Single-channel image kernels: area-averaging resample, 2× halving and pyramids, separable box
+ * blur. Images are row-major Float32Array planes ({@link GrayImage}); luma planes come from
+ * luma.ts.
  */
-import type { Frame } from '../media/types.js';
+import type { Frame } from '../types.js';
 
 export interface GrayImage {
   width: number;
   height: number;
-  /** Row-major luma, 0..255. */
+  /** Row-major values (luma: 0..255). */
   data: Float32Array;
 }
 
@@ -21,18 +21,6 @@ export function checkFrame(frame: Frame): void {
   if (!data || data.length < width * height * 3) {
     throw new RangeError(`frame buffer holds ${data?.length ?? 0} bytes, need ${width * height * 3}`);
   }
-}
-
-/** Full-resolution luma of a frame. */
-export function frameLuma(frame: Frame): GrayImage {
-  checkFrame(frame);
-  const { width, height, data } = frame;
-  const n = width * height;
-  const out = new Float32Array(n);
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
-    out[i] = 0.299 * data[j] + 0.587 * data[j + 1] + 0.114 * data[j + 2];
-  }
-  return { width, height, data: out };
 }
 
 /** Output size with the longest side at most `maxSide` (never upscales), aspect kept. */
@@ -70,7 +58,7 @@ function areaTaps(srcLen: number, dstLen: number): Taps {
   return { start, count, weights, stride };
 }
 
-/** Area-averaging resample of a single-channel image. */
+/** Area-averaging resample of a single-channel image (a box filter over the exact source footprint: never aliases). */
 export function resizeGray(src: GrayImage, width: number, height: number): GrayImage {
   if (width === src.width && height === src.height) return src;
   const tx = areaTaps(src.width, width);
@@ -104,36 +92,53 @@ export function resizeGray(src: GrayImage, width: number, height: number): GrayI
 }
 
 /**
- * Luma at a working size with the longest side ≤ maxSide. Converting RGB→luma first then
- * area-resampling equals resampling each channel then converting (both are linear).
+ * 2× downscale by 2×2 averaging (an odd last row/column is dropped). An image one pixel wide or
+ * high is area-resampled along the other axis instead.
  */
-export function frameToGray(frame: Frame, maxSide: number): GrayImage {
-  const luma = frameLuma(frame);
-  const size = fitSize(frame.width, frame.height, maxSide);
-  return resizeGray(luma, size.width, size.height);
-}
-
-/** 2× downscale by 2×2 averaging (odd last row/column dropped). */
 export function halve(src: GrayImage): GrayImage {
   const w = Math.max(1, src.width >> 1);
   const h = Math.max(1, src.height >> 1);
+  if (src.width < 2 || src.height < 2) return resizeGray(src, w, h);
   const out = new Float32Array(w * h);
   const sw = src.width;
-  if (src.width < 2 || src.height < 2) return resizeGray(src, w, h);
+  const d = src.data;
   for (let y = 0; y < h; y++) {
     const r0 = 2 * y * sw;
     const r1 = r0 + sw;
     for (let x = 0; x < w; x++) {
       const i = 2 * x;
-      out[y * w + x] = 0.25 * (src.data[r0 + i] + src.data[r0 + i + 1] + src.data[r1 + i] + src.data[r1 + i + 1]);
+      out[y * w + x] = 0.25 * (d[r0 + i] + d[r0 + i + 1] + d[r1 + i] + d[r1 + i + 1]);
     }
   }
   return { width: w, height: h, data: out };
 }
 
-/** Pyramid: level 0 is `img`, each next level half the size. */
+/** Pyramid: level 0 is `img`, each next level half the size ({@link halve}). */
 export function pyramid(img: GrayImage, levels: number): GrayImage[] {
   const out = [img];
   for (let l = 1; l < levels; l++) out.push(halve(out[l - 1]));
+  return out;
+}
+
+/** Separable box blur of a `w`×`h` plane with radius `r` (window 2r+1), edges clamped. */
+export function boxBlur(src: Float32Array, w: number, h: number, r: number): Float32Array {
+  const tmp = new Float32Array(w * h);
+  const out = new Float32Array(w * h);
+  const norm = 1 / (2 * r + 1);
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let k = -r; k <= r; k++) s += src[row + Math.min(w - 1, Math.max(0, x + k))];
+      tmp[row + x] = s * norm;
+    }
+  }
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let k = -r; k <= r; k++) s += tmp[Math.min(h - 1, Math.max(0, y + k)) * w + x];
+      out[y * w + x] = s * norm;
+    }
+  }
   return out;
 }

@@ -1,10 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskKind } from '../../src/api/types.js';
-import { openPgCatalog, PgCatalog } from '../../src/store/catalog/postgres.js';
-import { SqliteCatalog } from '../../src/store/catalog/sqlite.js';
 import {
   API_KEY_FIELDS,
   COLLECTION_FIELDS,
@@ -14,21 +9,17 @@ import {
   type Catalog,
   type CollectionRow,
 } from '../../src/store/catalog/types.js';
-import { Store } from '../../src/store/index.js';
 import { hashKey } from '../../src/store/keys.js';
-import { openPgPool, PG_MIGRATIONS } from '../../src/store/pg/migrate.js';
-import { PgJobQueue } from '../../src/store/queue/postgres.js';
 import type { JobKind, JobQueue } from '../../src/store/queue/types.js';
-import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
 
-interface Handle {
+export interface Handle {
   catalog: Catalog;
   /** The job queue of the same store (the stranded rules are about the catalog's rows and the queue's jobs). */
   queue: JobQueue;
   close(): Promise<void>;
 }
 
-interface Backend {
+export interface Backend {
   /** A new connection (SQLite) or pool (PostgreSQL) on the same store. */
   open(): Promise<Handle>;
 }
@@ -61,7 +52,7 @@ function nextMillisecond(): void {
  * The rules of src/store/catalog/types.ts, run against one backend. `backend()` is read in each
  * test (the describe block sets it up in a hook), and every test starts from an empty store.
  */
-function conformance(backend: () => Backend): void {
+export function conformance(backend: () => Backend): void {
   let h: Handle;
   let c: Catalog;
   const extra: Handle[] = [];
@@ -593,61 +584,3 @@ function conformance(backend: () => Backend): void {
     });
   });
 }
-
-describe('catalog conformance: SQLite', () => {
-  let dir: string;
-  let file: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'vidembed-catalog-'));
-    file = path.join(dir, 'vidembed.db');
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  conformance(() => ({
-    open: async () => {
-      const store = Store.open(file);
-      const catalog = new SqliteCatalog(store, true);
-      return { catalog, queue: store.queue, close: () => catalog.close() };
-    },
-  }));
-});
-
-const pgOk = pgTestAvailable();
-
-describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
-  const db = usePgTestDatabase(['collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers', 'segments', 'segment_deletions', 'video_signatures']);
-
-  conformance(() => ({
-    open: async () => {
-      const pool = openPgPool(db.url, 2);
-      const catalog = new PgCatalog(pool, true);
-      return { catalog, queue: new PgJobQueue(pool), close: () => catalog.close() };
-    },
-  }));
-
-  it('applies the catalog migration once, also when several processes start together', async () => {
-    const catalogs = await Promise.all([openPgCatalog(db.url), openPgCatalog(db.url), openPgCatalog(db.url)]);
-    try {
-      const { rows } = await catalogs[0].pool.query('SELECT version FROM vidembed_schema_migrations ORDER BY version');
-      expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
-      expect(rows.map((r) => r.version)).toContain(2);
-      const { rows: tables } = await catalogs[0].pool.query<{ table_name: string }>(
-        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
-      );
-      expect(tables.map((t) => t.table_name).sort()).toEqual([
-        'api_keys',
-        'collections',
-        'jobs',
-        'segment_deletions',
-        'segments',
-        'tasks',
-        'vidembed_schema_migrations',
-        'video_signatures',
-        'videos',
-        'workers',
-      ]);
-    } finally {
-      for (const x of catalogs) await x.close();
-    }
-  });
-});

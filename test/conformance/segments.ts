@@ -1,12 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PgCatalog } from '../../src/store/catalog/postgres.js';
-import { openSqliteCatalog } from '../../src/store/catalog/sqlite.js';
 import type { Catalog, NewSegment, SegmentRow, TagFilter } from '../../src/store/catalog/types.js';
-import { openPgPool } from '../../src/store/pg/migrate.js';
-import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
 
 /*
  * The rules of SegmentsCatalog, SignaturesCatalog and Catalog.transaction (src/store/catalog/types.ts),
@@ -14,12 +7,12 @@ import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
  * similarities are computed here from the same float32 numbers.
  */
 
-interface Backend {
+export interface Backend {
   /** Another catalog on the same store: a connection (SQLite) or a pool, i.e. another machine (PostgreSQL). */
   open(): Promise<Catalog>;
 }
 
-const DIM = 4;
+export const DIM = 4;
 const SEGMENT_FIELDS: (keyof SegmentRow)[] = [
   'id',
   'video_id',
@@ -37,7 +30,7 @@ const SEGMENT_FIELDS: (keyof SegmentRow)[] = [
   'phash',
 ];
 
-const vec = (...xs: number[]) => Float32Array.from(xs);
+export const vec = (...xs: number[]) => Float32Array.from(xs);
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -51,7 +44,7 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return dot / Math.sqrt(aa * bb);
 }
 
-const seg = (idx: number, vector: Float32Array, more: Partial<NewSegment> = {}): NewSegment => ({
+export const seg = (idx: number, vector: Float32Array, more: Partial<NewSegment> = {}): NewSegment => ({
   idx,
   start: idx * 2,
   end: idx * 2 + 2,
@@ -60,10 +53,10 @@ const seg = (idx: number, vector: Float32Array, more: Partial<NewSegment> = {}):
   ...more,
 });
 
-const sortedIds = (m: Map<number, unknown>) => [...m.keys()].sort((a, b) => a - b);
-const segmentIds = async (on: Catalog, videoId: string) => (await on.segments.listForVideo(videoId)).map((r) => r.id);
+export const sortedIds = (m: Map<number, unknown>) => [...m.keys()].sort((a, b) => a - b);
+export const segmentIds = async (on: Catalog, videoId: string) => (await on.segments.listForVideo(videoId)).map((r) => r.id);
 
-function conformance(backend: () => Backend): void {
+export function conformance(backend: () => Backend): void {
   let c: Catalog;
   const open: Catalog[] = [];
   beforeEach(async () => {
@@ -603,87 +596,3 @@ function conformance(backend: () => Backend): void {
     });
   });
 }
-
-describe('segments conformance: SQLite', () => {
-  let dir: string;
-  let file: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'vidembed-segments-'));
-    file = path.join(dir, 'vidembed.db');
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  // sqlite-vec cuts the KNN at k before ties are broken by id; deleting a video (or its collection)
-  // cascades to `segments` but leaves its rows in vec_segments_<dim>, which candidates still returns.
-  conformance(() => ({ open: async () => openSqliteCatalog(file) }));
-});
-
-const pgOk = pgTestAvailable();
-
-describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
-  const db = usePgTestDatabase(['segment_deletions', 'video_signatures', 'segments', 'collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers']);
-
-  conformance(() => ({ open: async () => new PgCatalog(openPgPool(db.url, 3), true) }));
-
-  it('a transaction that commits after a later one is not missed by a process that searched in between', async () => {
-    const writer = new PgCatalog(openPgPool(db.url, 3), true);
-    const other = new PgCatalog(openPgPool(db.url, 3), true);
-    const reader = new PgCatalog(openPgPool(db.url, 3), true);
-    try {
-      const col = (await writer.collections.insert({ name: 'late', description: '', model: 'test', dim: DIM })).id;
-      for (const id of ['vid_early', 'vid_late']) await writer.videos.insert({ id, collection_id: col, filename: 'a.mp4', blob_key: `videos/${id}`, size_bytes: 1 });
-      const q = vec(1, 0, 0, 0);
-      expect((await reader.segments.candidates(col, DIM, q, 10, {}, [])).size).toBe(0);
-      let seenMeanwhile: number[] = [];
-      await writer.transaction(async (tx) => {
-        // Smaller ids, committed last.
-        await tx.segments.replaceForVideo('vid_early', col, DIM, [seg(0, vec(1, 0, 0, 0)), seg(1, vec(0.5, 0.5, 0, 0))]);
-        await other.segments.replaceForVideo('vid_late', col, DIM, [seg(0, vec(0, 1, 0, 0))]);
-        seenMeanwhile = [...(await reader.segments.candidates(col, DIM, q, 10, {}, [])).keys()];
-      });
-      const early = await segmentIds(writer, 'vid_early');
-      const late = await segmentIds(writer, 'vid_late');
-      expect(Math.max(...early)).toBeLessThan(Math.min(...late));
-      expect(seenMeanwhile).toEqual(late);
-      expect(sortedIds(await reader.segments.candidates(col, DIM, q, 10, {}, []))).toEqual([...early, ...late].sort((a, b) => a - b));
-      expect(reader.segments.index?.stats.fullLoads).toBe(1);
-    } finally {
-      for (const x of [writer, other, reader]) await x.close();
-    }
-  });
-
-  it('holds locks the job until the transaction ends: a cancel from another machine waits, then sees the committed results and fails the job', async () => {
-    const c = new PgCatalog(openPgPool(db.url, 3), true);
-    const elsewhere = new PgCatalog(openPgPool(db.url, 3), true);
-    try {
-      const col = (await c.collections.insert({ name: 'locks', description: '', model: 'test', dim: DIM })).id;
-      await c.videos.insert({ id: 'vid_lock', collection_id: col, filename: 'a.mp4', blob_key: 'videos/lock', size_bytes: 1 });
-      const jobId = await c.queue.enqueue('video.process', 'vid_lock');
-      const job = (await c.queue.claim('w1', 60_000))!;
-      let cancelled: Promise<number> | undefined;
-      await c.transaction(async (tx) => {
-        expect(await tx.queue.holds(jobId, job.token)).toBe(true);
-        let settled = false;
-        cancelled = elsewhere.queue.cancelFor('vid_lock').finally(() => (settled = true));
-        // Wait until the cancel is blocked on this transaction's row lock (a state, not a time);
-        // were the row not locked, the cancel would finish instead, and fail the job under us.
-        for (;;) {
-          const { rows } = await c.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM jobs WHERE ref_id%FOR UPDATE%'`,
-          );
-          if (rows[0].n > 0) break;
-          expect(settled).toBe(false);
-        }
-        await tx.segments.replaceForVideo('vid_lock', col, DIM, [seg(0, vec(1, 0, 0, 0))]);
-        await tx.videos.markProcessed('vid_lock', null);
-      });
-      expect(await cancelled).toBe(1);
-      expect(await c.queue.get(jobId)).toMatchObject({ status: 'failed' });
-      expect((await c.videos.byId('vid_lock'))?.status).toBe('processed');
-      expect(await c.queue.complete(jobId, job.token)).toBe(false);
-    } finally {
-      await c.close();
-      await elsewhere.close();
-    }
-  });
-});

@@ -1,0 +1,62 @@
+/**
+ * Which speech engine a collection listens with. A collection records a setting — `auto` (the
+ * best engine installed when a video is processed), `off`, or an engine by name — and its recipe
+ * records the engine version its transcripts came from, so installing a better engine (or a new
+ * version) marks `auto` collections for `reindex`.
+ */
+import { speechEnabled } from '../env.js';
+import { SpeechAnalyzer, SOUNDTRACK_VERSION } from './analyzer.js';
+import { findPocketsphinx, PocketsphinxEngine } from './pocketsphinx.js';
+import type { SpeechEngine } from './types.js';
+
+export const SPEECH_SETTINGS = ['auto', 'off', 'pocketsphinx', 'whisper'] as const;
+export type SpeechSetting = (typeof SPEECH_SETTINGS)[number];
+
+/** How to install each engine, said once per process when a collection wants one that is missing. */
+export const INSTALL_HINT: Record<string, string> = {
+  pocketsphinx: 'install pocketsphinx (Debian/Ubuntu: `sudo apt-get install pocketsphinx pocketsphinx-en-us`) or set VIDEMBED_POCKETSPHINX',
+  whisper: 'whisper transcription is not available in this build (docs/models.md)',
+};
+
+/** The engines installed here, best first. */
+export function installedEngines(env: NodeJS.ProcessEnv = process.env): SpeechEngine[] {
+  const out: SpeechEngine[] = [];
+  const ps = findPocketsphinx(env);
+  if (ps) out.push(new PocketsphinxEngine(ps));
+  return out;
+}
+
+/** The engine a setting resolves to here, or why there is none. */
+export function resolveSpeech(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env): { engine?: SpeechEngine; reason?: string } {
+  if (setting === 'off') return { reason: 'speech off for this collection' };
+  if (!speechEnabled(env)) return { reason: 'speech off (VIDEMBED_SPEECH=0)' };
+  const engines = installedEngines(env);
+  if (setting === 'auto') return engines[0] ? { engine: engines[0] } : { reason: `no speech engine installed: ${INSTALL_HINT.pocketsphinx}` };
+  const engine = engines.find((e) => e.name === setting);
+  return engine ? { engine } : { reason: `${setting} is not installed: ${INSTALL_HINT[setting] ?? ''}`.trim() };
+}
+
+const warned = new Set<string>();
+
+/**
+ * The speech analyzer for a collection's setting. Without an engine it still measures the
+ * soundtrack (the `audio` tag) and says once on stderr how to get transcripts.
+ */
+export function speechAnalyzerFor(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env): SpeechAnalyzer {
+  const { engine, reason } = resolveSpeech(setting, env);
+  if (!engine && reason && setting !== 'off' && !warned.has(reason)) {
+    warned.add(reason);
+    process.stderr.write(`vidembed: videos are indexed without what is said in them: ${reason}\n`);
+  }
+  return new SpeechAnalyzer(engine, reason);
+}
+
+/** The version a collection with this setting would get its speech facts from now (its recipe entry). */
+export function expectedSpeechVersion(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env): string {
+  const { engine } = resolveSpeech(setting, env);
+  return engine ? `${engine.version}+${SOUNDTRACK_VERSION}` : SOUNDTRACK_VERSION;
+}
+
+export function isSpeechSetting(x: unknown): x is SpeechSetting {
+  return typeof x === 'string' && (SPEECH_SETTINGS as readonly string[]).includes(x);
+}

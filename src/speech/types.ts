@@ -1,0 +1,58 @@
+/**
+ * What speech recognition leaves behind: words with their times, and the engines that hear them.
+ */
+
+/** One recognized word: `w` as the engine spelled it (lower case), seconds from the video's start. */
+export interface SpokenWord {
+  w: string;
+  start: number;
+  end: number;
+  /** In [0, 1], the engine's own posterior where it gives one. */
+  conf: number;
+  /** The pronunciation the engine heard, where it names one (pocketsphinx's `was(2)` → 2). */
+  variant?: number;
+}
+
+/** A video's whole transcript, kept per video (blob `transcripts/<video id>.json`). */
+export interface Transcript {
+  /** Engine and model that made it (`pocketsphinx/en-us-ptm-5.0`, `whisper/base.en`). */
+  engine: string;
+  language: string;
+  words: SpokenWord[];
+  /** Seconds of audio the engine heard. */
+  duration: number;
+  /** Why there are no words (then `engine` is empty). */
+  reason?: string;
+}
+
+/** Why a video has no transcript (stored as a fact, shown by `video show`). */
+export type NoTranscriptReason = 'no audio track' | 'silent' | 'speech off' | 'no speech engine installed' | string;
+
+/** Mono 16-bit PCM at 16 kHz, chunk by chunk: what every engine listens to. */
+export type PcmChunks = AsyncIterable<Buffer>;
+
+export interface SpeechEngine {
+  /** `pocketsphinx` or `whisper`. */
+  readonly name: string;
+  /** Changes whenever its words for the same audio can change: part of a collection's recipe. */
+  readonly version: string;
+  /** BCP 47 language of its model (`en`). */
+  readonly language: string;
+  /**
+   * Hears a stream of 16 kHz mono s16le PCM and calls `onWord` for each word as it is recognized
+   * (times from the start of the stream). Resolves when the stream ended and every word is out;
+   * rejects when the engine fails, stalls, or the signal aborts.
+   */
+  transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, opts: TranscribeOptions): Promise<void>;
+}
+
+export interface TranscribeOptions {
+  signal?: AbortSignal;
+  /** The audio carries nothing above ~4 kHz (telephone band): engines that can adapt to it do. */
+  narrowband?: boolean;
+}
+
+/** Words engines print that are not words (fillers, noise markers). */
+export function isFiller(w: string): boolean {
+  return /^(<.*>|\[.*\]|\+\+.*\+\+)$/.test(w);
+}

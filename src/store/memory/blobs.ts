@@ -1,0 +1,64 @@
+import { Readable } from 'node:stream';
+import { readFile } from 'node:fs/promises';
+import { BlobNotFoundError, checkBlobKey, type BlobStore } from '../blobs.js';
+
+/**
+ * Blobs held in this process's memory, beside the in-memory catalog (tests of engine logic). Keys
+ * follow the rules of every store (src/store/blobs.ts). It has no files: `localFile`, which only
+ * ffmpeg needs, refuses, so a test that decodes media cannot run on it by mistake.
+ */
+export class MemoryBlobStore implements BlobStore {
+  private readonly blobs = new Map<string, Buffer>();
+
+  private bytes(key: string): Buffer {
+    const b = this.blobs.get(checkBlobKey(key));
+    if (!b) throw new BlobNotFoundError(key);
+    return b;
+  }
+
+  async put(key: string, data: Buffer | Readable): Promise<void> {
+    checkBlobKey(key);
+    if (Buffer.isBuffer(data)) {
+      this.blobs.set(key, Buffer.from(data));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of data) chunks.push(Buffer.from(c as Buffer));
+    this.blobs.set(key, Buffer.concat(chunks));
+  }
+
+  async putFile(key: string, file: string): Promise<void> {
+    this.blobs.set(checkBlobKey(key), await readFile(file));
+  }
+
+  async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
+    this.bytes(key);
+    throw new Error(`in-memory blob ${key} has no file on disk: decoding media is for end-to-end tests`);
+  }
+
+  async delete(key: string): Promise<void> {
+    this.blobs.delete(checkBlobKey(key));
+  }
+
+  async get(key: string): Promise<Buffer> {
+    return Buffer.from(this.bytes(key));
+  }
+
+  async has(key: string): Promise<boolean> {
+    return this.blobs.has(checkBlobKey(key));
+  }
+
+  stream(key: string, range?: { start: number; end?: number }): Readable {
+    const b = this.bytes(key);
+    return Readable.from([range ? b.subarray(range.start, range.end === undefined ? undefined : range.end + 1) : b]);
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    for (const key of [...this.blobs.keys()]) if (key === prefix || key.startsWith(`${prefix}/`)) this.blobs.delete(key);
+  }
+
+  /** Every key held (tests check what was stored or freed). */
+  keys(): string[] {
+    return [...this.blobs.keys()].sort();
+  }
+}

@@ -1,0 +1,368 @@
+import { randomBytes } from 'node:crypto';
+import type { TaskKind, VideoStatus } from '../../api/types.js';
+import {
+  API_KEY_FIELDS,
+  CollectionNameTakenError,
+  pickFields,
+  VIDEO_FIELDS,
+  type ApiKeyRow,
+  type Catalog,
+  type CatalogTx,
+  type CollectionRow,
+  type CollectionsCatalog,
+  type KeyRole,
+  type KeysCatalog,
+  type TaskRow,
+  type TasksCatalog,
+  type VideoRow,
+  type VideosCatalog,
+} from '../catalog/types.js';
+import { nowIso } from '../db.js';
+import { gated } from '../gate.js';
+import { newId } from '../ids.js';
+import { hashKey } from '../keys.js';
+import type { JobQueue, WorkerRegistry } from '../queue/types.js';
+import { MemoryJobQueue, MemoryWorkerRegistry } from './queue.js';
+import { MemorySegmentsCatalog, MemorySignaturesCatalog } from './segments.js';
+import { MemoryStore, strandedOf, type CollectionRecord, type MemoryState, type VideoRecord } from './state.js';
+
+/*
+ * A catalog and job queue held in this process's memory (no file, no server): for tests of engine
+ * and service logic, which then run in milliseconds. It keeps every rule of src/store/catalog/types.ts
+ * and src/store/queue/types.ts (the conformance suites run it beside SQLite and PostgreSQL). Nothing
+ * survives the process.
+ */
+
+const TASK_KINDS: readonly TaskKind[] = ['embedding', 'tagging'];
+
+/** Deletes a video and what goes with it (segments, signature), as the databases' cascades do. */
+function deleteVideo(state: MemoryState, id: string): void {
+  if (!state.videos.delete(id)) return;
+  state.signatures.delete(id);
+  for (const [sid, s] of state.segments) if (s.row.video_id === id) state.segments.delete(sid);
+}
+
+class MemoryCollectionsCatalog implements CollectionsCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  private row(c: CollectionRecord): CollectionRow {
+    let videoCount = 0;
+    for (const v of this.store.state.videos.values()) if (v.collection_id === c.id) videoCount++;
+    return { id: c.id, owner: c.owner, name: c.name, description: c.description, model: c.model, dim: c.dim, created_at: c.created_at, video_count: videoCount, recipe_json: c.recipe_json };
+  }
+
+  private taken(name: string, owner: string, except?: string): boolean {
+    for (const c of this.store.state.collections.values()) if (c.name === name && c.owner === owner && c.id !== except) return true;
+    return false;
+  }
+
+  async insert(input: { name: string; description: string; model: string; dim: number; owner?: string }): Promise<CollectionRow> {
+    const owner = input.owner ?? 'default';
+    if (this.taken(input.name, owner)) throw new CollectionNameTakenError(input.name, owner);
+    const state = this.store.state;
+    const c: CollectionRecord = { id: newId('col'), owner, name: input.name, description: input.description, model: input.model, dim: input.dim, created_at: nowIso(), recipe_json: null, seq: state.nextSeq() };
+    state.collections.set(c.id, c);
+    return this.row(c);
+  }
+
+  async update(id: string, patch: { name?: string; description?: string }): Promise<void> {
+    const c = this.store.state.collections.get(id);
+    if (!c) return;
+    if (patch.name !== undefined && this.taken(patch.name, c.owner, id)) throw new CollectionNameTakenError(patch.name, c.owner);
+    if (patch.name !== undefined) c.name = patch.name;
+    if (patch.description !== undefined) c.description = patch.description;
+  }
+
+  async delete(id: string): Promise<void> {
+    const state = this.store.state;
+    for (const v of [...state.videos.values()]) if (v.collection_id === id) deleteVideo(state, v.id);
+    for (const [sid, s] of state.segments) if (s.row.collection_id === id) state.segments.delete(sid);
+    state.collections.delete(id);
+  }
+
+  async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
+    const c = this.store.state.collections.get(id);
+    if (c) c.recipe_json = JSON.stringify(recipe);
+  }
+
+  async byId(id: string): Promise<CollectionRow | undefined> {
+    const c = this.store.state.collections.get(id);
+    return c && this.row(c);
+  }
+
+  async byName(name: string, owner: string | null = 'default'): Promise<CollectionRow[]> {
+    return [...this.store.state.collections.values()]
+      .filter((c) => c.name === name && (owner === null || c.owner === owner))
+      .sort((a, b) => a.seq - b.seq)
+      .map((c) => this.row(c));
+  }
+
+  async list(limit: number, offset: number, owner: string | null = null): Promise<CollectionRow[]> {
+    return [...this.store.state.collections.values()]
+      .filter((c) => owner === null || c.owner === owner)
+      .sort((a, b) => b.seq - a.seq)
+      .slice(offset, offset + limit)
+      .map((c) => this.row(c));
+  }
+}
+
+const video = (v: VideoRecord): VideoRow => pickFields(v, VIDEO_FIELDS);
+
+class MemoryVideosCatalog implements VideosCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  /** The collection's videos, oldest first. */
+  private of(collectionId: string): VideoRecord[] {
+    return [...this.store.state.videos.values()].filter((v) => v.collection_id === collectionId).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Changes a video's fields and moves updated_at (a missing video: nothing). */
+  private set(id: string, patch: Partial<VideoRow>, when: (v: VideoRecord) => boolean = () => true): void {
+    const v = this.store.state.videos.get(id);
+    if (v && when(v)) Object.assign(v, patch, { updated_at: nowIso() });
+  }
+
+  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
+    if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
+    const state = this.store.state;
+    if (!state.collections.has(v.collection_id)) throw new Error(`videos.insert: no collection ${v.collection_id}`);
+    if (state.videos.has(v.id)) throw new Error(`videos.insert: video ${v.id} exists`);
+    const now = nowIso();
+    const row: VideoRecord = {
+      id: v.id,
+      collection_id: v.collection_id,
+      filename: v.filename,
+      path: v.path ?? '',
+      blob_key: v.blob_key ?? null,
+      size_bytes: v.size_bytes,
+      status: 'uploaded',
+      progress: null,
+      error_message: null,
+      duration: null,
+      width: null,
+      height: null,
+      fps: null,
+      codec: null,
+      tags_json: null,
+      created_at: now,
+      updated_at: now,
+      content_sha256: v.content_sha256 ?? null,
+      seq: state.nextSeq(),
+    };
+    state.videos.set(row.id, row);
+    return video(row);
+  }
+
+  async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
+    const v = this.of(collectionId).find((x) => x.content_sha256 === sha256);
+    return v && video(v);
+  }
+
+  async byId(id: string): Promise<VideoRow | undefined> {
+    const v = this.store.state.videos.get(id);
+    return v && video(v);
+  }
+
+  async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
+    return this.of(collectionId)
+      .filter((v) => !opts.status || v.status === opts.status)
+      .reverse()
+      .slice(opts.offset, opts.offset + opts.limit)
+      .map(video);
+  }
+
+  async delete(id: string): Promise<void> {
+    deleteVideo(this.store.state, id);
+  }
+
+  async listByCollection(collectionId: string): Promise<VideoRow[]> {
+    return this.of(collectionId).map(video);
+  }
+
+  async markProcessing(id: string): Promise<void> {
+    this.set(id, { status: 'processing', progress: 0, error_message: null });
+  }
+
+  async setProgress(id: string, progress: number): Promise<void> {
+    this.set(id, { progress: Math.max(0, Math.min(100, Math.round(progress * 10) / 10)) }, (v) => v.status === 'processing');
+  }
+
+  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+    this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null });
+  }
+
+  async markProcessed(id: string, tagsJson: string | null): Promise<void> {
+    this.set(id, { status: 'processed', progress: 100, error_message: null, tags_json: tagsJson });
+  }
+
+  async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
+    const state = this.store.state;
+    return strandedOf(state, state.videos.values(), ['uploaded', 'processing']);
+  }
+
+  async markFailed(id: string, message: string): Promise<void> {
+    this.set(id, { status: 'failed', progress: null, error_message: message });
+  }
+
+  async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
+    return this.of(collectionId)
+      .filter((v) => statuses.includes(v.status))
+      .map((v) => v.id);
+  }
+
+  async countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>> {
+    const out: Record<VideoStatus, number> = { uploaded: 0, processing: 0, processed: 0, failed: 0 };
+    for (const v of this.of(collectionId)) out[v.status]++;
+    return out;
+  }
+}
+
+class MemoryTasksCatalog implements TasksCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  private set(id: string, patch: Partial<TaskRow>): void {
+    const t = this.store.state.tasks.get(id);
+    if (t) Object.assign(t, patch, { updated_at: nowIso() });
+  }
+
+  async insert(id: string, kind: TaskKind, request: unknown, owner = 'default'): Promise<TaskRow> {
+    if (!TASK_KINDS.includes(kind)) throw new Error(`tasks.insert: unknown kind ${String(kind)}`);
+    const tasks = this.store.state.tasks;
+    if (tasks.has(id)) throw new Error(`tasks.insert: task ${id} exists`);
+    const now = nowIso();
+    const row: TaskRow = { id, kind, owner, status: 'pending', request_json: JSON.stringify(request), result_json: null, error_message: null, created_at: now, updated_at: now };
+    tasks.set(id, row);
+    return { ...row };
+  }
+
+  async byId(id: string): Promise<TaskRow | undefined> {
+    const t = this.store.state.tasks.get(id);
+    return t && { ...t };
+  }
+
+  async markProcessing(id: string): Promise<void> {
+    this.set(id, { status: 'processing' });
+  }
+
+  async complete(id: string, result: unknown): Promise<void> {
+    this.set(id, { status: 'completed', result_json: JSON.stringify(result), error_message: null });
+  }
+
+  async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
+    const state = this.store.state;
+    return strandedOf(state, state.tasks.values(), ['pending', 'processing']);
+  }
+
+  async fail(id: string, message: string): Promise<void> {
+    this.set(id, { status: 'failed', error_message: message });
+  }
+}
+
+const apiKey = (r: ApiKeyRow): ApiKeyRow => pickFields(r, API_KEY_FIELDS);
+
+class MemoryKeysCatalog implements KeysCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  private all(): ApiKeyRow[] {
+    return [...this.store.state.keys.values()].sort((a, b) => a.seq - b.seq);
+  }
+
+  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
+    const key = `vk_${randomBytes(24).toString('base64url')}`;
+    const state = this.store.state;
+    const row = {
+      id: newId('key'),
+      name: input.name,
+      key_hash: hashKey(key),
+      prefix: key.slice(0, 7),
+      qps: input.qps,
+      quota: input.quota ?? null,
+      used: 0,
+      created_at: nowIso(),
+      revoked_at: null,
+      owner: input.owner ?? input.name,
+      role: input.role ?? 'user',
+      seq: state.nextSeq(),
+    };
+    state.keys.set(row.id, row);
+    return { row: apiKey(row), key };
+  }
+
+  async byId(id: string): Promise<ApiKeyRow | undefined> {
+    const k = this.store.state.keys.get(id);
+    return k && apiKey(k);
+  }
+
+  async byName(name: string): Promise<ApiKeyRow[]> {
+    return this.all()
+      .filter((k) => k.name === name)
+      .map(apiKey);
+  }
+
+  async byKey(key: string): Promise<ApiKeyRow | undefined> {
+    const hash = hashKey(key);
+    const k = this.all().find((r) => r.key_hash === hash);
+    return k && apiKey(k);
+  }
+
+  async list(): Promise<ApiKeyRow[]> {
+    return this.all().reverse().map(apiKey);
+  }
+
+  async revoke(idOrName: string): Promise<number> {
+    const now = nowIso();
+    let n = 0;
+    for (const k of this.store.state.keys.values()) {
+      if ((k.id !== idOrName && k.name !== idOrName) || k.revoked_at !== null) continue;
+      k.revoked_at = now;
+      n++;
+    }
+    return n;
+  }
+
+  async charge(id: string, units: number): Promise<boolean> {
+    if (!Number.isSafeInteger(units) || units < 1) throw new RangeError(`charge: units must be a positive integer, got ${units}`);
+    const k = this.store.state.keys.get(id);
+    if (!k || (k.quota !== null && k.used + units > k.quota)) return false;
+    k.used += units;
+    return true;
+  }
+}
+
+/** A catalog on an in-memory store. Several catalogs on one store act as connections to one database. */
+export class MemoryCatalog implements Catalog {
+  readonly collections: CollectionsCatalog;
+  readonly videos: VideosCatalog;
+  readonly tasks: TasksCatalog;
+  readonly keys: KeysCatalog;
+  readonly segments: MemorySegmentsCatalog;
+  readonly signatures: MemorySignaturesCatalog;
+  readonly queue: JobQueue;
+  readonly registry: WorkerRegistry;
+  private readonly tx: CatalogTx;
+
+  constructor(readonly store: MemoryStore = new MemoryStore()) {
+    const g = <T extends object>(t: T): T => gated(t, store.gate);
+    this.collections = g(new MemoryCollectionsCatalog(store));
+    this.videos = g(new MemoryVideosCatalog(store));
+    this.tasks = g(new MemoryTasksCatalog(store));
+    this.keys = g(new MemoryKeysCatalog(store));
+    this.segments = g(new MemorySegmentsCatalog(store));
+    this.signatures = g(new MemorySignaturesCatalog(store));
+    this.queue = g(new MemoryJobQueue(store));
+    this.registry = g(new MemoryWorkerRegistry(store));
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };
+  }
+
+  transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {
+    return this.store.transaction(() => fn(this.tx));
+  }
+
+  /** The data stays with the store (other catalogs on it go on). */
+  async close(): Promise<void> {}
+}
+
+/** The job queue and worker registry of an in-memory store (its catalogs have the same ones). */
+export function openMemoryQueue(store: MemoryStore): { queue: JobQueue; registry: WorkerRegistry; close(): Promise<void> } {
+  return { queue: gated(new MemoryJobQueue(store), store.gate), registry: gated(new MemoryWorkerRegistry(store), store.gate), close: async () => {} };
+}

@@ -1,0 +1,33 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe } from 'vitest';
+import { openSqliteCatalog } from '../../src/store/catalog/sqlite.js';
+import { MemoryCatalog } from '../../src/store/memory/catalog.js';
+import { MemoryStore } from '../../src/store/memory/state.js';
+import { conformance } from '../conformance/segments.js';
+
+/* The segment, signature and transaction rules (test/conformance/segments.ts) on SQLite and memory. PostgreSQL: test/e2e/segments-postgres.test.ts. */
+
+describe('segments conformance: SQLite', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'vidembed-segments-'));
+    file = path.join(dir, 'vidembed.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  // sqlite-vec cuts the KNN at k before ties are broken by id; deleting a video (or its collection)
+  // cascades to `segments` but leaves its rows in vec_segments_<dim>, which candidates still returns.
+  conformance(() => ({ open: async () => openSqliteCatalog(file) }));
+});
+
+describe('segments conformance: memory', () => {
+  let store: MemoryStore;
+  beforeEach(() => {
+    store = new MemoryStore();
+  });
+
+  conformance(() => ({ open: async () => new MemoryCatalog(store) }));
+});
