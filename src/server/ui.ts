@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
 import { NotFoundError, UnauthorizedError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
+import { AUDIO_LABELS } from '../speech/analyzer.js';
 import { CAMERA_MOVEMENT_LABELS } from '../tagging/camera-movement.js';
 import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../tagging/framing.js';
 
@@ -167,6 +168,8 @@ export function webDir(): string | undefined {
 export const UI_ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/transcript.js': { file: 'transcript.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };
@@ -233,7 +236,7 @@ export function registerUi(app: FastifyInstance, opts: UiOptions): void {
       .header('Cache-Control', 'no-store')
       .send({
         auth: opts.auth,
-        filters: { shot_size: [...SHOT_SIZE_LABELS], camera_movement: [...CAMERA_MOVEMENT_LABELS], shooting_angle: [...SHOOTING_ANGLE_LABELS] },
+        filters: { shot_size: [...SHOT_SIZE_LABELS], camera_movement: [...CAMERA_MOVEMENT_LABELS], shooting_angle: [...SHOOTING_ANGLE_LABELS], audio: [...AUDIO_LABELS] },
       }),
   );
 

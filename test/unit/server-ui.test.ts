@@ -121,7 +121,7 @@ describe('the web page and its sign-in (auth on)', () => {
     const props = schemas.search.body.properties;
     expect(r.body).toEqual({
       auth: true,
-      filters: { shot_size: [...props.shot_size.enum], camera_movement: [...props.camera_movement.enum], shooting_angle: [...props.shooting_angle.enum] },
+      filters: { shot_size: [...props.shot_size.enum], camera_movement: [...props.camera_movement.enum], shooting_angle: [...props.shooting_angle.enum], audio: [...props.audio.enum] },
     });
   });
 
