@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeSpeechClip } from '../../eval/speech-data.js';
 import { findPocketsphinx } from '../../src/speech/pocketsphinx.js';
 import { ffmpeg, isCI, removeDir, tempDir } from '../helpers/clips.js';
 import { http } from '../helpers/server.js';
@@ -37,10 +38,9 @@ interface Word {
   end: number;
 }
 
-/** The reading under ffmpeg's test picture (H.264 + AAC), and a silent clip (no audio track). */
+/** The reading under ffmpeg's test picture (the speech tests' clip maker), and a silent clip (no audio track). */
 async function makeClips(dir: string): Promise<{ speech: string; silent: string }> {
-  const speech = path.join(dir, 'reading.mp4');
-  await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-i', SPEECH_WAV, '-shortest', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-g', '25', '-c:a', 'aac', '-b:a', '64k', '-movflags', '+faststart', speech]);
+  const speech = await makeSpeechClip(SPEECH_WAV, path.join(dir, 'reading.mp4'));
   const silent = path.join(dir, 'silent.mp4');
   await ffmpeg(['-f', 'lavfi', '-i', 'smptebars=size=320x180:rate=25', '-t', '4', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-g', '25', '-movflags', '+faststart', silent]);
   return { speech, silent };
