@@ -14,6 +14,7 @@ const MODEL_SUITES = [
   'test/e2e/server.test.ts',
   'test/e2e/tagging.test.ts',
   'test/e2e/text-encoder-pool.test.ts',
+  'test/e2e/web-transcript.test.ts',
   'test/e2e/web-ui.test.ts',
 ];
 

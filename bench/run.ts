@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -22,6 +22,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   workers: async () => (await import('./workers.js')).benchWorkers(),
   // PostgreSQL search at 100k segments against SQLite's in-memory index; written-on-one-node to found-on-another.
   scale: async () => (await import('./pg-scale.js')).benchPgScale(),
+  // Ingest with and without the speech analyzer (continuous speech, no speech, no audio); memory while hearing a long talk.
+  speech: async () => (await import('./speech.js')).benchSpeech(),
 };
 
 async function main(): Promise<void> {

@@ -4,24 +4,13 @@
 // use an HttpOnly cookie that POST /ui/session sets, valid for thumbnails and video files only.
 // Nothing here ever logs or puts the key in an address.
 
+import { $, el, enc, fmtTime } from './dom.js';
+import { createTranscript } from './transcript.js';
+
 const KEY = 'vidembed.key';
 const COLLECTION = 'vidembed.collection';
 const POLL_MS = 1000;
 
-const $ = (id) => document.getElementById(id);
-const el = (tag, props = {}, ...children) => {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (v === undefined || v === null) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role' || k === 'for') e.setAttribute(k, String(v));
-    else e[k] = v;
-  }
-  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c);
-  return e;
-};
-const enc = encodeURIComponent;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let config = { auth: true, filters: {} };
@@ -169,6 +158,7 @@ $('sign-out').addEventListener(
       await api('DELETE', '/ui/session');
     } finally {
       $('player').removeAttribute('src');
+      transcript.clear();
       signedOut();
       notice('Signed out.');
     }
@@ -271,6 +261,7 @@ async function deleteVideo(v) {
     $('player').load();
     delete $('player').dataset.videoId;
     $('now-playing').textContent = '';
+    transcript.clear();
   }
   await loadVideos();
   void refreshCounts();
@@ -434,7 +425,9 @@ function fillFilters() {
 async function search() {
   const text = $('search-text').value.trim();
   if (!text || !state.collection) return;
-  const body = { text, top_k: 20 };
+  // Said only: the words are looked for in what is said (the transcripts), nowhere else.
+  const said = $('said-only').checked;
+  const body = { [said ? 'said' : 'text']: text, top_k: 20 };
   for (const sel of document.querySelectorAll('[data-filter]')) if (sel.value) body[sel.dataset.filter] = sel.value;
   if ($('explain').checked) body.explain = true;
   state.lastQuery = text;
@@ -443,13 +436,13 @@ async function search() {
   const list = $('results');
   list.replaceChildren(...out.results.map((r) => el('li', {}, resultCard(r, body.explain === true))));
   const warn = out.warnings?.length ? ` ${out.warnings.join(' ')}` : '';
-  $('search-status').textContent = `${out.results.length} result${out.results.length === 1 ? '' : 's'} for “${text}”.${warn}`;
+  $('search-status').textContent = `${out.results.length} result${out.results.length === 1 ? '' : 's'} for “${text}”${said ? ' said' : ''}.${warn}`;
   void fillTags(out.results);
 }
 
 function resultCard(r, explain) {
   const b = el('button', { type: 'button', class: 'result', 'data-video-id': r.video_id, 'data-start': r.start, 'data-end': r.end });
-  b.setAttribute('aria-label', `Play ${r.filename} from ${fmtTime(r.start)} to ${fmtTime(r.end)}`);
+  b.setAttribute('aria-label', `Play ${r.filename} from ${fmtTime(r.start)} to ${fmtTime(r.end)}${r.said ? `, where it says “${r.said.text.replaceAll('*', '')}”` : ''}`);
   const thumb = typeof r.thumbnail_url === 'string' && r.thumbnail_url.startsWith('/') ? r.thumbnail_url : `/videos/${enc(r.video_id)}/thumbnail?t=${r.start}`;
   b.append(
     el('img', { class: 'thumb', src: thumb, alt: '', loading: 'lazy' }),
@@ -457,12 +450,20 @@ function resultCard(r, explain) {
     el('p', { class: 'meta', text: `relevance ${r.relevance.toFixed(3)} · ${r.confidence_label} confidence · ${fmtTime(r.start)}–${fmtTime(r.end)}` }),
     el('ul', { class: 'tags', 'aria-label': 'tags' }),
   );
+  if (r.said) b.append(saidSnippet(r.said));
   if (explain) {
     if (r.description) b.append(el('p', { class: 'meta', text: `saw: ${r.description}` }));
     b.append(el('p', { class: 'meta', text: r.matched_words?.length ? `matched words: ${r.matched_words.join(', ')}` : 'no query word matched: found by similarity' }));
   }
   b.addEventListener('click', () => playMoment(r, b));
   return b;
+}
+
+/** What is said around a spoken match, its matched words (between asterisks in `said.text`) marked. */
+function saidSnippet(said) {
+  const p = el('p', { class: 'said' }, el('span', { class: 'said-label', text: 'said ' }));
+  said.text.split('*').forEach((part, i) => p.append(i % 2 ? el('mark', { text: part }) : part));
+  return p;
 }
 
 /** Each result's tags: those of its moment, in the result; from GET /videos/{id} for an older server. */
@@ -506,11 +507,17 @@ $('search-form').addEventListener(
     await search();
   }),
 );
-$('explain').addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
+$('said-only').addEventListener('change', (ev) => {
+  $('search-text').placeholder = ev.target.checked ? 'words that are said' : 'a dog on the grass';
+});
+for (const id of ['explain', 'said-only']) {
+  $(id).addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
+}
 
 // ---- player -----------------------------------------------------------------------------------
 
 const player = $('player');
+const transcript = createTranscript({ api, player, box: $('transcript'), status: $('transcript-status') });
 let pending = null; // the moment to seek to once the file's metadata is in
 let stopAt = null; // pause here (the moment's end)
 let ourSeek = false;
@@ -520,6 +527,7 @@ function playMoment(r, button) {
   button?.classList.add('playing');
   $('now-playing').textContent = `${r.filename}: ${fmtTime(r.start)}–${fmtTime(r.end)}`;
   const moment = { start: Number(r.start) || 0, end: Number(r.end) || 0 };
+  void transcript.show(r.video_id, r.said);
   if (player.dataset.videoId === r.video_id && player.readyState >= 1) return seekTo(moment);
   pending = moment;
   player.dataset.videoId = r.video_id;
@@ -563,13 +571,5 @@ if ('requestVideoFrameCallback' in HTMLVideoElement.prototype) {
 player.addEventListener('error', () => {
   if (player.getAttribute('src')) showError('The video could not be played (this browser may not decode its format, or the session ended: reload the page).');
 });
-
-function fmtTime(t) {
-  const s = Math.max(0, Number(t) || 0);
-  const m = Math.floor(s / 60);
-  const rest = s - m * 60;
-  const secs = Number.isInteger(rest) ? String(rest).padStart(2, '0') : rest.toFixed(1).padStart(4, '0');
-  return `${m}:${secs}`;
-}
 
 start().catch(showError);

@@ -166,6 +166,8 @@ export function webDir(): string | undefined {
 export const UI_ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/transcript.js': { file: 'transcript.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };

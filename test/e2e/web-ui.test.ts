@@ -5,55 +5,21 @@
  * that decode, the player seeking to a result's moment (by click and by keyboard) and stopping at
  * its end, delete — at 360 px wide. Screenshots of failures go to a temp dir (printed).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/cli.js';
 import { ffmpeg, isCI, removeDir, tempDir } from '../helpers/clips.js';
 import { http } from '../helpers/server.js';
+import { CHROMIUM, haveChromium, launchChromium, startUi, stop, type Ui } from '../helpers/web-ui.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && !isCI) {
   process.stderr.write(`\n!!! SKIPPING the web page e2e test: ${CHROMIUM} not found (apt-get install chromium; .ci/run does it) !!!\n\n`);
 }
 
 const VIEWPORT = { width: 360, height: 800 };
 const PROCESS_TIMEOUT_MS = 240_000;
-
-interface Ui {
-  proc: ChildProcess;
-  link: string;
-  base: string;
-  output: () => string;
-}
-
-/** `vidembed ui --no-open --log` with its own home; resolves with the link it prints. */
-function startUi(home: string): Promise<Ui> {
-  const proc = spawn(process.execPath, [BIN, 'ui', '--no-open', '--log'], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+)\/#login=[A-Za-z0-9_-]+/.exec(out);
-      if (m) resolve({ proc, link: m[0], base: m[1], output: () => out });
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.on('exit', (code) => reject(new Error(`vidembed ui exited ${code}: ${out}`)));
-  });
-}
-
-function stop(proc: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null) return resolve(proc.exitCode);
-    proc.once('exit', (code) => resolve(code));
-    proc.kill('SIGTERM');
-  });
-}
 
 /** Short, small, real H.264 clips from ffmpeg's own test sources (no shared data needed). */
 async function makeClips(dir: string): Promise<string[]> {
@@ -93,10 +59,7 @@ describe.skipIf(!haveChromium && !isCI)('the web page in real Chromium (vidembed
     clips = await makeClips(dir);
     ui = await startUi(path.join(dir, 'home'));
     token = ui.link.split('#login=')[1];
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: VIEWPORT });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));

@@ -90,6 +90,7 @@ describe('GET /openapi.json', () => {
         'reprocessVideo',
         'getVideoFile',
         'getVideoThumbnail',
+        'getVideoTranscript',
       ].sort(),
     );
   });
