@@ -853,10 +853,7 @@ export class LocalEngine implements VideoService {
         details: s.details,
         keywords: keywordsOf(s.analysis),
         facts: storedFacts(s.analysis, analyzers),
-        tags: s.tags,
-        shot_size: s.tags.shot_size?.label,
-        camera_movement: s.tags.camera_movement?.label,
-        shooting_angle: s.tags.shooting_angle?.label,
+        tags: s.tags, // every tag kind's label is filterable (src/store/segments.ts NewSegment.tags)
         phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
         vector: s.vector,
       }));
