@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { LabelCache } from './labels.js';
 import {
   cosineTo,
   type ChangeFeed,
@@ -8,7 +9,6 @@ import {
   type Hit,
   type IndexStats,
   type LabelFilter,
-  type Labels,
   newStats,
   normOf,
   type Scored,
@@ -26,22 +26,6 @@ interface SqliteCursor {
   delSeq: number;
   watermark: number;
 }
-
-/** Label sets parsed once per distinct JSON text (there are few). */
-export class LabelCache {
-  private readonly parsed = new Map<string, Labels>();
-  of(json: string | null): Labels {
-    if (!json) return EMPTY;
-    let l = this.parsed.get(json);
-    if (!l) {
-      if (this.parsed.size > 65536) this.parsed.clear();
-      l = JSON.parse(json) as Labels;
-      this.parsed.set(json, l);
-    }
-    return l;
-  }
-}
-const EMPTY: Labels = Object.freeze({});
 
 /**
  * SQLite's "changes since": the collection's revision and the deletion log's last seq say whether

@@ -1,6 +1,8 @@
 import type { Db } from './db.js';
-import { DELETION_LOG_KEEP, LabelCache, MemoryVectorIndex } from './memory-index.js';
-import { cosineTo, filterEntries, filterKey, labelsOf, normOf } from './vector-index.js';
+import { LabelCache } from './labels.js';
+import { DELETION_LOG_KEEP, MemoryVectorIndex } from './memory-index.js';
+import { filterEntries, filterKey, labelsOf } from './labels.js';
+import { cosineTo, normOf } from './vector-index.js';
 
 export interface NewSegment {
   idx: number;

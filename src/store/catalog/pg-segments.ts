@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
-import { cosineTo, filterEntries, filterKey, labelsOf, normOf } from '../vector-index.js';
+import { filterEntries, filterKey, labelsOf } from '../labels.js';
+import { cosineTo, normOf } from '../vector-index.js';
 import { loadIndex, PgSegmentsIndex } from './pg-index.js';
 import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
 
