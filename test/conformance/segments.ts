@@ -374,6 +374,25 @@ export function conformance(backend: () => Backend): void {
     });
   });
 
+  describe('one search', () => {
+    it('forSearch (where a backend has it) sees every write committed before the search began, another machine\'s too', async () => {
+      const col = await collection();
+      const v = await video(col);
+      await c.segments.replaceForVideo(v, col, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: 'horse' })]);
+      const q = vec(1, 0, 0, 0);
+      const first = c.segments.forSearch?.() ?? c.segments;
+      expect((await first.candidates(col, DIM, q, 5, {}, [])).size).toBe(1);
+      const elsewhere = await another();
+      const w = await video(col, elsewhere);
+      await elsewhere.segments.replaceForVideo(w, col, DIM, [seg(0, vec(0.9, 0.1, 0, 0), { keywords: 'horse' })]);
+      const next = c.segments.forSearch?.() ?? c.segments;
+      expect((await next.candidates(col, DIM, q, 5, {}, [])).size).toBe(2);
+      expect((await next.termMatches(col, ['horse'], 10)).get('horse')).toHaveLength(2);
+      expect(await next.countForCollection(col)).toBe(2);
+      expect((await next.videosOf(col, [...(await next.candidates(col, DIM, q, 5, {}, [])).keys()])).size).toBe(2);
+    });
+  });
+
   describe('keywords', () => {
     it('terms are stemmed ("dogs" finds "dog", "running" finds "runs"); keywords replace the description in the index; each collection its own', async () => {
       const col = await collection();

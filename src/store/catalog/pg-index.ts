@@ -128,6 +128,23 @@ export class PgSegmentsIndex {
     return undefined;
   }
 
+  /**
+   * A view of these indexes for one search: each collection is caught up once, at the view's first
+   * use of it, and every later call of the view answers from that state (one round trip per search
+   * instead of one per call). Other views and the indexes themselves go on catching up as before.
+   */
+  pinned(): PgSegmentsIndex {
+    const seen = new Map<string, Promise<VectorIndex>>();
+    const view = Object.create(this) as PgSegmentsIndex;
+    view.fresh = (collectionId: string, dim: number) => {
+      const key = `${collectionId}\u0000${dim}`;
+      let got = seen.get(key);
+      if (!got) seen.set(key, (got = this.fresh(collectionId, dim)));
+      return got;
+    };
+    return view;
+  }
+
   /** The collection's index, caught up with every write committed before this call. */
   async fresh(collectionId: string, dim: number): Promise<VectorIndex> {
     const key = `${collectionId}\u0000${dim}`;

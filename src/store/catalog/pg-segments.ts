@@ -63,6 +63,14 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     readonly index: PgSegmentsIndex | undefined = isClient(q) ? undefined : new PgSegmentsIndex(q),
   ) {}
 
+  /** For one search: the in-memory index catches up once, at the first call that needs it (PgSegmentsIndex.pinned). */
+  forSearch(): SegmentsCatalog {
+    if (!this.index) return this;
+    const view = Object.create(this) as PgSegmentsCatalog;
+    Object.defineProperty(view, 'index', { value: this.index.pinned() });
+    return view;
+  }
+
   async replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void> {
     checkDim(dim);
     for (const s of segments) {
