@@ -79,21 +79,27 @@ export class SqliteChangeFeed implements ChangeFeed<SqliteCursor, FeedAnswer> {
     })();
   }
 
-  /** Every row of the collection in one snapshot (after a one-time backfill of rows older than segment_vectors). */
+  /**
+   * Every row of the collection in one snapshot. Segments written before `segment_vectors` existed
+   * have no row there: when fewer rows came than the collection has, their vectors are copied from
+   * sqlite-vec (once) and the read is done again, handing `consume` the whole collection anew.
+   */
   private full(collectionId: string, dim: number, consume: (changes: Changes<SqliteCursor>) => boolean, backfilled = false): FeedAnswer {
     const answer = this.db.transaction((): FeedAnswer | 'backfill' => {
       const { revision, delSeq } = this.token(collectionId);
       if (revision === undefined) return 'gone';
       const count = this.db.prepare('SELECT COUNT(*) FROM segments WHERE collection_id = ?').pluck().get(collectionId) as number;
-      // Segments without a row in segment_vectors were written before it existed.
-      const withVectors = this.db
-        .prepare('SELECT COUNT(*) FROM segments s JOIN segment_vectors v ON v.segment_id = s.id WHERE s.collection_id = ?')
-        .pluck()
-        .get(collectionId) as number;
-      if (withVectors < count && !backfilled) return 'backfill';
       const watermark = (this.db.prepare('SELECT MAX(id) FROM segments WHERE collection_id = ?').pluck().get(collectionId) as number | null) ?? 0;
-      const cursor = { revision, delSeq, watermark };
-      return consume({ rows: this.rowsAfter(collectionId, 0), deleted: [], cursor, expected: count }) ? 'applied' : 'refused';
+      let seen = 0;
+      const rows = this.rowsAfter(collectionId, 0);
+      const counted = (function* () {
+        for (const r of rows) {
+          seen++;
+          yield r;
+        }
+      })();
+      if (!consume({ rows: counted, deleted: [], cursor: { revision, delSeq, watermark }, expected: count })) return 'refused';
+      return seen < count && !backfilled ? 'backfill' : 'applied';
     })();
     if (answer !== 'backfill') return answer;
     this.db

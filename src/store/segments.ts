@@ -310,11 +310,11 @@ export class SegmentsRepo {
   }
 
   /**
-   * Search candidates: the `k` segments nearest to the query and the `also` segments (keyword
-   * hits), each with its similarity and the margin within which that similarity is exact. From the
-   * in-memory index (unfiltered queries in long-running processes) the similarities are int8
-   * approximations (margin > 0: re-score what matters with `similarities`); otherwise exact
-   * (margin 0).
+   * Search candidates: the exact `k` segments nearest to the query (matching `filter`) and the
+   * `also` segments (keyword hits), each with its similarity and the margin within which that
+   * similarity is exact. From the in-memory index (long-running processes) the `also` segments it
+   * holds are int8 approximations (margin > 0: re-score what matters with `similarities`);
+   * everything else is exact (margin 0).
    */
   candidates(
     collectionId: string,

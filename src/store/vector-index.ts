@@ -37,8 +37,9 @@ export type FeedAnswer = 'applied' | 'unchanged' | 'reload' | 'refused' | 'gone'
 
 /**
  * A backend's "changes since" query. `since` undefined: everything. The changes are handed to
- * `consume` while the read's snapshot holds (rows may stream), at most once; `consume` answers
- * false to refuse them. SQLite answers at once, PostgreSQL with a promise (one round trip).
+ * `consume` while the read's snapshot holds (rows may stream); `consume` answers false to refuse
+ * them. A full read may hand over the whole collection a second time (SQLite's one-time backfill
+ * of old rows): the last call is the one that holds. SQLite answers at once, PostgreSQL with a promise (one round trip).
  */
 export interface ChangeFeed<Cursor, Answer extends FeedAnswer | Promise<FeedAnswer> = FeedAnswer | Promise<FeedAnswer>> {
   changes(collectionId: string, dim: number, since: Cursor | undefined, consume: (changes: Changes<Cursor>) => boolean): Answer;
