@@ -81,7 +81,8 @@ function median(xs: number[]): number {
  * (object and class names, text on screen; stemmed). Results are ordered by relevance — the number
  * shown — one per video (its best segment); `similarity` is the cosine alone.
  */
-export async function hybridSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
+export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
+  const segments = catalog.forSearch?.() ?? catalog; // one catch-up with other writers per search
   const heard = input.spoken ? await spokenHits(segments, input.collectionId, input.spoken.query, input.spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
   if (input.spoken?.only) return spokenSearch(segments, videos, input, heard);
   // Enough candidates that top_k distinct videos survive the per-video grouping.

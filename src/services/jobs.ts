@@ -49,14 +49,6 @@ async function settle(lib: Library, ctx: JobContext, write: (tx: CatalogTx) => P
   return held ? 'done' : 'failed';
 }
 
-/**
- * TEMPORARY adapter, to delete when the store keeps generic per-segment tags (kind → label): the
- * labels of the store's three fixed filter columns, from a segment's tags.
- */
-function storeTagColumns(tags: Record<string, { label: string } | undefined>): { shot_size?: string; camera_movement?: string; shooting_angle?: string } {
-  return { shot_size: tags.shot_size?.label, camera_movement: tags.camera_movement?.label, shooting_angle: tags.shooting_angle?.label };
-}
-
 function failureMessage(err: unknown): string {
   if (err instanceof VidembedError) return err.message;
   return `internal error: ${errorMessage(err)}`;
@@ -107,8 +99,7 @@ export class VideoProcessJob implements JobHandler {
         details: s.details,
         keywords: keywordsOf(s.analysis),
         facts: storedFacts(s.analysis, analyzers),
-        tags: s.tags,
-        ...storeTagColumns(s.tags),
+        tags: s.tags, // every tag kind's label is filterable (src/store/segments.ts NewSegment.tags)
         phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
         vector: s.vector,
       }));

@@ -159,19 +159,26 @@ export function soundKey(word: string): string | undefined {
   return cls.length >= 2 ? `zq${cls.join('')}` : undefined;
 }
 
+/**
+ * Costs of the alignment (chosen on the tuning half of the eval's recordings, docs/speech.md):
+ * substituting one vowel for another, a consonant for one of its class (t/d, s/z…), for another
+ * consonant, a vowel for a consonant; a phone missing or extra (vowel, consonant).
+ */
+export const PHONE_COSTS = { vowel: 0.4, sameClass: 0.3, consonant: 0.6, mixed: 1, gapVowel: 0.5, gapConsonant: 0.7 };
+
 /** Substitution cost of two phones in [0, 1]: 0 the same, small for sounds a recognizer confuses. */
 export function phoneCost(a: string, b: string): number {
   if (a === b) return 0;
   const va = VOWELS.has(a);
   const vb = VOWELS.has(b);
-  if (va && vb) return 0.4;
-  if (va !== vb) return a === 'ER' || b === 'ER' ? 0.5 : 1;
-  return CLASS[a] === CLASS[b] ? 0.3 : 0.8;
+  if (va && vb) return PHONE_COSTS.vowel;
+  if (va !== vb) return a === 'ER' || b === 'ER' ? Math.min(PHONE_COSTS.mixed, PHONE_COSTS.vowel + 0.1) : PHONE_COSTS.mixed;
+  return CLASS[a] === CLASS[b] ? PHONE_COSTS.sameClass : PHONE_COSTS.consonant;
 }
 
 /** Cost of a phone the transcript has and the query does not, or the reverse. */
 function gapCost(p: string): number {
-  return VOWELS.has(p) ? 0.5 : 0.7;
+  return VOWELS.has(p) ? PHONE_COSTS.gapVowel : PHONE_COSTS.gapConsonant;
 }
 
 export interface Alignment {

@@ -242,6 +242,26 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       END;
     `,
   },
+  {
+    // Tags stored generically (issue 19): a segment's filterable tag labels are one JSON object,
+    // tag kind → label (src/store/segments.ts labelsJson), so a new kind (audio, speech) needs no
+    // column. The three fixed columns move into it ('' meant "not tagged" and is left out) and go.
+    // The vector tables made before this keep their own tag columns (vec0 cannot drop a column);
+    // nothing reads them any more and new rows write '' there.
+    version: 14,
+    name: 'generic tag labels per segment instead of shot_size, camera_movement, shooting_angle columns',
+    sql: `
+      ALTER TABLE segments ADD COLUMN labels_json TEXT;
+      UPDATE segments SET labels_json = '{' || rtrim(
+          COALESCE(CASE WHEN camera_movement <> '' THEN '"camera_movement":' || json_quote(camera_movement) || ',' END, '')
+          || COALESCE(CASE WHEN shooting_angle <> '' THEN '"shooting_angle":' || json_quote(shooting_angle) || ',' END, '')
+          || COALESCE(CASE WHEN shot_size <> '' THEN '"shot_size":' || json_quote(shot_size) || ',' END, ''), ',') || '}'
+        WHERE camera_movement <> '' OR shooting_angle <> '' OR shot_size <> '';
+      ALTER TABLE segments DROP COLUMN shot_size;
+      ALTER TABLE segments DROP COLUMN camera_movement;
+      ALTER TABLE segments DROP COLUMN shooting_angle;
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

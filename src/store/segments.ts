@@ -1,5 +1,8 @@
 import type { Db } from './db.js';
+import { LabelCache } from './labels.js';
 import { DELETION_LOG_KEEP, MemoryVectorIndex } from './memory-index.js';
+import { filterEntries, filterKey, labelsOf } from './labels.js';
+import { cosineTo, normOf } from './vector-index.js';
 
 export interface NewSegment {
   idx: number;
@@ -11,10 +14,12 @@ export interface NewSegment {
   /** What each analyzer found, by analyzer name. */
   facts?: Record<string, unknown>;
   details?: Record<string, unknown>;
+  /**
+   * What the taggers found, by tag kind (stored as `tags_json`). Every kind whose value is a label
+   * (a string, or an object with a string `label`, as a TagValue) is filterable: search filters
+   * match it (`labels` of the row).
+   */
   tags?: Record<string, unknown>;
-  shot_size?: string;
-  camera_movement?: string;
-  shooting_angle?: string;
   /** pHash of the keyframe, 16 hex digits (src/media/phash.ts); none for a flat picture. */
   phash?: string;
   vector: Float32Array;
@@ -31,17 +36,16 @@ export interface SegmentRow {
   details_json: string | null;
   facts_json: string | null;
   tags_json: string | null;
-  shot_size: string | null;
-  camera_movement: string | null;
-  shooting_angle: string | null;
+  /** The filterable tag labels, by kind (from `tags` when written; {} when none). */
+  labels: Record<string, string>;
   phash: string | null;
 }
 
-export interface TagFilter {
-  shot_size?: string;
-  camera_movement?: string;
-  shooting_angle?: string;
-}
+/**
+ * A search filter: tag kind → label, every entry must match (a segment without that kind never
+ * does); an entry whose value is undefined or '' filters nothing.
+ */
+export type TagFilter = Readonly<Record<string, string | undefined>>;
 
 export interface VectorHit {
   segmentId: number;
@@ -53,7 +57,8 @@ export interface KeywordHit {
   rank: number;
 }
 
-const TAG_COLUMNS = ['shot_size', 'camera_movement', 'shooting_angle'] as const;
+/** The tag columns vector tables made before migration 14 carry (written as '', read by nothing). */
+const LEGACY_TAG_COLUMNS = ['shot_size', 'camera_movement', 'shooting_angle'] as const;
 /** Cached counts and keyword matches (SegmentsRepo.cached) kept at most; past this it starts over. */
 const ANSWER_CACHE_SIZE = 4096;
 /** sqlite-vec's KNN `k` ceiling. */
@@ -63,6 +68,22 @@ export const MAX_KNN = 4096;
  * Best first; exact ties (identical vectors, e.g. two segments of a still shot) go to the earlier
  * segment, so every index path and every face answers the same moment.
  */
+/** The columns of a SegmentRow as stored (labels as JSON text). */
+const SEGMENT_COLS = 'id, video_id, collection_id, idx, start, end, description, details_json, facts_json, tags_json, labels_json, phash';
+type StoredRow = Omit<SegmentRow, 'labels'> & { labels_json: string | null };
+
+/** The labels of a segment's tags as stored in `labels_json` (null when it has none). */
+function labelsJson(tags: Record<string, unknown> | undefined): string | null {
+  const labels = labelsOf(tags);
+  return Object.keys(labels).length ? JSON.stringify(labels) : null;
+}
+
+/** SQL conditions that a row's labels (JSON text in `column`) hold every entry of a filter. */
+function labelClauses(entries: Array<[string, string]>, column: string): { where: string; params: string[] } {
+  // Kinds are lower-case words (checkKind), so they are safe inside a JSON path.
+  return { where: entries.map(([kind]) => `AND json_extract(${column}, '$.${kind}') = ?`).join(' '), params: entries.map(([, label]) => label) };
+}
+
 function bySimilarityThenId(a: VectorHit, b: VectorHit): number {
   return b.similarity - a.similarity || a.segmentId - b.segmentId;
 }
@@ -82,16 +103,19 @@ export class SegmentsRepo {
   private cacheToken = '';
   private tokenChecked = false;
   private readonly answers = new Map<string, unknown>();
+  /** Dimensions whose vector table still has the tag columns of before migration 14. */
+  private readonly legacyTables = new Set<number>();
+  private readonly labelCache = new LabelCache();
 
   /**
-   * `memoryIndex`: serve unfiltered KNN from an int8 in-memory copy re-ranked with the exact
-   * vectors (long-running processes; src/store/memory-index.ts).
+   * `memoryIndex`: serve KNN from an int8 in-memory copy re-ranked with the exact vectors
+   * (long-running processes; src/store/memory-index.ts).
    */
   constructor(
     private readonly db: Db,
     opts: { memoryIndex?: boolean } = {},
   ) {
-    this.memory = opts.memoryIndex ? new MemoryVectorIndex(db) : undefined;
+    this.memory = opts.memoryIndex ? new MemoryVectorIndex(db, { vecTable }) : undefined;
     const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_segments_[0-9]*' AND name NOT GLOB '*_*_*_*'`).pluck().all() as string[];
     for (const t of tables) {
       const dim = Number(t.slice('vec_segments_'.length));
@@ -115,9 +139,6 @@ export class SegmentsRepo {
       `CREATE VIRTUAL TABLE IF NOT EXISTS ${vecTable(dim)} USING vec0(
          segment_id INTEGER PRIMARY KEY,
          collection_id TEXT PARTITION KEY,
-         shot_size TEXT,
-         camera_movement TEXT,
-         shooting_angle TEXT,
          embedding FLOAT[${dim}] distance_metric=cosine
        );
        -- a segment deleted any way (by cascade from its video or collection) takes its vector along
@@ -125,6 +146,9 @@ export class SegmentsRepo {
          DELETE FROM ${vecTable(dim)} WHERE segment_id = OLD.id;
        END`,
     );
+    const cols = this.db.prepare(`SELECT name FROM pragma_table_info('${vecTable(dim)}')`).pluck().all() as string[];
+    if (LEGACY_TAG_COLUMNS.every((c) => cols.includes(c))) this.legacyTables.add(dim);
+    else this.legacyTables.delete(dim);
     this.ensured.add(dim);
   }
 
@@ -134,14 +158,13 @@ export class SegmentsRepo {
     this.tokenChecked = false;
     const table = vecTable(dim);
     const insertSeg = this.db.prepare(
-      `INSERT INTO segments (video_id, collection_id, idx, start, end, description, details_json, tags_json,
-         shot_size, camera_movement, shooting_angle, facts_json, phash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO segments (video_id, collection_id, idx, start, end, description, details_json, tags_json, labels_json, facts_json, phash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insertVec = this.db.prepare(
-      `INSERT INTO ${table} (segment_id, collection_id, shot_size, camera_movement, shooting_angle, embedding)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-    );
+    // vec0 metadata columns take no NULL: a table from before migration 14 gets '' in its tag columns.
+    const insertVec = this.legacyTables.has(dim)
+      ? this.db.prepare(`INSERT INTO ${table} (segment_id, collection_id, shot_size, camera_movement, shooting_angle, embedding) VALUES (?, ?, '', '', '', ?)`)
+      : this.db.prepare(`INSERT INTO ${table} (segment_id, collection_id, embedding) VALUES (?, ?, ?)`);
     const insertFts = this.db.prepare('INSERT INTO segments_fts (rowid, description) VALUES (?, ?)');
     const insertFloat = this.db.prepare('INSERT INTO segment_vectors (segment_id, embedding) VALUES (?, ?)');
     this.db.transaction(() => {
@@ -158,16 +181,13 @@ export class SegmentsRepo {
           s.description,
           s.details ? JSON.stringify(s.details) : null,
           s.tags ? JSON.stringify(s.tags) : null,
-          s.shot_size ?? null,
-          s.camera_movement ?? null,
-          s.shooting_angle ?? null,
+          labelsJson(s.tags),
           s.facts ? JSON.stringify(s.facts) : null,
           s.phash ?? null,
         );
         const id = BigInt(info.lastInsertRowid);
         const embedding = Buffer.from(s.vector.buffer, s.vector.byteOffset, s.vector.byteLength);
-        // vec0 metadata columns take no NULL: '' stands for "not tagged".
-        insertVec.run(id, collectionId, s.shot_size ?? '', s.camera_movement ?? '', s.shooting_angle ?? '', embedding);
+        insertVec.run(id, collectionId, embedding);
         insertFloat.run(id, embedding);
         insertFts.run(id, s.keywords ?? s.description);
       }
@@ -197,13 +217,18 @@ export class SegmentsRepo {
   byIds(ids: number[]): Map<number, SegmentRow> {
     const out = new Map<number, SegmentRow>();
     if (ids.length === 0) return out;
-    const stmt = this.db.prepare(`SELECT * FROM segments WHERE id IN (SELECT value FROM json_each(?))`);
-    for (const row of stmt.all(JSON.stringify(ids)) as SegmentRow[]) out.set(row.id, row);
+    const stmt = this.db.prepare(`SELECT ${SEGMENT_COLS} FROM segments WHERE id IN (SELECT value FROM json_each(?))`);
+    for (const row of stmt.all(JSON.stringify(ids)) as StoredRow[]) out.set(row.id, this.row(row));
     return out;
   }
 
   listForVideo(videoId: string): SegmentRow[] {
-    return this.db.prepare('SELECT * FROM segments WHERE video_id = ? ORDER BY idx').all(videoId) as SegmentRow[];
+    return (this.db.prepare(`SELECT ${SEGMENT_COLS} FROM segments WHERE video_id = ? ORDER BY idx`).all(videoId) as StoredRow[]).map((r) => this.row(r));
+  }
+
+  private row(r: StoredRow): SegmentRow {
+    const { labels_json, ...rest } = r;
+    return { ...rest, labels: { ...this.labelCache.of(labels_json) } };
   }
 
   countForCollection(collectionId: string): number {
@@ -239,27 +264,27 @@ export class SegmentsRepo {
   /** Nearest segments of one collection by cosine similarity, best first. */
   nearest(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter = {}): VectorHit[] {
     this.ensureVectorTable(dim);
-    if (this.memory && !TAG_COLUMNS.some((c) => filter[c])) {
-      const hits = this.memory.nearest(collectionId, dim, vecTable(dim), query, Math.min(k, MAX_KNN));
+    if (this.memory) {
+      const hits = this.memory.nearest(collectionId, dim, query, Math.min(k, MAX_KNN), filter);
       if (hits) return hits.sort(bySimilarityThenId);
     }
-    const clauses: string[] = [];
-    const params: unknown[] = [Buffer.from(query.buffer, query.byteOffset, query.byteLength), Math.min(k, MAX_KNN), collectionId];
-    for (const col of TAG_COLUMNS) {
-      if (filter[col]) {
-        clauses.push(`AND ${col} = ?`);
-        params.push(filter[col]);
-      }
+    const want = Math.min(k, MAX_KNN);
+    if (want <= 0) return [];
+    const tagged = filterEntries(filter);
+    if (tagged.length) {
+      // Filtered without the in-memory index: the exact scores of the matching segments.
+      const { where, params } = labelClauses(tagged, 's.labels_json');
+      const ids = this.db.prepare(`SELECT s.id FROM segments s WHERE s.collection_id = ? ${where}`).pluck().all(collectionId, ...params) as number[];
+      return [...this.similarities(dim, ids, query)].map(([segmentId, similarity]) => ({ segmentId, similarity })).sort(bySimilarityThenId).slice(0, want);
     }
+    const params: unknown[] = [Buffer.from(query.buffer, query.byteOffset, query.byteLength), want, collectionId];
     const knn = this.db.prepare(
       `SELECT segment_id, distance FROM ${vecTable(dim)}
-       WHERE embedding MATCH ? AND k = ? AND collection_id = ? ${clauses.join(' ')}
+       WHERE embedding MATCH ? AND k = ? AND collection_id = ?
        ORDER BY distance`,
     );
     // sqlite-vec cuts at k before ties are broken: ask for more until the k-th score is not tied
     // with the last one returned, so exact ties go to the smaller id as everywhere else.
-    const want = Math.min(k, MAX_KNN);
-    if (want <= 0) return [];
     for (let ask = Math.min(MAX_KNN, want + 8); ; ask = Math.min(MAX_KNN, ask * 2)) {
       params[1] = ask;
       const rows = knn.all(...params) as { segment_id: number; distance: number }[];
@@ -285,11 +310,11 @@ export class SegmentsRepo {
   }
 
   /**
-   * Search candidates: the `k` segments nearest to the query and the `also` segments (keyword
-   * hits), each with its similarity and the margin within which that similarity is exact. From the
-   * in-memory index (unfiltered queries in long-running processes) the similarities are int8
-   * approximations (margin > 0: re-score what matters with `similarities`); otherwise exact
-   * (margin 0).
+   * Search candidates: the exact `k` segments nearest to the query (matching `filter`) and the
+   * `also` segments (keyword hits), each with its similarity and the margin within which that
+   * similarity is exact. From the in-memory index (long-running processes) the `also` segments it
+   * holds are int8 approximations (margin > 0: re-score what matters with `similarities`);
+   * everything else is exact (margin 0).
    */
   candidates(
     collectionId: string,
@@ -300,12 +325,17 @@ export class SegmentsRepo {
     also: number[],
   ): Map<number, { similarity: number; margin: number }> {
     this.ensureVectorTable(dim);
-    if (this.memory && !TAG_COLUMNS.some((c) => filter[c])) {
-      const approx = this.memory.approximate(collectionId, dim, vecTable(dim), query, Math.min(k, MAX_KNN), also);
-      if (approx) return approx;
+    if (this.memory) {
+      const held = this.memory.candidates(collectionId, dim, query, Math.min(k, MAX_KNN), also, filter);
+      if (held) return this.withAlso(held, dim, query, also);
     }
     const out = new Map<number, { similarity: number; margin: number }>();
     for (const h of this.nearest(collectionId, dim, query, k, filter)) out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
+    return this.withAlso(out, dim, query, also);
+  }
+
+  /** Adds the `also` segments not in `out` yet (another collection's too), exactly. */
+  private withAlso(out: Map<number, { similarity: number; margin: number }>, dim: number, query: Float32Array, also: number[]): Map<number, { similarity: number; margin: number }> {
     const rest = also.filter((id) => !out.has(id));
     for (const [id, similarity] of this.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
     return out;
@@ -319,24 +349,14 @@ export class SegmentsRepo {
     this.ensureVectorTable(dim);
     const out = new Map<number, number>();
     if (ids.length === 0) return out;
-    let qq = 0;
-    for (let j = 0; j < dim; j++) qq += query[j] * query[j];
-    const qNorm = Math.sqrt(qq);
+    const qNorm = normOf(query);
     const rows = this.db
       .prepare('SELECT segment_id, embedding FROM segment_vectors WHERE segment_id IN (SELECT value FROM json_each(?))')
       .raw()
       .all(JSON.stringify(ids)) as [number, Buffer][];
     for (const [id, blob] of rows) {
       if (blob.byteLength !== dim * 4) continue;
-      const v = new Float32Array(blob.buffer, blob.byteOffset, dim);
-      let dot = 0;
-      let vv = 0;
-      for (let j = 0; j < dim; j++) {
-        dot += v[j] * query[j];
-        vv += v[j] * v[j];
-      }
-      const norms = Math.sqrt(vv) * qNorm;
-      out.set(id, norms > 0 ? dot / norms : 0);
+      out.set(id, cosineTo(new Float32Array(blob.buffer, blob.byteOffset, dim), 0, dim, query, qNorm));
     }
     if (out.size < ids.length) {
       const slow = this.db.prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${vecTable(dim)} WHERE segment_id = ?`).pluck();
@@ -386,9 +406,9 @@ export class SegmentsRepo {
    */
   termMatches(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Map<string, number[]> {
     const out = new Map<string, number[]>();
-    const filterKey = TAG_COLUMNS.map((c) => filter[c] ?? '').join('|');
+    const fk = filterKey(filter);
     for (const t of terms) {
-      const ids = this.cached(`terms|${collectionId}|${filterKey}|${limit}|${t}`, () =>
+      const ids = this.cached(`terms|${collectionId}|${fk}|${limit}|${t}`, () =>
         this.keyword(collectionId, `"${t.replace(/"/g, '""')}"`, limit, filter).map((h) => h.segmentId),
       );
       out.set(t, ids);
@@ -398,22 +418,14 @@ export class SegmentsRepo {
 
   /** Keyword matches (FTS5 bm25) inside one collection, best first; `matchQuery` is an FTS5 expression. */
   keyword(collectionId: string, matchQuery: string, limit: number, filter: TagFilter = {}): KeywordHit[] {
-    const clauses: string[] = [];
-    const params: unknown[] = [matchQuery, collectionId];
-    for (const col of TAG_COLUMNS) {
-      if (filter[col]) {
-        clauses.push(`AND s.${col} = ?`);
-        params.push(filter[col]);
-      }
-    }
-    params.push(limit);
+    const { where, params } = labelClauses(filterEntries(filter), 's.labels_json');
     const rows = this.db
       .prepare(
         `SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
-         WHERE segments_fts MATCH ? AND s.collection_id = ? ${clauses.join(' ')}
+         WHERE segments_fts MATCH ? AND s.collection_id = ? ${where}
          ORDER BY bm25(segments_fts) LIMIT ?`,
       )
-      .all(...params) as { id: number }[];
+      .all(matchQuery, collectionId, ...params, limit) as { id: number }[];
     return rows.map((r, i) => ({ segmentId: r.id, rank: i + 1 }));
   }
 }

@@ -24,9 +24,7 @@ const SEGMENT_FIELDS: (keyof SegmentRow)[] = [
   'details_json',
   'facts_json',
   'tags_json',
-  'shot_size',
-  'camera_movement',
-  'shooting_angle',
+  'labels',
   'phash',
 ];
 
@@ -91,10 +89,7 @@ export function conformance(backend: () => Backend): void {
           description: 'a dog on a beach',
           details: { who: 'a dog' },
           facts: { objects: ['dog'] },
-          tags: { mood: 'calm' },
-          shot_size: 'wide',
-          camera_movement: 'static',
-          shooting_angle: 'eye',
+          tags: { shot_size: { label: 'wide', confidence: 0.9 }, camera_movement: 'static', shooting_angle: { label: 'eye' }, mood: 'calm', score: 3 },
           phash: '00ff00ff00ff00ff',
         }),
       ]);
@@ -111,13 +106,11 @@ export function conformance(backend: () => Backend): void {
         description: 'a dog on a beach',
         details_json: '{"who":"a dog"}',
         facts_json: '{"objects":["dog"]}',
-        tags_json: '{"mood":"calm"}',
-        shot_size: 'wide',
-        camera_movement: 'static',
-        shooting_angle: 'eye',
+        tags_json: '{"shot_size":{"label":"wide","confidence":0.9},"camera_movement":"static","shooting_angle":{"label":"eye"},"mood":"calm","score":3}',
+        labels: { camera_movement: 'static', mood: 'calm', shooting_angle: 'eye', shot_size: 'wide' },
         phash: '00ff00ff00ff00ff',
       });
-      expect(rows[1]).toMatchObject({ idx: 1, start: 2, end: 4, description: 'segment 1', details_json: null, facts_json: null, tags_json: null, shot_size: null, phash: null });
+      expect(rows[1]).toMatchObject({ idx: 1, start: 2, end: 4, description: 'segment 1', details_json: null, facts_json: null, tags_json: null, labels: {}, phash: null });
       for (const r of rows) expect(Number.isInteger(r.id)).toBe(true);
 
       const byIds = await c.segments.byIds([rows[1].id, rows[0].id, 987654321]);
@@ -228,9 +221,9 @@ export function conformance(backend: () => Backend): void {
         vec(-1, 0, 0, 0),
       ];
       const shots = ['wide', 'close', 'wide', 'close', 'wide', 'close'];
-      const s1 = vectors.map((v, i) => seg(i, v, { shot_size: shots[i], camera_movement: i % 2 ? 'pan' : 'static' }));
+      const s1 = vectors.map((v, i) => seg(i, v, { tags: { shot_size: { label: shots[i] }, camera_movement: i % 2 ? 'pan' : 'static' } }));
       // v2: an exact copy of v1's second vector (a tie), and two more.
-      const s2 = [seg(0, vec(0.6, 0.3, 0.3, 0.3), { shot_size: 'close' }), seg(1, vec(0.9, 0.1, 0, 0), { shot_size: 'wide' }), seg(2, vec(0.2, 0.2, 0.2, 0.9))];
+      const s2 = [seg(0, vec(0.6, 0.3, 0.3, 0.3), { tags: { shot_size: 'close', audio: 'speech' } }), seg(1, vec(0.9, 0.1, 0, 0), { tags: { shot_size: 'wide', audio: 'music' } }), seg(2, vec(0.2, 0.2, 0.2, 0.9))];
       await c.segments.replaceForVideo(v1, col, DIM, s1);
       await c.segments.replaceForVideo(v2, col, DIM, s2);
       // Nearest of all, but in another collection: never a candidate of `col`.
@@ -244,7 +237,7 @@ export function conformance(backend: () => Backend): void {
     /** The exact top k by cosine (ties to the smaller id), of the rows matching `filter`. */
     function expected(all: Array<{ row: SegmentRow; vector: Float32Array }>, q: Float32Array, k: number, filter: TagFilter = {}) {
       return all
-        .filter(({ row }) => (!filter.shot_size || row.shot_size === filter.shot_size) && (!filter.camera_movement || row.camera_movement === filter.camera_movement))
+        .filter(({ row }) => Object.entries(filter).every(([kind, label]) => !label || row.labels[kind] === label))
         .map(({ row, vector }) => ({ id: row.id, similarity: cosine(vector, q) }))
         .sort((a, b) => b.similarity - a.similarity || a.id - b.id)
         .slice(0, k);
@@ -329,6 +322,77 @@ export function conformance(backend: () => Backend): void {
     });
   });
 
+  describe('generic tags', () => {
+    /** Four segments: tag kinds mixed, one kind (audio) that the first tagger never knew, one untagged. */
+    async function tagged() {
+      const col = await collection();
+      const v = await video(col);
+      await c.segments.replaceForVideo(v, col, DIM, [
+        seg(0, vec(1, 0, 0, 0), { keywords: 'horse', tags: { shot_size: { label: 'wide', confidence: 0.8 }, audio: { label: 'speech', confidence: 0.7 } } }),
+        seg(1, vec(0.9, 0.1, 0, 0), { keywords: 'horse', tags: { shot_size: 'wide', audio: 'music' } }),
+        seg(2, vec(0.8, 0.2, 0, 0), { keywords: 'horse', tags: { shot_size: 'close', audio: 'music', lighting: { label: 'night' } } }),
+        seg(3, vec(0.7, 0.3, 0, 0), { keywords: 'horse' }),
+      ]);
+      return { col, ids: await idsOf(v) };
+    }
+    const q = vec(1, 0, 0, 0);
+    const found = async (col: string, filter: TagFilter) => {
+      const vector = sortedIds(await c.segments.candidates(col, DIM, q, 10, filter, []));
+      const keyword = [...(await c.segments.termMatches(col, ['horse'], 10, filter)).get('horse')!].sort((a, b) => a - b);
+      expect(keyword).toEqual(vector); // vector and keyword search filter alike
+      return vector;
+    };
+
+    it('any tag kind is stored and filters: a kind no column was made for (audio) as well as the old three', async () => {
+      const { col, ids } = await tagged();
+      const rows = await c.segments.listForVideo((await c.segments.byIds([ids[0]])).get(ids[0])!.video_id);
+      expect(rows.map((r) => r.labels)).toEqual([
+        { audio: 'speech', shot_size: 'wide' },
+        { audio: 'music', shot_size: 'wide' },
+        { audio: 'music', lighting: 'night', shot_size: 'close' },
+        {},
+      ]);
+      expect(await found(col, { audio: 'music' })).toEqual([ids[1], ids[2]]);
+      expect(await found(col, { lighting: 'night' })).toEqual([ids[2]]);
+      expect(await found(col, { shot_size: 'wide' })).toEqual([ids[0], ids[1]]);
+      expect(await found(col, {})).toEqual(ids);
+    });
+
+    it('a filter of two kinds matches only segments that carry both labels', async () => {
+      const { col, ids } = await tagged();
+      expect(await found(col, { shot_size: 'wide', audio: 'music' })).toEqual([ids[1]]);
+      expect(await found(col, { shot_size: 'close', audio: 'speech' })).toEqual([]);
+    });
+
+    it('a kind a segment lacks never matches it; an entry without a label filters nothing; a bad kind is refused', async () => {
+      const { col, ids } = await tagged();
+      expect(await found(col, { lighting: 'day' })).toEqual([]);
+      expect(await found(col, { speech: 'yes' })).toEqual([]);
+      expect(await found(col, { shot_size: 'wide', audio: undefined, lighting: '' })).toEqual([ids[0], ids[1]]);
+      await expect(c.segments.candidates(col, DIM, q, 10, { "shot_size') OR 1=1 --": 'x' }, [])).rejects.toThrow(/bad tag kind/);
+      await expect(c.segments.termMatches(col, ['horse'], 10, { 'Shot Size': 'wide' })).rejects.toThrow(/bad tag kind/);
+    });
+  });
+
+  describe('one search', () => {
+    it('forSearch (where a backend has it) sees every write committed before the search began, another machine\'s too', async () => {
+      const col = await collection();
+      const v = await video(col);
+      await c.segments.replaceForVideo(v, col, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: 'horse' })]);
+      const q = vec(1, 0, 0, 0);
+      const first = c.segments.forSearch?.() ?? c.segments;
+      expect((await first.candidates(col, DIM, q, 5, {}, [])).size).toBe(1);
+      const elsewhere = await another();
+      const w = await video(col, elsewhere);
+      await elsewhere.segments.replaceForVideo(w, col, DIM, [seg(0, vec(0.9, 0.1, 0, 0), { keywords: 'horse' })]);
+      const next = c.segments.forSearch?.() ?? c.segments;
+      expect((await next.candidates(col, DIM, q, 5, {}, [])).size).toBe(2);
+      expect((await next.termMatches(col, ['horse'], 10)).get('horse')).toHaveLength(2);
+      expect(await next.countForCollection(col)).toBe(2);
+      expect((await next.videosOf(col, [...(await next.candidates(col, DIM, q, 5, {}, [])).keys()])).size).toBe(2);
+    });
+  });
+
   describe('keywords', () => {
     it('terms are stemmed ("dogs" finds "dog", "running" finds "runs"); keywords replace the description in the index; each collection its own', async () => {
       const col = await collection();
@@ -356,10 +420,10 @@ export function conformance(backend: () => Backend): void {
       const col = await collection();
       const v = await video(col);
       await c.segments.replaceForVideo(v, col, DIM, [
-        seg(0, vec(1, 0, 0, 0), { keywords: 'horse field grass tree', shot_size: 'wide' }),
-        seg(1, vec(0, 1, 0, 0), { keywords: 'horse horse horse tree', shot_size: 'close' }),
-        seg(2, vec(0, 0, 1, 0), { keywords: 'horse field fence tree', shot_size: 'wide' }),
-        seg(3, vec(0, 0, 0, 1), { keywords: 'river field fence tree', shot_size: 'wide' }),
+        seg(0, vec(1, 0, 0, 0), { keywords: 'horse field grass tree', tags: { shot_size: { label: 'wide' } } }),
+        seg(1, vec(0, 1, 0, 0), { keywords: 'horse horse horse tree', tags: { shot_size: { label: 'close' } } }),
+        seg(2, vec(0, 0, 1, 0), { keywords: 'horse field fence tree', tags: { shot_size: { label: 'wide' } } }),
+        seg(3, vec(0, 0, 0, 1), { keywords: 'river field fence tree', tags: { shot_size: { label: 'wide' } } }),
       ]);
       const [s0, s1, s2] = await idsOf(v);
       const all = (await c.segments.termMatches(col, ['horse'], 10)).get('horse')!;

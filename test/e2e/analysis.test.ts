@@ -65,7 +65,8 @@ describe('analysis apart from embedding', () => {
       const tags = JSON.parse(seg.tags_json!) as Record<string, { label: string }>;
       expect(tags.shot_size.label).toBeTruthy();
       expect(tags.shooting_angle.label).toBeTruthy();
-      expect(seg.shot_size).toBe(tags.shot_size.label);
+      // Every tag kind's label is filterable (generic labels, issue 19).
+      expect(seg.labels).toMatchObject({ shot_size: tags.shot_size.label, shooting_angle: tags.shooting_angle.label });
       // What a person reads comes from analysis (the fake embedder says nothing).
       expect(seg.description).toMatch(/Text on screen: .*EXIT/);
       const res = await engine.search(collectionId, { text: 'exit', top_k: 1 }, { explain: true });

@@ -61,7 +61,7 @@ describe.skipIf(!pgOk)('vidembed migrate: SQLite library into PostgreSQL', () =>
           DIM,
           Array.from({ length: 4 }, (_, i) => {
             const words = `${WORDS[(v + i) % WORDS.length]} ${WORDS[(v * 3 + i) % WORDS.length]}`;
-            return { idx: i, start: i * 4, end: i * 4 + 4, description: `A ${words}.`, keywords: words, facts: { objects: [words] }, tags: { shot_size: { label: 'wide' } }, shot_size: 'wide', vector: unit() };
+            return { idx: i, start: i * 4, end: i * 4 + 4, description: `A ${words}.`, keywords: words, facts: { objects: [words] }, tags: { shot_size: { label: i % 2 ? 'wide' : 'close' }, audio: i % 3 ? 'speech' : 'music' }, vector: unit() };
           }),
         );
         store.videos.markProcessed(id, '{}');
@@ -94,7 +94,8 @@ describe.skipIf(!pgOk)('vidembed migrate: SQLite library into PostgreSQL', () =>
       // Rows and ids as they were.
       const a = await sqlite.segments.listForVideo('vid_3');
       const b = await pg.segments.listForVideo('vid_3');
-      expect(b).toEqual(a);
+      expect(b).toEqual(a); // labels too
+      expect(new Set(b.map((s) => s.labels.shot_size))).toEqual(new Set(['wide', 'close']));
       const ids = a.map((s) => s.id);
       expect([...(await pg.segments.vectors(DIM, ids)).values()]).toEqual([...(await sqlite.segments.vectors(DIM, ids)).values()]);
       // The key works by the raw key (only its hash was ever stored), with its quota.
@@ -103,7 +104,7 @@ describe.skipIf(!pgOk)('vidembed migrate: SQLite library into PostgreSQL', () =>
       expect((await pg.queue.claim('wrk_pg', 60_000))?.refId).toBe('vid_11');
       // The same page for the same queries on both.
       for (let q = 0; q < 10; q++) {
-        const input = { collectionId, dim: DIM, queryVector: unit(), text: `${WORDS[q]} ${WORDS[(q + 4) % WORDS.length]}`, topK: 5, filter: {}, explain: true };
+        const input = { collectionId, dim: DIM, queryVector: unit(), text: `${WORDS[q]} ${WORDS[(q + 4) % WORDS.length]}`, topK: 5, filter: q % 3 === 0 ? {} : q % 3 === 1 ? { shot_size: 'wide' } : { shot_size: 'close', audio: 'music' }, explain: true };
         const onSqlite = await hybridSearch(sqlite.segments, sqlite.videos, input);
         const onPg = await hybridSearch(pg.segments, pg.videos, input);
         expect(onPg.map((x) => [x.video_id, x.start, x.matched_words])).toEqual(onSqlite.map((x) => [x.video_id, x.start, x.matched_words]));

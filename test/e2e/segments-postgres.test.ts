@@ -13,6 +13,29 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
 
   conformance(() => ({ open: async () => new PgCatalog(openPgPool(db.url, 3), true) }));
 
+  it('a search view catches up once: one round trip for all the calls of a search', async () => {
+    const c = new PgCatalog(openPgPool(db.url, 3), true);
+    try {
+      const col = (await c.collections.insert({ name: 'pinned', description: '', model: 'test', dim: DIM })).id;
+      await c.videos.insert({ id: 'vid_pin', collection_id: col, filename: 'a.mp4', blob_key: 'videos/pin', size_bytes: 1 });
+      await c.segments.replaceForVideo('vid_pin', col, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: 'horse' }), seg(1, vec(0, 1, 0, 0))]);
+      const q = vec(1, 0, 0, 0);
+      await c.segments.candidates(col, DIM, q, 5, {}, []); // loads the collection
+      const index = (c.segments as unknown as { index: { stats: { catchUps: number } } }).index;
+      const before = index.stats.catchUps;
+      const view = c.segments.forSearch!();
+      const ids = [...(await view.candidates(col, DIM, q, 5, {}, [])).keys()];
+      await view.termMatches(col, ['horse'], 10);
+      await view.countForCollection(col);
+      await view.videosOf(col, ids);
+      await view.similarities(DIM, ids, q);
+      expect(index.stats.catchUps - before).toBe(1);
+      await c.segments.countForCollection(col); // the catalog itself still catches up at each call
+      expect(index.stats.catchUps - before).toBe(2);
+    } finally {
+      await c.close();
+    }
+  });
   it('a transaction that commits after a later one is not missed by a process that searched in between', async () => {
     const writer = new PgCatalog(openPgPool(db.url, 3), true);
     const other = new PgCatalog(openPgPool(db.url, 3), true);

@@ -42,7 +42,7 @@ describe('engine on the in-memory catalog', () => {
       id,
       collectionId,
       m.embedder.dim,
-      segs.map((s, i) => ({ idx: i, start: i * 4, end: i * 4 + 4, description: s.text, keywords: s.keywords, shot_size: s.shot_size, vector: vectors[i] })),
+      segs.map((s, i) => ({ idx: i, start: i * 4, end: i * 4 + 4, description: s.text, keywords: s.keywords, tags: s.shot_size ? { shot_size: s.shot_size } : undefined, vector: vectors[i] })),
     );
     await m.catalog.videos.markProcessed(id, null);
     return id;

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { MemoryVectorIndex } from '../../src/store/memory-index.js';
-import { vecTable } from '../../src/store/segments.js';
 
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -105,7 +104,7 @@ describe('int8 in-memory index: exact re-rank, incremental updates', () => {
       const query = q < 20 ? near(data[Math.floor(r() * data.length)], 0.3, r) : q < 40 ? centres[q % centres.length] : unit(dim, r);
       const want = exact(rows, c.id, dim, query, 10);
       const got = mem.segments.nearest(c.id, dim, query, 10).map((h) => h.segmentId);
-      const gotPlain = plain.nearest(c.id, dim, vecTable(dim), query, 10)!.map((h) => h.segmentId);
+      const gotPlain = plain.nearest(c.id, dim, query, 10)!.map((h) => h.segmentId);
       expect(gotPlain).toEqual(got);
       found += got.filter((id) => want.includes(id)).length;
       total += 10;
@@ -149,7 +148,7 @@ describe('int8 in-memory index: exact re-rank, incremental updates', () => {
         const query = unit(dim, r);
         const want = exact(disk, c.id, dim, query, 10);
         expect(mem.segments.nearest(c.id, dim, query, 10).map((h) => h.segmentId)).toEqual(want);
-        expect(plain.nearest(c.id, dim, vecTable(dim), query, 10)!.map((h) => h.segmentId)).toEqual(want);
+        expect(plain.nearest(c.id, dim, query, 10)!.map((h) => h.segmentId)).toEqual(want);
       }
     }
   });

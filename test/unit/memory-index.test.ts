@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
-import { topK } from '../../src/store/memory-index.js';
+import { topK } from '../../src/store/vector-index.js';
 
 function rng(seed: number) {
   let s = seed >>> 0;

@@ -21,6 +21,11 @@ describe('segments conformance: SQLite', () => {
   // sqlite-vec cuts the KNN at k before ties are broken by id; deleting a video (or its collection)
   // cascades to `segments` but leaves its rows in vec_segments_<dim>, which candidates still returns.
   conformance(() => ({ open: async () => openSqliteCatalog(file) }));
+
+  // The server's way: the one in-memory vector index (src/store/vector-index.ts) answers.
+  describe('with the in-memory index', () => {
+    conformance(() => ({ open: async () => openSqliteCatalog(file, { memoryIndex: true }) }));
+  });
 });
 
 describe('segments conformance: memory', () => {

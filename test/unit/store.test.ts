@@ -72,8 +72,8 @@ describe('store', () => {
     const c = store.collections.insert({ name: 'c', description: '', model: 'm', dim: 4 });
     store.videos.insert({ id: 'v', collection_id: c.id, filename: 'a.mp4', path: '/x', size_bytes: 1 });
     store.segments.replaceForVideo('v', c.id, 4, [
-      { idx: 0, start: 0, end: 4, description: 'face', shot_size: 'close_up', vector: unit(4, [0]) },
-      { idx: 1, start: 4, end: 8, description: 'face', shot_size: 'wide', vector: unit(4, [0, 1]) },
+      { idx: 0, start: 0, end: 4, description: 'face', tags: { shot_size: 'close_up' }, vector: unit(4, [0]) },
+      { idx: 1, start: 4, end: 8, description: 'face', tags: { shot_size: 'wide' }, vector: unit(4, [0, 1]) },
     ]);
     const hits = store.segments.nearest(c.id, 4, unit(4, [0]), 10, { shot_size: 'wide' });
     expect(hits).toHaveLength(1);

@@ -1,18 +1,21 @@
 import os from 'node:os';
-import type pg from 'pg';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
-import { ERROR_SIGMAS, insertBest, topK } from '../memory-index.js';
-import { createSimdScan, type SimdScan } from '../simd-scan.js';
+import { filterEntries, filterKey, labelsOf } from '../labels.js';
+import { cosineTo, normOf } from '../vector-index.js';
+import { loadIndex, PgSegmentsIndex } from './pg-index.js';
 import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
 
+export { PgSegmentsIndex };
+
 /*
- * Segments and signatures on PostgreSQL (tables of PG_MIGRATIONS version 3, src/store/pg/migrate.ts).
+ * Segments and signatures on PostgreSQL (tables of PG_MIGRATIONS versions 3 and 4, src/store/pg/migrate.ts).
  *
  * Vectors are stored as float32 little-endian bytea. Without pgvector, nearest-neighbour search runs
- * in this process: PgSegmentsIndex keeps an exact float32 copy of each collection it was asked
- * about and, before every search, catches up with what any process or machine wrote since its last
- * look, in one statement (the segments of transactions it may not have seen, and the deletion log's
- * entries of the same transactions). Scores are exact (margin 0).
+ * in this process: PgSegmentsIndex (src/store/catalog/pg-index.ts) keeps the one in-memory index
+ * (src/store/vector-index.ts) of each collection it was asked about and, before every search,
+ * catches up with what any process or machine wrote since its last look, in one statement. The top
+ * k are exact (margin 0); `also` segments are read off the int8 scan within their margin.
+ * Tag labels are a jsonb object per segment (kind → label); a filter matches `labels @> filter`.
  *
  * Keywords are a tsvector of the 'english' configuration (Snowball stemmer with stop words), and a
  * term is matched as a phrase (phraseto_tsquery), ranked by ts_rank (normalised by length) then id.
@@ -20,17 +23,16 @@ import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureR
  * and on PostgreSQL a stop word ("the", "with") matches nothing.
  */
 
-const TAG_COLUMNS = ['shot_size', 'camera_movement', 'shooting_angle'] as const;
-
 const SEGMENT_COLS = `id::float8 AS id, video_id, collection_id, idx, start, "end", description, details_json, facts_json, tags_json,
-  shot_size, camera_movement, shooting_angle, phash`;
+  labels, phash`;
 
 /** The deletion log keeps entries this long (by the database's clock)... */
 const DELETION_LOG_KEEP_MS = 24 * 3600_000;
-/** ...and an index that has not looked for this long reloads the collection instead of catching up. */
-const RELOAD_AFTER_MS = 3600_000;
 
 const LITTLE_ENDIAN = os.endianness() === 'LE';
+
+/** Answers kept (keyword matches, term counts) per catalog; past this the cache starts over. */
+const ANSWER_CACHE_SIZE = 4096;
 
 function checkDim(dim: number): void {
   if (!Number.isInteger(dim) || dim <= 0 || dim > 8192) throw new Error(`bad vector dimension ${dim}`);
@@ -51,368 +53,6 @@ function fromBytes(b: Buffer): Float32Array {
   return out;
 }
 
-function norm(v: Float32Array, off: number, dim: number): number {
-  let s = 0;
-  for (let j = 0; j < dim; j++) s += v[off + j] * v[off + j];
-  return Math.sqrt(s);
-}
-
-/**
- * Cosine similarity of row `off` of `m` (norm `vNorm`) to the query (norm `qNorm`): the one
- * computation every path uses, so the index and `similarities` agree to the last bit.
- */
-function cosine(m: Float32Array, off: number, vNorm: number, q: Float32Array, qNorm: number, dim: number): number {
-  let dot = 0;
-  for (let j = 0; j < dim; j++) dot += m[off + j] * q[j];
-  const norms = vNorm * qNorm;
-  return norms > 0 ? dot / norms : 0;
-}
-
-const filterValue = (filter: TagFilter, col: (typeof TAG_COLUMNS)[number]): string | null => filter[col] || null;
-
-/**
- * One collection's vectors (of one dimension) in memory. Rows are appended; deleted rows are
- * marked (id -1) until compacted. Scores are exact float32 cosines. Where WebAssembly SIMD is there
- * and the dimension is a multiple of 16, each row also has an int8 copy of its unit vector in the
- * kernel's memory (src/store/simd-scan.ts, as the SQLite in-memory index): a search scans those
- * (a quarter of the bytes), then scores exactly the best ones until no other can still beat the
- * k-th (six sigma of rounding error), so the answer is the exact one.
- */
-class Entry {
-  n = 0;
-  cap = 0;
-  ids = new Float64Array(0);
-  norms = new Float64Array(0);
-  mat = new Float32Array(0);
-  videos: string[] = [];
-  tags: Array<[string | null, string | null, string | null]> = [];
-  readonly rowOf = new Map<number, number>();
-  dead = 0;
-  /** pg_snapshot_xmin of the last read (xid8 as text), and the database's clock then (ms). */
-  xmin = '0';
-  syncedAt = 0;
-  /** Moves whenever a row comes or goes: answers cached for an older version are stale. */
-  version = 0;
-  /** The int8 rows (kernel memory from byte 0, `dim` bytes each) and their scales (a JS copy). */
-  private readonly simd: SimdScan | null;
-  private scales = new Float32Array(0);
-  private maxScale = 0;
-
-  constructor(readonly dim: number) {
-    this.simd = dim % 16 === 0 ? createSimdScan() : null;
-  }
-
-  get live(): number {
-    return this.n - this.dead;
-  }
-
-  append(id: number, video: string, tags: [string | null, string | null, string | null], v: Float32Array): void {
-    if (this.rowOf.has(id) || v.length !== this.dim) return;
-    if (this.n === this.cap) this.grow(Math.max(64, this.cap * 2));
-    const i = this.n++;
-    this.ids[i] = id;
-    this.mat.set(v, i * this.dim);
-    this.norms[i] = norm(this.mat, i * this.dim, this.dim);
-    this.videos[i] = video;
-    this.tags[i] = tags;
-    this.rowOf.set(id, i);
-    if (this.simd) this.quantise(i);
-  }
-
-  /** Row i's int8 copy: its unit vector rounded to steps of max|x| / 127. */
-  private quantise(i: number): void {
-    const dim = this.dim;
-    const vn = this.norms[i];
-    let max = 0;
-    for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(this.mat[i * dim + j]));
-    const unitMax = vn > 0 ? max / vn : 0;
-    const inv = unitMax > 0 ? 127 / max : 0;
-    const row = new Int8Array(this.simd!.memory.buffer, i * dim, dim);
-    for (let j = 0; j < dim; j++) row[j] = Math.round(this.mat[i * dim + j] * inv);
-    this.scales[i] = unitMax / 127;
-    if (this.scales[i] > this.maxScale) this.maxScale = this.scales[i];
-  }
-
-  remove(id: number): void {
-    const i = this.rowOf.get(id);
-    if (i === undefined) return;
-    this.rowOf.delete(id);
-    this.ids[i] = -1;
-    this.dead++;
-  }
-
-  /** Drops the deleted rows once they are more than half. */
-  compact(): void {
-    if (this.dead < 64 || this.dead * 2 < this.n) return;
-    const dim = this.dim;
-    const i8 = this.simd ? new Int8Array(this.simd.memory.buffer, 0, this.cap * dim) : undefined;
-    let w = 0;
-    for (let r = 0; r < this.n; r++) {
-      if (this.ids[r] < 0) continue;
-      if (w !== r) {
-        this.ids[w] = this.ids[r];
-        this.norms[w] = this.norms[r];
-        this.mat.copyWithin(w * dim, r * dim, (r + 1) * dim);
-        i8?.copyWithin(w * dim, r * dim, (r + 1) * dim);
-        this.scales[w] = this.scales[r];
-        this.videos[w] = this.videos[r];
-        this.tags[w] = this.tags[r];
-        this.rowOf.set(this.ids[w], w);
-      }
-      w++;
-    }
-    this.n = w;
-    this.videos.length = w;
-    this.tags.length = w;
-    this.dead = 0;
-  }
-
-  private grow(cap: number): void {
-    const ids = new Float64Array(cap);
-    ids.set(this.ids.subarray(0, this.n));
-    const norms = new Float64Array(cap);
-    norms.set(this.norms.subarray(0, this.n));
-    const mat = new Float32Array(cap * this.dim);
-    mat.set(this.mat.subarray(0, this.n * this.dim));
-    const scales = new Float32Array(cap);
-    scales.set(this.scales.subarray(0, this.n));
-    this.ids = ids;
-    this.norms = norms;
-    this.mat = mat;
-    this.scales = scales;
-    this.cap = cap;
-    // The kernel's memory: int8 rows from byte 0 (they stay where they are), then the scales, the
-    // query (int16) and the scores, placed after the rows for this capacity.
-    if (this.simd) this.reserve();
-  }
-
-  private layout(): { sOff: number; qOff: number; oOff: number; end: number } {
-    const sOff = this.cap * this.dim;
-    const qOff = sOff + this.cap * 4;
-    const oOff = qOff + this.dim * 2;
-    return { sOff, qOff, oOff, end: oOff + this.cap * 4 };
-  }
-
-  private reserve(): void {
-    const mem = this.simd!.memory;
-    const { end } = this.layout();
-    if (mem.buffer.byteLength < end) mem.grow(Math.ceil((end - mem.buffer.byteLength) / 65536));
-  }
-
-  /** Exact cosine of row r to the query. */
-  exact(r: number, query: Float32Array, qNorm: number): number {
-    return cosine(this.mat, r * this.dim, this.norms[r], query, qNorm, this.dim);
-  }
-
-  /**
-   * The `k` live rows nearest the query (matching `filter`), exact, and the `also` segments that
-   * are here: from the int8 scan, approximate within their margin (the caller re-scores what can
-   * still matter), else exact. Ids not here are left out.
-   */
-  search(query: Float32Array, k: number, filter: TagFilter, also: number[]): Map<number, { similarity: number; margin: number }> {
-    const out = new Map<number, { similarity: number; margin: number }>();
-    const approx = new Map<number, number>();
-    const { hits, margin } = this.nearest(query, k, filter, also, approx);
-    for (const h of hits) out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
-    const qNorm = norm(query, 0, this.dim);
-    for (const id of also) {
-      const r = this.rowOf.get(id);
-      if (out.has(id) || r === undefined) continue;
-      const a = approx.get(r);
-      out.set(id, a === undefined ? { similarity: this.exact(r, query, qNorm), margin: 0 } : { similarity: a, margin });
-    }
-    return out;
-  }
-
-  private nearest(
-    query: Float32Array,
-    k: number,
-    filter: TagFilter,
-    also: number[],
-    approx: Map<number, number>,
-  ): { hits: Array<{ segmentId: number; similarity: number }>; margin: number } {
-    if (k <= 0 || this.live === 0) return { hits: [], margin: 0 };
-    const qNorm = norm(query, 0, this.dim);
-    const want = TAG_COLUMNS.map((c) => filterValue(filter, c));
-    const filtered = want.some((w) => w !== null);
-    const keep = (r: number) => {
-      if (this.ids[r] < 0) return false;
-      if (!filtered) return true;
-      const t = this.tags[r];
-      return (want[0] === null || t[0] === want[0]) && (want[1] === null || t[1] === want[1]) && (want[2] === null || t[2] === want[2]);
-    };
-    const best: Array<{ segmentId: number; similarity: number }> = [];
-    const consider = (r: number) => insertBest(best, { segmentId: this.ids[r], similarity: this.exact(r, query, qNorm) }, k);
-    if (!this.simd || qNorm === 0) {
-      for (let r = 0; r < this.n; r++) if (keep(r)) consider(r);
-      return { hits: best, margin: 0 };
-    }
-    // Approximate scores of every row from the int8 copies, then exact ones, best approximate
-    // first, until none left can beat the k-th exact score by more than the rounding error.
-    const { sOff, qOff, oOff } = this.layout();
-    const mem = this.simd.memory.buffer;
-    new Float32Array(mem, sOff, this.n).set(this.scales.subarray(0, this.n));
-    let qMax = 0;
-    for (let j = 0; j < this.dim; j++) qMax = Math.max(qMax, Math.abs(query[j]));
-    const q16 = new Int16Array(mem, qOff, this.dim);
-    for (let j = 0; j < this.dim; j++) q16[j] = Math.round((query[j] * 127) / qMax);
-    this.simd.scanI8(qOff, 0, this.n, this.dim, sOff, oOff);
-    const qScale = qMax / 127 / qNorm; // the query as a unit vector
-    const scores = new Float32Array(mem, oOff, this.n);
-    // The `also` rows read off the scan before the filter masks rows out.
-    for (const id of also) {
-      const r = this.rowOf.get(id);
-      if (r !== undefined) approx.set(r, qScale * scores[r]);
-    }
-    let live = 0;
-    for (let r = 0; r < this.n; r++) {
-      if (keep(r)) live++;
-      else scores[r] = -Infinity;
-    }
-    const sigma = Math.sqrt((this.maxScale * this.maxScale + qScale * qScale) / 12);
-    const margin = ERROR_SIGMAS * sigma;
-    let taken = 0;
-    for (let ask = Math.min(live, 2 * k + 64); ; ask = Math.min(live, ask * 4)) {
-      const rows = topK(scores, ask);
-      for (; taken < rows.length; taken++) {
-        const r = rows[taken];
-        if (best.length >= k && qScale * scores[r] + margin < best[k - 1].similarity) return { hits: best, margin };
-        consider(r);
-      }
-      if (rows.length >= live) return { hits: best, margin };
-    }
-  }
-
-  /** Row of a segment id, when it is here. */
-  row(id: number): number | undefined {
-    return this.rowOf.get(id);
-  }
-
-  videoOf(id: number): string | undefined {
-    const r = this.rowOf.get(id);
-    return r === undefined ? undefined : this.videos[r];
-  }
-}
-
-interface SyncRow {
-  kind: 0 | 1 | 2;
-  id: number | null;
-  video_id: string | null;
-  shot_size: string | null;
-  camera_movement: string | null;
-  shooting_angle: string | null;
-  embedding: Buffer | null;
-  xmin: string | null;
-  now_ms: number | null;
-}
-
-/**
- * One statement, so one snapshot: the collection's segments written by transactions numbered at or
- * above $3 (every transaction not yet visible at the previous read is: it was running then, or
- * started later), the deletion log's entries of those transactions (when $4), and the snapshot's
- * xmin to start from next time with the database's clock.
- */
-const SYNC = `
-  SELECT 0 AS kind, id::float8 AS id, video_id, shot_size, camera_movement, shooting_angle, embedding, NULL::text AS xmin, NULL::float8 AS now_ms
-    FROM segments WHERE collection_id = $1 AND dim = $2 AND txid >= $3::xid8
-  UNION ALL
-  SELECT 1, segment_id::float8, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-    FROM segment_deletions WHERE $4 AND collection_id = $1 AND txid >= $3::xid8
-  UNION ALL
-  SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, pg_snapshot_xmin(pg_current_snapshot())::text, (extract(epoch FROM clock_timestamp()) * 1000)::float8`;
-
-/** Versions of every entry come from one counter, so a reloaded entry never repeats an old one. */
-let versions = 0;
-
-/** Answers kept (keyword matches, term counts) per catalog; past this the cache starts over. */
-const ANSWER_CACHE_SIZE = 4096;
-
-/** Reads what changed since `e` last looked (everything, for a new entry) and applies it. */
-async function syncEntry(q: Queryable, collectionId: string, e: Entry, full: boolean): Promise<void> {
-  const { rows } = await q.query<SyncRow>(SYNC, [collectionId, e.dim, full ? '0' : e.xmin, !full]);
-  const deleted: number[] = [];
-  for (const r of rows) {
-    if (r.kind === 0) e.append(r.id!, r.video_id!, [r.shot_size, r.camera_movement, r.shooting_angle], fromBytes(r.embedding!));
-    else if (r.kind === 1) deleted.push(r.id!);
-    else {
-      e.xmin = r.xmin!;
-      e.syncedAt = r.now_ms!;
-    }
-  }
-  for (const id of deleted) e.remove(id);
-  if (rows.length > 1 || full) e.version = ++versions;
-  e.compact();
-}
-
-/**
- * The in-memory vector index of one process (one per PgSegmentsCatalog on a pool): per collection
- * and dimension, an exact copy caught up before each search. Searches of one collection take turns
- * (a catch-up applies on top of the previous one).
- */
-export class PgSegmentsIndex {
-  private readonly entries = new Map<string, { entry?: Entry; turn: Promise<unknown> }>();
-  /** Whole-collection loads and catch-ups so far (tests, benches). */
-  readonly stats = { fullLoads: 0, catchUps: 0 };
-
-  constructor(private readonly pool: pg.Pool) {}
-
-  /** Exact similarities of the segments the copies of this dimension hold, each copy caught up first. */
-  async exact(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
-    const out = new Map<number, number>();
-    const qNorm = norm(query, 0, dim);
-    for (const key of [...this.entries.keys()]) {
-      const [collectionId, d] = key.split('\u0000');
-      if (Number(d) !== dim || out.size === ids.length) continue;
-      const e = await this.fresh(collectionId, dim);
-      for (const id of ids) {
-        const r = e.row(id);
-        if (r !== undefined && !out.has(id)) out.set(id, e.exact(r, query, qNorm));
-      }
-    }
-    return out;
-  }
-
-  /** The collection's index caught up, when this process keeps one for it (it searched it before). */
-  async freshIfKept(collectionId: string): Promise<Entry | undefined> {
-    for (const key of this.entries.keys()) {
-      const [id, dim] = key.split('\u0000');
-      if (id === collectionId) return this.fresh(collectionId, Number(dim));
-    }
-    return undefined;
-  }
-
-  /** The collection's index, caught up with every write committed before this call. */
-  async fresh(collectionId: string, dim: number): Promise<Entry> {
-    const key = `${collectionId}\u0000${dim}`;
-    let slot = this.entries.get(key);
-    if (!slot) {
-      slot = { turn: Promise.resolve() };
-      this.entries.set(key, slot);
-    }
-    const s = slot;
-    const run = s.turn.then(async () => {
-      let e = s.entry;
-      if (e) {
-        const before = e.syncedAt;
-        await syncEntry(this.pool, collectionId, e, false);
-        this.stats.catchUps++;
-        // Longer than that since the last look (by the database's clock): the deletion log may have
-        // been pruned of entries this copy never saw.
-        if (e.syncedAt - before > RELOAD_AFTER_MS) e = undefined;
-      }
-      if (!e) {
-        e = new Entry(dim);
-        await syncEntry(this.pool, collectionId, e, true);
-        this.stats.fullLoads++;
-      }
-      s.entry = e;
-      return e;
-    });
-    s.turn = run.catch(() => {});
-    return run;
-  }
-}
-
 export class PgSegmentsCatalog implements SegmentsCatalog {
   /**
    * `q`: a pool (with its own in-memory index, unless one is given) or a client inside a
@@ -422,6 +62,14 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     private readonly q: Queryable,
     readonly index: PgSegmentsIndex | undefined = isClient(q) ? undefined : new PgSegmentsIndex(q),
   ) {}
+
+  /** For one search: the in-memory index catches up once, at the first call that needs it (PgSegmentsIndex.pinned). */
+  forSearch(): SegmentsCatalog {
+    if (!this.index) return this;
+    const view = Object.create(this) as PgSegmentsCatalog;
+    Object.defineProperty(view, 'index', { value: this.index.pinned() });
+    return view;
+  }
 
   async replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void> {
     checkDim(dim);
@@ -434,12 +82,12 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       if (segments.length === 0) return;
       await c.query(
         `INSERT INTO segments (video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
-           shot_size, camera_movement, shooting_angle, phash, dim, embedding)
+           labels, phash, dim, embedding)
          SELECT $1, $2, u.idx, u.start, u.stop, u.description, to_tsvector('english', u.keywords), u.details, u.facts, u.tags,
-           u.shot_size, u.camera_movement, u.shooting_angle, u.phash, $3, u.embedding
+           u.labels::jsonb, u.phash, $3, u.embedding
          FROM unnest($4::int[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-           $12::text[], $13::text[], $14::text[], $15::text[], $16::bytea[])
-           WITH ORDINALITY AS u(idx, start, stop, description, keywords, details, facts, tags, shot_size, camera_movement, shooting_angle, phash, embedding, ord)
+           $12::text[], $13::text[], $14::bytea[])
+           WITH ORDINALITY AS u(idx, start, stop, description, keywords, details, facts, tags, labels, phash, embedding, ord)
          ORDER BY u.ord`,
         [
           videoId,
@@ -453,9 +101,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
           segments.map((s) => json(s.details)),
           segments.map((s) => json(s.facts)),
           segments.map((s) => json(s.tags)),
-          segments.map((s) => s.shot_size ?? null),
-          segments.map((s) => s.camera_movement ?? null),
-          segments.map((s) => s.shooting_angle ?? null),
+          segments.map((s) => JSON.stringify(labelsOf(s.tags))),
           segments.map((s) => s.phash ?? null),
           segments.map((s) => toBytes(s.vector)),
         ],
@@ -508,9 +154,9 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   }
 
   /**
-   * Exact: the in-memory index (caught up first) on a pool; inside a transaction, a scan of the
-   * collection as the transaction sees it. `also` segments outside the index (another collection)
-   * are scored from their stored vectors.
+   * The exact top k from the in-memory index (caught up first) on a pool; inside a transaction,
+   * from an index of the collection as the transaction sees it. `also` segments outside the index
+   * (another collection) are scored from their stored vectors.
    */
   async candidates(
     collectionId: string,
@@ -521,25 +167,20 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     also: number[],
   ): Promise<Map<number, { similarity: number; margin: number }>> {
     checkDim(dim);
-    let e: Entry;
-    if (this.index) e = await this.index.fresh(collectionId, dim);
-    else {
-      e = new Entry(dim);
-      await syncEntry(this.q, collectionId, e, true);
-    }
-    const out = e.search(query, k, filter, also);
+    const index = this.index ? await this.index.fresh(collectionId, dim) : (await loadIndex(this.q, collectionId, dim)).index;
+    const out = index.candidates(query, k, filter, also, { exactTop: true, stats: this.index?.stats });
     const rest = also.filter((id) => !out.has(id));
     if (rest.length) for (const [id, similarity] of await this.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
     return out;
   }
 
-  /** Exact; from this process's copies where they hold the segment (searched collections), else from the table. */
+  /** Exact; from this process's indexes where they hold the segment (searched collections), else from the table. */
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
     const out = (await this.index?.exact(dim, ids, query)) ?? new Map<number, number>();
     const rest = ids.filter((id) => !out.has(id));
     if (rest.length === 0) return out;
-    const qNorm = norm(query, 0, dim);
-    for (const [id, v] of await this.vectors(dim, rest)) out.set(id, cosine(v, 0, norm(v, 0, dim), query, qNorm, dim));
+    const qNorm = normOf(query);
+    for (const [id, v] of await this.vectors(dim, rest)) out.set(id, cosineTo(v, 0, dim, query, qNorm));
     return out;
   }
 
@@ -617,7 +258,8 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     for (const t of terms) out.set(t, []);
     if (terms.length === 0 || limit <= 0) return out;
     const kept = await this.index?.freshIfKept(collectionId);
-    const key = (t: string) => `${collectionId}|v${kept!.version}|${TAG_COLUMNS.map((c) => filter[c] ?? '').join('|')}|${limit}|${t}`;
+    const fk = filterKey(filter);
+    const key = (t: string) => `${collectionId}|v${kept!.version}|${fk}|${limit}|${t}`;
     const missing = kept ? terms.filter((t) => !this.answers.has(key(t))) : terms;
     if (kept) for (const t of terms) if (!missing.includes(t)) out.set(t, this.answers.get(key(t)) as number[]);
     if (missing.length === 0) return out;
@@ -638,12 +280,11 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
          SELECT s.id::float8 AS id, ts_rank(s.keywords, q, 1) AS rank
          FROM phraseto_tsquery('english', t.term) AS q, segments s
          WHERE numnode(q) > 0 AND s.keywords @@ q AND s.collection_id = $1
-           AND ($4::text IS NULL OR s.shot_size = $4) AND ($5::text IS NULL OR s.camera_movement = $5)
-           AND ($6::text IS NULL OR s.shooting_angle = $6)
+           AND s.labels @> $4::jsonb
          ORDER BY rank DESC, s.id
          LIMIT $3) m
        ORDER BY t.ord, m.rank DESC, m.id`,
-      [collectionId, terms, limit, filterValue(filter, 'shot_size'), filterValue(filter, 'camera_movement'), filterValue(filter, 'shooting_angle')],
+      [collectionId, terms, limit, JSON.stringify(Object.fromEntries(filterEntries(filter)))],
     );
     const byOrd = new Map<number, number[]>();
     for (const r of rows) {

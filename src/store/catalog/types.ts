@@ -161,6 +161,9 @@ export interface KeysCatalog {
  * - selectiveTerms: the terms found in at most max(floor, maxShare × all segments) segments.
  * - termMatches: per term, the collection's segments (matching `filter`) whose keywords hold it,
  *   at most `limit`, best first.
+ * - a filter is tag kind → label (TagFilter): a segment matches when its labels (from the tags it
+ *   was written with, SegmentRow.labels) hold every entry; a kind it lacks never matches; an entry
+ *   without a label filters nothing; a kind that is not a lower-case word is refused (RangeError).
  * Every segment written is visible to every process (and, on PostgreSQL, every machine) at once.
  */
 export interface SegmentsCatalog {
@@ -175,6 +178,12 @@ export interface SegmentsCatalog {
   videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>>;
   selectiveTerms(terms: string[], maxShare?: number, floor?: number): Promise<string[]>;
   termMatches(collectionId: string, terms: string[], limit: number, filter?: TagFilter): Promise<Map<string, number[]>>;
+  /**
+   * Optional: the same repository for the calls of one search, which may read the state of the
+   * first call's catch-up with other writers instead of catching up at each call (PostgreSQL:
+   * one round trip per search). Writes committed before the search began are seen.
+   */
+  forSearch?(): SegmentsCatalog;
 }
 
 /**

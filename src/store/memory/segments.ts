@@ -1,4 +1,5 @@
-import { insertBest } from '../memory-index.js';
+import { insertBest } from '../vector-index.js';
+import { filterEntries, labelsOf, matches as labelsMatch } from '../labels.js';
 import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from '../catalog/types.js';
 import { nowIso } from '../db.js';
 import type { MemoryStore, SegmentRecord } from './state.js';
@@ -13,19 +14,10 @@ import { tokens } from './words.js';
  * of SQLite's FTS5 index (src/store/memory/words.ts), ranked by BM25 as FTS5 ranks.
  */
 
-/** The filterable tags of a new segment, kind → label: the one place its tag fields map to the generic form. */
-function labelsOf(s: NewSegment): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const kind of ['shot_size', 'camera_movement', 'shooting_angle'] as const) if (s[kind]) out[kind] = s[kind]!;
-  return out;
-}
+/** A filter as (kind, label) pairs: every given label must match (src/store/labels.ts, the rule of every backend). */
+const filterPairs = filterEntries;
 
-/** A filter as (kind, label) pairs: every given label must match. */
-function filterPairs(filter: TagFilter | undefined): Array<[string, string]> {
-  return Object.entries(filter ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '');
-}
-
-const matches = (s: SegmentRecord, pairs: Array<[string, string]>) => pairs.every(([k, v]) => s.labels[k] === v);
+const matches = (s: SegmentRecord, pairs: Array<[string, string]>) => labelsMatch(s.labels, pairs);
 
 function cosine(v: Float32Array, q: Float32Array): number {
   let dot = 0;
@@ -82,12 +74,10 @@ export class MemorySegmentsCatalog implements SegmentsCatalog {
         details_json: json(s.details),
         facts_json: json(s.facts),
         tags_json: json(s.tags),
-        shot_size: s.shot_size ?? null,
-        camera_movement: s.camera_movement ?? null,
-        shooting_angle: s.shooting_angle ?? null,
+        labels: labelsOf(s.tags),
         phash: s.phash ?? null,
       };
-      state.segments.set(id, { row, vector: Float32Array.from(s.vector), labels: labelsOf(s), tokens: tokens(s.keywords ?? s.description) });
+      state.segments.set(id, { row, vector: Float32Array.from(s.vector), labels: row.labels, tokens: tokens(s.keywords ?? s.description) });
     }
   }
 

@@ -58,7 +58,7 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
     const segTotal = total('segments');
     const page = db.prepare(
       `SELECT s.id, s.video_id, s.collection_id, s.idx, s.start, s."end", s.description, f.description AS keywords, s.details_json, s.facts_json, s.tags_json,
-         s.shot_size, s.camera_movement, s.shooting_angle, s.phash
+         s.labels_json, s.phash
        FROM segments s LEFT JOIN segments_fts f ON f.rowid = s.id WHERE s.id > ? ORDER BY s.id LIMIT ?`,
     );
     let after = 0;
@@ -79,9 +79,9 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
         if (!v) throw new Error(`segment ${s.id} has no stored vector`);
         await client.query(
           `INSERT INTO segments (id, video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
-             shot_size, camera_movement, shooting_angle, phash, dim, embedding)
+             labels, phash, dim, embedding)
            OVERRIDING SYSTEM VALUE
-           VALUES ($1, $2, $3, $4, $5, $6, $7, to_tsvector('english', $8), $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, to_tsvector('english', $8), $9, $10, $11, COALESCE($12::jsonb, '{}'), $13, $14, $15)`,
           [
             s.id,
             s.video_id,
@@ -94,9 +94,7 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
             s.details_json,
             s.facts_json,
             s.tags_json,
-            s.shot_size,
-            s.camera_movement,
-            s.shooting_angle,
+            s.labels_json,
             s.phash,
             v.length,
             Buffer.from(v.buffer, v.byteOffset, v.byteLength),

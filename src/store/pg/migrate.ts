@@ -5,7 +5,7 @@ import pg from 'pg';
  * append-only, never edit a released step. Version 1: the job queue and the worker registry;
  * version 2: the catalog (collections, videos, tasks, API keys: src/store/catalog/postgres.ts);
  * version 3: segments with their vectors and keyword index, and video signatures
- * (src/store/catalog/pg-segments.ts).
+ * (src/store/catalog/pg-segments.ts); version 4: generic tag labels per segment.
  */
 export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
@@ -175,6 +175,21 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
         data bytea NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
       );
+    `,
+  },
+  {
+    // Tags stored generically (issue 19, as SQLite migration 14): a segment's filterable tag labels
+    // are one jsonb object, tag kind → label, so a new kind needs no column. Filters are applied to
+    // the in-memory index's rows and, with a keyword match, to the matched rows (labels @> filter),
+    // so no index on it. The three fixed columns move into it and go.
+    version: 4,
+    name: 'generic tag labels per segment instead of shot_size, camera_movement, shooting_angle columns',
+    sql: `
+      ALTER TABLE segments ADD COLUMN labels jsonb NOT NULL DEFAULT '{}';
+      UPDATE segments SET labels = jsonb_strip_nulls(jsonb_build_object(
+          'camera_movement', NULLIF(camera_movement, ''), 'shooting_angle', NULLIF(shooting_angle, ''), 'shot_size', NULLIF(shot_size, '')))
+        WHERE COALESCE(camera_movement, shooting_angle, shot_size) IS NOT NULL;
+      ALTER TABLE segments DROP COLUMN shot_size, DROP COLUMN camera_movement, DROP COLUMN shooting_angle;
     `,
   },
 ];
