@@ -8,6 +8,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSpeechClip } from '../../eval/speech-data.js';
+import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { Worker } from '../../src/engine/worker.js';
 import { findPocketsphinx } from '../../src/speech/pocketsphinx.js';
@@ -20,6 +21,13 @@ const TALK = `${LIBRIVOX}/sense_and_sensibility_01_austen_64kb-0870.wav`;
 /** Where "consider" starts in TALK (2.9 s; the recording's word times from pocketsphinx on the file itself). */
 const CONSIDER_AT = 2.9;
 const LEAD = 5;
+
+/** 4 s of footage with an audio track of digital silence. */
+async function silentTrackClip(out: string): Promise<string> {
+  const res = await runFfmpeg(['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=5:duration=4', '-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo', '-t', '4', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', out], { stdout: false });
+  if (res.code !== 0) throw new Error(res.stderr);
+  return out;
+}
 
 async function drain(engine: LocalEngine): Promise<void> {
   await new Worker(engine, { idleExitMs: 0, pollMs: 20 }).run(new AbortController().signal);
@@ -44,6 +52,7 @@ describe('speech end to end (pocketsphinx)', () => {
       hi: await makeSpeechClip(`${LIBRIVOX}/sense_and_sensibility_01_austen_64kb-0930.wav`, path.join(dir, 'hi.mp4'), { sampleRate: 96000 }),
       phone: await makeSpeechClip(`${LIBRIVOX}/sense_and_sensibility_01_austen_64kb-0890.wav`, path.join(dir, 'phone.mp4'), { sampleRate: 8000 }),
       mute: await makeStillClip(evalPhoto('opencv-doc__chicky_512.jpg'), path.join(dir, 'mute.mp4'), { seconds: 3, width: 160, height: 120 }),
+      quiet: await silentTrackClip(path.join(dir, 'quiet.mp4')),
     };
     for (const [name, file] of Object.entries(clips)) ids[name] = (await engine.uploadVideo(col, { path: file, filename: `${name}.mp4` })).video_id;
     await drain(engine);
@@ -102,6 +111,10 @@ describe('speech end to end (pocketsphinx)', () => {
     expect(mute.status).toBe('processed');
     expect(mute.segments.every((s) => (s.tags as Record<string, { label: string }>).audio?.label === 'silence')).toBe(true);
     expect((await engine.videoTranscript(ids.mute)).reason).toBe('no audio track');
+    // A track of digital silence: heard, nothing said, every moment silent.
+    expect((await engine.videoTranscript(ids.quiet)).reason).toBe('silent');
+    const quiet = await engine.videoDetails(ids.quiet);
+    expect(quiet.segments.every((s) => (s.tags as Record<string, { label: string }>).audio?.label === 'silence')).toBe(true);
     // The audio filter: only moments whose soundtrack is silent (the talk's lead and tail, the mute clip).
     const silent = await engine.search(col, { text: 'consider', audio: 'silence' });
     expect(silent.results.length).toBeGreaterThan(0);

@@ -9,6 +9,7 @@ import { formatSeconds, isInteractive, printJson, printTable, spinner } from '..
 import { waitForVideo } from '../wait.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { formatTranscript, isTranscriptFormat, TRANSCRIPT_FORMATS } from '../../speech/format.js';
+import { resolveSpeech } from '../../speech/engines.js';
 
 export function registerVideos(program: Command, run: Run): void {
   program
@@ -28,6 +29,12 @@ export function registerVideos(program: Command, run: Run): void {
       run(cmd, async (ctx, globals) => {
         const collectionId = await resolveCollection(ctx, opts.collection);
         const { files, skipped } = await expandVideoPaths(paths);
+        // The background worker logs it; say it here too, where the user looks.
+        if (ctx.local && !globals.json) {
+          const setting = (await ctx.service.getCollection(collectionId)).speech ?? 'auto';
+          const { reason } = resolveSpeech(setting);
+          if (reason && setting !== 'off') process.stderr.write(`note: videos are indexed without what is said in them: ${reason}\n`);
+        }
         if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped ? ` (${skipped} other file${skipped === 1 ? '' : 's'} skipped)` : ''}`);
         const total = files.reduce((a, f) => a + f.size, 0);
         const progress = spinner('uploading', { json: globals.json }).start();

@@ -1,0 +1,67 @@
+/**
+ * The API's audio, used: an embedding task on an uploaded `audio_input` tensor hears it (a
+ * deterministic fake engine here) and fuses what is said into the segment vectors; the same
+ * frames without audio give the picture's vectors alone. In-memory stores, fake models.
+ */
+import { describe, expect, it } from 'vitest';
+import { framesToTensor } from '../../src/engine/tensors.js';
+import { Worker } from '../../src/engine/worker.js';
+import type { Frame } from '../../src/media/types.js';
+import { SpeechAnalyzer } from '../../src/speech/analyzer.js';
+import type { SpeechEngine, SpokenWord } from '../../src/speech/types.js';
+import { memoryEngine } from '../helpers/memory-engine.js';
+
+/** Says "quarterly revenue grew" once per second of audio it is given. */
+class SayingEngine implements SpeechEngine {
+  readonly name = 'fake';
+  readonly version = 'fake-1';
+  readonly language = 'en';
+  async transcribe(chunks: AsyncIterable<Buffer>, onWord: (w: SpokenWord) => void): Promise<void> {
+    let t = 0;
+    for await (const c of chunks) {
+      for (const [i, w] of ['quarterly', 'revenue', 'grew'].entries()) onWord({ w, start: t + i * 0.3, end: t + i * 0.3 + 0.25, conf: 0.9 });
+      t += c.length / 32000;
+    }
+  }
+}
+
+function frames(n: number): Frame[] {
+  return Array.from({ length: n }, (_, i) => ({ t: i, width: 16, height: 16, data: new Uint8Array(16 * 16 * 3).fill(120) }));
+}
+
+/** `seconds` of a 300 Hz tone as an audio_input tensor ([1, 1, samples] float32, 16 kHz). */
+function audioTensor(seconds: number) {
+  const samples = Float32Array.from({ length: seconds * 16000 }, (_, i) => 0.3 * Math.sin((2 * Math.PI * 300 * i) / 16000));
+  return { data: Buffer.from(samples.buffer).toString('base64'), shape: [1, 1, samples.length], dtype: 'float32' };
+}
+
+async function embed(withAudio: boolean): Promise<{ embeddings: number[][]; text: string[] }> {
+  const m = memoryEngine({ speechFor: () => new SpeechAnalyzer(new SayingEngine()) });
+  const up = await m.engine.uploadTensors({
+    service: 'embedding',
+    request_id: 'r1',
+    video_input: framesToTensor(frames(4)),
+    ...(withAudio ? { audio_input: audioTensor(4) } : {}),
+    video_kwargs: { fps: 1 },
+  });
+  const sub = await m.engine.submitTask('embedding', { tensor: { video_input_key: up.r2_keys.video_input, audio_input_key: up.r2_keys.audio_input, video_kwargs_key: up.r2_keys.video_kwargs } });
+  await new Worker(m.engine, { idleExitMs: 0, pollMs: 5 }).run(new AbortController().signal);
+  const status = (await m.engine.taskStatus(sub.request_id)) as unknown as { status: string; embeddings: number[][] };
+  expect(status.status).toBe('completed');
+  return { embeddings: status.embeddings, text: m.embedder.texts };
+}
+
+describe('encode_video hears the audio_input tensor', () => {
+  it("fuses what is said into the segment vectors; without audio the picture's vectors stand alone", async () => {
+    const heard = await embed(true);
+    const silent = await embed(false);
+    expect(heard.embeddings).toHaveLength(silent.embeddings.length);
+    // What was said reached the text encoder, and moved the vector.
+    expect(heard.text.some((t) => t.startsWith('quarterly revenue grew'))).toBe(true);
+    expect(silent.text).toEqual([]);
+    const cos = heard.embeddings[0].reduce((a, x, i) => a + x * silent.embeddings[0][i], 0);
+    expect(cos).toBeLessThan(0.999);
+    expect(cos).toBeGreaterThan(0.3); // the picture still counts most
+    for (const v of heard.embeddings) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+  });
+});
