@@ -23,6 +23,9 @@ const MODEL_SUITES = [
 // (ffmpeg, the CLI, a PostgreSQL cluster; in parallel), and the model-heavy end-to-end suites.
 export default defineConfig({
   test: {
+    // Both cores: vitest's default (cores − 1) runs one file at a time on a 2-core machine. The
+    // model-heavy project still runs its files one at a time (fileParallelism: false).
+    maxWorkers: 2,
     projects: [
       {
         test: {

@@ -35,7 +35,7 @@ export function keywordsOf(analysis: SegmentAnalysis): string {
 }
 
 /** Facts by analyzer, as stored with a segment. */
-export function storedFacts(analysis: SegmentAnalysis, analyzers: Analyzer[]): Record<string, { version: string; facts: Fact[] }> {
+export function storedFacts(analysis: SegmentAnalysis, analyzers: Pick<Analyzer, 'name' | 'version'>[]): Record<string, { version: string; facts: Fact[] }> {
   const version = new Map(analyzers.map((a) => [a.name, a.version]));
   return Object.fromEntries(Object.entries(analysis).map(([name, out]) => [name, { version: version.get(name) ?? '', facts: out.facts }]));
 }

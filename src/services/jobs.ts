@@ -98,7 +98,7 @@ export class VideoProcessJob implements JobHandler {
         description: s.description,
         details: s.details,
         keywords: keywordsOf(s.analysis),
-        facts: storedFacts(s.analysis, analyzers),
+        facts: storedFacts(s.analysis, [...analyzers, speech]),
         tags: s.tags, // every tag kind's label is filterable (src/store/segments.ts NewSegment.tags)
         phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
         vector: s.vector,

@@ -72,8 +72,13 @@ describe('analysis apart from embedding', () => {
       expect(seg.description).toMatch(/Text on screen: .*EXIT/);
       const res = await engine.search(collectionId, { text: 'exit', top_k: 1 }, { explain: true });
       expect(res.results[0]).toMatchObject({ video_id: videoId, matched_words: ['exit'] });
-      // The fake embedder reads no facts: its recipe names no analyzer.
-      expect((await engine.getCollection(collectionId)).recipe).toEqual({});
+      // The fake embedder reads no facts: its recipe names no analyzer, only the speech setting and
+      // the speech analyzer behind its transcripts.
+      const { speech, speech_setting, ...analyzers } = (await engine.getCollection(collectionId)).recipe ?? {};
+      expect(analyzers).toEqual({});
+      expect(speech_setting).toBe('auto');
+      expect(speech).toMatch(/soundtrack-1$/);
+      expect(facts.speech.version).toBe(speech);
     });
 
     it('keeps a keyframe thumbnail per segment and a poster, served over HTTP, gone with the video', async () => {
