@@ -282,12 +282,7 @@ export const schemas = {
         name: collectionName,
         description: collectionDescription,
         model: str,
-        speech: {
-          type: 'string',
-          enum: [...SPEECH_SETTINGS],
-          default: 'auto',
-          description: 'who transcribes what is said: `auto` (the best engine installed when a video is processed), `off`, or an engine by name',
-        },
+        speech: { type: 'string', enum: [...SPEECH_SETTINGS], default: 'auto', description: 'who transcribes what is said: `auto` (the best engine installed), `off`, or an engine' },
       },
     },
     response: {
@@ -445,15 +440,9 @@ export const schemas = {
               },
               said: {
                 type: 'object',
-                description: 'present when the result was found by what is said: the words around the match, the matched ones between asterisks',
+                description: 'present when the result was found by what is said: the words around the match (matched ones between asterisks), the matched words, when they are said, and how well their sounds match (1: exactly)',
                 required: ['text', 'matched', 'start', 'end', 'score'],
-                properties: {
-                  text: str,
-                  matched: { type: 'array', items: str },
-                  start: { type: 'number', description: 'when the matched words start, seconds (the result starts there too)' },
-                  end: num,
-                  score: { type: 'number', minimum: 0, maximum: 1, description: '1 when the words stand in the transcript exactly; less by how far their sounds differ' },
-                },
+                properties: { text: str, matched: { type: 'array', items: str }, start: num, end: num, score: { type: 'number', minimum: 0, maximum: 1 } },
               },
             },
           },
