@@ -153,9 +153,15 @@ export class PocketsphinxEngine implements SpeechEngine {
             const chunk = narrowband ? mirrorBand(raw, samples & 1) : raw;
             samples += raw.length >> 1;
             if (!child.stdin.write(chunk)) {
+              // Wait for the pipe to drain, or for the recognizer to end ('close' settles it).
               await new Promise<void>((r) => {
-                child.stdin.once('drain', r);
-                child.once('close', r);
+                const done = () => {
+                  child.stdin.off('drain', done);
+                  child.off('close', done);
+                  r();
+                };
+                child.stdin.once('drain', done);
+                child.once('close', done);
               });
             }
           }
