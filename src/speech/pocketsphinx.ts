@@ -14,8 +14,17 @@ import { round3 } from '../media/kernels/index.js';
 import { isFiller, type PcmChunks, type SpeechEngine, type SpokenWord, type TranscribeOptions } from './types.js';
 
 const PROGRAM = 'pocketsphinx_continuous';
-/** The acoustic and language model pocketsphinx-en-us installs (part of the version). */
-const MODEL = 'en-us-5prealpha';
+/** The acoustic and language model pocketsphinx-en-us installs, and the search settings below (the version). */
+const MODEL = 'en-us-5prealpha-fast1';
+
+/**
+ * A faster search than the program's default: one pass (no flat-lexicon rescoring, no lattice
+ * best path), the 2 best Gaussians, at most 3000 HMMs and 5 words per frame. On the tuning half of
+ * the eval's recordings it transcribed 2.3x faster (27 s instead of 62 s of CPU) and found spoken
+ * phrases as well or better (R@1 16 kHz 0.86 → 0.94, 8 kHz 0.62 → 0.62) for a word error rate a
+ * little higher (0.44 → 0.49, 0.69 → 0.79): search needs the sounds more than the spelling.
+ */
+const SEARCH_ARGS = ['-fwdflat', 'no', '-bestpath', 'no', '-topn', '2', '-maxhmmpf', '3000', '-maxwpf', '5'];
 
 /**
  * Silence before the audio: the recognizer's voice detector needs a moment of it to find where
@@ -79,7 +88,7 @@ export class PocketsphinxEngine implements SpeechEngine {
   ) {}
 
   transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, { signal, narrowband }: TranscribeOptions = {}): Promise<void> {
-    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...(this.opts.extraArgs ?? [])];
+    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...SEARCH_ARGS, ...(this.opts.extraArgs ?? [])];
     const stallMs = this.opts.stallMs ?? speechStallMs();
     return new Promise<void>((resolve, reject) => {
       // The program opens its -infile by name, and /dev/stdin cannot be opened when stdin is a
