@@ -8,11 +8,12 @@
  * phrase), the share of hits whose `start` lies within 1 s of the phrase's first word (times from
  * forced alignment of the reference transcript with the same recognizer), and the word error rate.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalEngine } from '../src/engine/engine.js';
 import { Worker } from '../src/engine/worker.js';
 import { streamPcm } from '../src/media/audio.js';
+import { round3 as round } from '../src/media/kernels/index.js';
 import { spokenWords } from '../src/speech/phonetic.js';
 import { findPocketsphinx, PocketsphinxEngine } from '../src/speech/pocketsphinx.js';
 import type { SpokenWord } from '../src/speech/types.js';
@@ -70,7 +71,6 @@ export async function evaluateSpeech(opts: { home?: string; conditions?: string[
   const items = loadSpeechItems();
   const home = opts.home ?? tempDir('vidembed-eval-speech-').dir;
   const clipsDir = join(home, 'clips');
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(clipsDir, { recursive: true });
   log(`speech: forced alignment of ${items.length} reference transcripts…`);
   const aligned = new Map(await pool(items, 2, async (it) => [it.name, await forcedAlign(it, clipsDir)] as const));
@@ -142,6 +142,3 @@ export async function evaluateSpeech(opts: { home?: string; conditions?: string[
   return out;
 }
 
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
-}
