@@ -104,25 +104,50 @@ export interface SigningInput {
   /** The request's path, already URI-encoded (S3 signs it as sent, without encoding it again). */
   path: string;
   query: [string, string][];
-  /** Every header to sign, `host` and `x-amz-date` and `x-amz-content-sha256` among them. */
-  headers: Record<string, string>;
+  /**
+   * Every header to sign, `host` and `x-amz-date` and `x-amz-content-sha256` among them. As pairs, a
+   * name may repeat: its values are signed joined by commas in the order given.
+   */
+  headers: Record<string, string> | [string, string][];
   payloadHash: string;
   /** `YYYYMMDDTHHMMSSZ`, the value of x-amz-date. */
   amzDate: string;
   region: string;
   service?: string;
+  /**
+   * The generic services' rule: dot segments and repeated slashes removed from the path before it
+   * is signed. S3 signs the path as sent (false, the default).
+   */
+  normalizePath?: boolean;
 }
 
-/** The Authorization header of an AWS Signature Version 4 request. */
-export function signV4(input: SigningInput, creds: S3Credentials): string {
+/** RFC 3986 remove_dot_segments plus empty segments dropped; the trailing slash is kept. */
+function normalizedPath(p: string): string {
+  const out: string[] = [];
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') out.pop();
+    else out.push(seg);
+  }
+  const tail = out.length > 0 && /\/\.{0,2}$/.test(p) ? '/' : '';
+  return `/${out.join('/')}${tail}`;
+}
+
+/** A SigV4 signature's steps: the canonical request, the string to sign, the Authorization header. */
+export function signV4Steps(input: SigningInput, creds: S3Credentials): { canonicalRequest: string; stringToSign: string; authorization: string } {
   const service = input.service ?? 's3';
-  const headers = Object.entries(input.headers)
-    .map(([k, v]) => [k.toLowerCase(), v.trim().replace(/\s+/g, ' ')] as const)
+  const byName = new Map<string, string[]>();
+  for (const [k, v] of Array.isArray(input.headers) ? input.headers : Object.entries(input.headers)) {
+    const name = k.toLowerCase();
+    byName.set(name, [...(byName.get(name) ?? []), v.trim().replace(/\s+/g, ' ')]);
+  }
+  const headers = [...byName]
+    .map(([k, vs]) => [k, vs.join(',')] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const signedHeaders = headers.map(([k]) => k).join(';');
   const canonicalRequest = [
     input.method,
-    input.path,
+    input.normalizePath ? normalizedPath(input.path) : input.path,
     canonicalQuery(input.query),
     headers.map(([k, v]) => `${k}:${v}\n`).join(''),
     signedHeaders,
@@ -133,7 +158,13 @@ export function signV4(input: SigningInput, creds: S3Credentials): string {
   const stringToSign = ['AWS4-HMAC-SHA256', input.amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
   const key = hmac(hmac(hmac(hmac(`AWS4${creds.secretAccessKey}`, day), input.region), service), 'aws4_request');
   const signature = createHmac('sha256', key).update(stringToSign).digest('hex');
-  return `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+  const authorization = `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+  return { canonicalRequest, stringToSign, authorization };
+}
+
+/** The Authorization header of an AWS Signature Version 4 request. */
+export function signV4(input: SigningInput, creds: S3Credentials): string {
+  return signV4Steps(input, creds).authorization;
 }
 
 const amzDateOf = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
