@@ -103,7 +103,7 @@ export class CollectionsService {
     const collection = await this.lib.collection(p, idOrName);
     const ids = await this.lib.catalog.videos.idsForCollection(collection.id, ['processed', 'failed']);
     await this.lib.catalog.transaction(async (tx) => {
-      for (const id of ids) await tx.queue.enqueue('video.process', id);
+      for (const id of ids) await tx.queue.enqueue('video.process', id, undefined, collection.owner);
     });
     if (ids.length) await this.lib.onWorkQueued();
     return { collection_id: collection.id, queued: ids.length };

@@ -23,7 +23,7 @@ export class TasksService {
     const id = newId('req');
     await this.lib.catalog.transaction(async (tx) => {
       await tx.tasks.insert(id, kind, req, p.owner);
-      await tx.queue.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
+      await tx.queue.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id, undefined, p.owner);
     });
     await this.lib.onWorkQueued();
     return { request_id: id, status: 'pending' };

@@ -64,7 +64,7 @@ export class VideosService {
     try {
       await lib.catalog.transaction(async (tx) => {
         await tx.videos.insert({ id, collection_id: collection.id, filename: path.basename(file.filename), blob_key: key, size_bytes: st.size, content_sha256: sha256 });
-        await tx.queue.enqueue('video.process', id);
+        await tx.queue.enqueue('video.process', id, undefined, collection.owner);
         // Later files of the same upload compare with this one before it is processed.
         if (quick) await storeSignature(tx, id, quick);
       });
@@ -168,9 +168,10 @@ export class VideosService {
   /** Processes a video again (after a failure, or to pick up new analyzers). */
   async reprocess(p: Principal, videoId: string): Promise<VideoStatusResponse> {
     const v = await this.lib.video(p, videoId);
+    const owner = (await this.lib.catalog.collections.byId(v.collection_id))?.owner;
     await this.lib.catalog.transaction(async (tx) => {
       await tx.queue.cancelFor(v.id);
-      await tx.queue.enqueue('video.process', v.id);
+      await tx.queue.enqueue('video.process', v.id, undefined, owner);
     });
     await this.lib.onWorkQueued();
     return this.status(p, v.id);

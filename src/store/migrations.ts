@@ -262,6 +262,25 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE segments DROP COLUMN shooting_angle;
     `,
   },
+  {
+    // Fair queues (issue 21): a job names its owner (claims take owners in turn) and the claim
+    // counter value it was last claimed at (who was served least recently); open jobs made before
+    // this get their subject's owner. A key may carry limits (JSON, src/api/limits.ts).
+    version: 16,
+    name: 'jobs carry their owner and last claim; keys carry limits',
+    sql: `
+      ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
+      ALTER TABLE jobs ADD COLUMN claim_seq INTEGER;
+      UPDATE jobs SET owner = COALESCE(
+          (SELECT t.owner FROM tasks t WHERE t.id = jobs.ref_id),
+          (SELECT c.owner FROM videos v JOIN collections c ON c.id = v.collection_id WHERE v.id = jobs.ref_id),
+          'default')
+        WHERE status IN ('queued', 'running');
+      CREATE INDEX jobs_owner_claim ON jobs (owner, claim_seq);
+      CREATE INDEX jobs_owner_status ON jobs (owner, status);
+      ALTER TABLE api_keys ADD COLUMN limits_json TEXT;
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

@@ -199,6 +199,78 @@ export function conformance(backend: () => Backend): void {
     expect(await h.queue.cancelFor('nothing')).toBe(0);
   });
 
+  it('is fair across owners: owners take turns (least recently served first), each owner oldest first', async () => {
+    const a1 = await h.queue.enqueue('video.process', 'a1', undefined, 'alice');
+    const a2 = await h.queue.enqueue('video.process', 'a2', undefined, 'alice');
+    const a3 = await h.queue.enqueue('video.process', 'a3', undefined, 'alice');
+    const b1 = await h.queue.enqueue('video.process', 'b1', undefined, 'bob');
+    const b2 = await h.queue.enqueue('task.tagging', 'b2', undefined, 'bob');
+    const c1 = await h.queue.enqueue('task.embedding', 'c1', undefined, 'carol');
+    const order: string[] = [];
+    for (;;) {
+      const job = await h.queue.claim('A', LONG);
+      if (!job) break;
+      order.push(job.id);
+      expect(await h.queue.complete(job.id, job.token)).toBe(true);
+    }
+    expect(order).toEqual([a1, b1, c1, a2, b2, a3]);
+    expect((await h.queue.get(a1))?.owner).toBe('alice');
+    // Without an owner a job is the default owner's.
+    expect((await h.queue.get(await h.queue.enqueue('video.process', 'd1')))?.owner).toBe('default');
+  });
+
+  it("is fair across workers: an owner with a job running waits behind an owner with none, even with older jobs", async () => {
+    const a1 = await h.queue.enqueue('video.process', 'a1', undefined, 'alice');
+    const a2 = await h.queue.enqueue('video.process', 'a2', undefined, 'alice');
+    const b1 = await h.queue.enqueue('video.process', 'b1', undefined, 'bob');
+    const long = (await h.queue.claim('A', LONG))!;
+    expect(long.id).toBe(a1);
+    // Alice has a job running: bob's newer job goes first; then alice's, as nobody else waits.
+    expect((await h.queue.claim('B', LONG))?.id).toBe(b1);
+    const next = (await h.queue.claim('C', LONG))!;
+    expect(next.id).toBe(a2);
+    // A lease that ran out does not count as running.
+    await h.queue.enqueue('video.process', 'a3', undefined, 'alice');
+    const b2 = await h.queue.enqueue('video.process', 'b2', undefined, 'bob');
+    expect(await h.queue.renew(a1, long.token, SHORT)).toBe(true);
+    expect(await h.queue.renew(a2, next.token, SHORT)).toBe(true);
+    await expire();
+    // Alice: 0 live jobs, bob: 1 (b1): alice's first, her run-out a1 the oldest of them.
+    expect((await h.queue.claim('D', LONG))?.id).toBe(a1);
+    expect((await h.queue.claim('D', LONG))?.id).toBe(b2);
+  });
+
+  it('idleOwnersOnly takes only jobs of owners with nothing running', async () => {
+    const a1 = await h.queue.enqueue('video.process', 'a1', undefined, 'alice');
+    await h.queue.enqueue('video.process', 'a2', undefined, 'alice');
+    expect((await h.queue.claim('A', LONG))?.id).toBe(a1);
+    expect(await h.queue.claim('side', LONG, undefined, undefined, { idleOwnersOnly: true })).toBeUndefined();
+    const b1 = await h.queue.enqueue('task.tagging', 'b1', undefined, 'bob');
+    const side = await h.queue.claim('side', LONG, undefined, undefined, { idleOwnersOnly: true });
+    expect(side).toMatchObject({ id: b1, owner: 'bob', leaseOwner: 'side', status: 'running' });
+    await h.queue.enqueue('task.tagging', 'b2', undefined, 'bob');
+    expect(await h.queue.claim('side', LONG, undefined, undefined, { idleOwnersOnly: true })).toBeUndefined();
+    expect(await h.queue.claim('side', LONG, ['video.process'], undefined, { idleOwnersOnly: true })).toBeUndefined();
+  });
+
+  it('cancel fails one pending job with its reason, fences its holder, and leaves settled jobs alone; pending lists by owner', async () => {
+    const run = await h.queue.enqueue('video.process', 'v1', undefined, 'alice');
+    const held = (await h.queue.claim('A', LONG))!;
+    const queued = await h.queue.enqueue('task.embedding', 'r1', undefined, 'bob');
+    expect((await h.queue.pending()).map((j) => j.id)).toEqual([run, queued]);
+    expect((await h.queue.pending('bob')).map((j) => j.id)).toEqual([queued]);
+    expect(await h.queue.cancel(queued, 'cancelled by an admin')).toMatchObject({ id: queued, status: 'queued', owner: 'bob' });
+    expect(await h.queue.get(queued)).toMatchObject({ status: 'failed', lastError: 'cancelled by an admin' });
+    expect(await h.queue.cancel(run, 'cancelled by its owner')).toMatchObject({ id: run, status: 'running', leaseOwner: 'A' });
+    expect(await h.queue.get(run)).toMatchObject({ status: 'failed', leaseOwner: null, lastError: 'cancelled by its owner' });
+    expect(await h.queue.renew(run, held.token, LONG)).toBe(false);
+    expect(await h.queue.complete(run, held.token)).toBe(false);
+    expect(await h.queue.cancel(run, 'again')).toBeUndefined();
+    expect(await h.queue.cancel('job_missing', 'x')).toBeUndefined();
+    expect(await h.queue.pending()).toEqual([]);
+    expect(await h.queue.claim('B', LONG)).toBeUndefined();
+  });
+
   it('refuses nonsense: maxAttempts below 1, a lease that is not positive', async () => {
     await expect(h.queue.enqueue('video.process', 'v1', 0)).rejects.toThrow(RangeError);
     await expect(h.queue.claim('A', 0)).rejects.toThrow(RangeError);

@@ -212,7 +212,7 @@ export interface CatalogTx {
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
   readonly queue: {
-    enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number): Promise<string>;
+    enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number, owner?: string): Promise<string>;
     cancelFor(refId: string): Promise<number>;
     holds(jobId: string, token: number): Promise<boolean>;
     /** `JobQueue.complete` inside the transaction: the job is done exactly when the results land. */

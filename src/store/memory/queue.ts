@@ -2,9 +2,11 @@ import { newId } from '../ids.js';
 import {
   checkLeaseMs,
   checkMaxAttempts,
+  DEFAULT_JOB_OWNER,
   DEFAULT_MAX_ATTEMPTS,
   giveUpMessage,
   type ClaimedJob,
+  type ClaimOptions,
   type GiveUpHandler,
   type JobKind,
   type JobQueue,
@@ -16,7 +18,7 @@ import {
 import type { JobRecord, MemoryStore } from './state.js';
 
 const job = (r: JobRecord): QueuedJob => {
-  const { seq: _seq, ...out } = r;
+  const { seq: _seq, claimSeq: _claimSeq, ...out } = r;
   return out;
 };
 
@@ -37,7 +39,7 @@ export class MemoryJobQueue implements JobQueue {
     return j && j.status === 'running' && j.token === token ? j : undefined;
   }
 
-  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
     checkMaxAttempts(maxAttempts);
     const id = newId('job');
     const now = Date.now();
@@ -45,6 +47,7 @@ export class MemoryJobQueue implements JobQueue {
       id,
       kind,
       refId,
+      owner,
       status: 'queued',
       attempts: 0,
       maxAttempts,
@@ -55,17 +58,32 @@ export class MemoryJobQueue implements JobQueue {
       createdAt: now,
       updatedAt: now,
       seq: this.store.state.nextSeq(),
+      claimSeq: null,
     });
     return id;
   }
 
-  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined> {
+  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler, opts: ClaimOptions = {}): Promise<ClaimedJob | undefined> {
     const lease = checkLeaseMs(leaseMs);
     const now = Date.now();
     const gaveUp: QueuedJob[] = [];
+    // The fair order (src/store/queue/types.ts): live jobs of the owner, the owner's last claim, age.
+    const live = new Map<string, number>();
+    const served = new Map<string, number>();
+    for (const j of this.jobs.values()) {
+      if (j.status === 'running' && j.leaseExpiresAt! >= now) live.set(j.owner, (live.get(j.owner) ?? 0) + 1);
+      if (j.claimSeq !== null) served.set(j.owner, Math.max(served.get(j.owner) ?? 0, j.claimSeq));
+    }
     const runnable = [...this.jobs.values()]
       .filter((j) => (j.status === 'queued' || (j.status === 'running' && j.leaseExpiresAt! < now)) && (!kinds?.length || kinds.includes(j.kind)))
-      .sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
+      .filter((j) => !opts.idleOwnersOnly || !live.has(j.owner))
+      .sort(
+        (a, b) =>
+          (live.get(a.owner) ?? 0) - (live.get(b.owner) ?? 0) ||
+          (served.get(a.owner) ?? 0) - (served.get(b.owner) ?? 0) ||
+          a.createdAt - b.createdAt ||
+          a.seq - b.seq,
+      );
     let claimed: JobRecord | undefined;
     for (const j of runnable) {
       if (j.attempts >= j.maxAttempts) {
@@ -74,7 +92,7 @@ export class MemoryJobQueue implements JobQueue {
         gaveUp.push(job(j));
         continue;
       }
-      Object.assign(j, { status: 'running', attempts: j.attempts + 1, leaseOwner: workerId, token: j.token + 1, leaseExpiresAt: now + lease, updatedAt: now });
+      Object.assign(j, { status: 'running', attempts: j.attempts + 1, leaseOwner: workerId, token: j.token + 1, leaseExpiresAt: now + lease, updatedAt: now, claimSeq: this.store.state.nextSeq() });
       claimed = j;
       break;
     }
@@ -137,6 +155,21 @@ export class MemoryJobQueue implements JobQueue {
       }
     }
     return n;
+  }
+
+  async cancel(jobId: string, reason: string): Promise<QueuedJob | undefined> {
+    const j = this.jobs.get(jobId);
+    if (!j || (j.status !== 'queued' && j.status !== 'running')) return undefined;
+    const before = job(j);
+    Object.assign(j, { status: 'failed', leaseOwner: null, leaseExpiresAt: null, lastError: reason, updatedAt: Date.now() });
+    return before;
+  }
+
+  async pending(owner?: string): Promise<QueuedJob[]> {
+    return [...this.jobs.values()]
+      .filter((j) => (j.status === 'queued' || j.status === 'running') && (owner === undefined || j.owner === owner))
+      .sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq)
+      .map(job);
   }
 
   async holds(jobId: string, token: number): Promise<boolean> {

@@ -12,7 +12,8 @@ import type { LiveWorker, QueuedJob } from '../queue/types.js';
 export type CollectionRecord = Omit<CollectionRow, 'video_count'> & { seq: number };
 export type VideoRecord = VideoRow & { content_sha256: string | null; seq: number };
 export type KeyRecord = ApiKeyRow & { seq: number };
-export type JobRecord = QueuedJob & { seq: number };
+/** `claimSeq`: the store's counter at the job's last claim (who was served least recently). */
+export type JobRecord = QueuedJob & { seq: number; claimSeq: number | null };
 
 export interface SegmentRecord {
   row: SegmentRow;

@@ -192,6 +192,25 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE segments DROP COLUMN shot_size, DROP COLUMN camera_movement, DROP COLUMN shooting_angle;
     `,
   },
+  {
+    // Fair queues (issue 21, as SQLite migration 16): a job names its owner and the claim counter
+    // value it was last claimed at; keys may carry limits (JSON text, src/api/limits.ts).
+    version: 6,
+    name: 'jobs carry their owner and last claim; keys carry limits',
+    sql: `
+      ALTER TABLE jobs ADD COLUMN owner text NOT NULL DEFAULT 'default';
+      ALTER TABLE jobs ADD COLUMN claim_seq bigint;
+      CREATE SEQUENCE jobs_claim_seq;
+      UPDATE jobs SET owner = COALESCE(
+          (SELECT t.owner FROM tasks t WHERE t.id = jobs.ref_id),
+          (SELECT c.owner FROM videos v JOIN collections c ON c.id = v.collection_id WHERE v.id = jobs.ref_id),
+          'default')
+        WHERE status IN ('queued', 'running');
+      CREATE INDEX jobs_owner_claim ON jobs (owner, claim_seq);
+      CREATE INDEX jobs_owner_running ON jobs (owner) WHERE status = 'running';
+      ALTER TABLE api_keys ADD COLUMN limits_json text;
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */

@@ -4,9 +4,11 @@ import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.j
 import {
   checkLeaseMs,
   checkMaxAttempts,
+  DEFAULT_JOB_OWNER,
   DEFAULT_MAX_ATTEMPTS,
   jobFromRecord,
   type ClaimedJob,
+  type ClaimOptions,
   type JobRecord,
   type GiveUpHandler,
   type JobKind,
@@ -21,27 +23,32 @@ type Row = JobRecord;
 
 const ms = (col: string) => `(extract(epoch FROM ${col}) * 1000)::float8`;
 const cols = (t = '') =>
-  `${t}id, ${t}kind, ${t}ref_id, ${t}status, ${t}attempts, ${t}max_attempts, ${t}lease_owner, ${t}lease_token,
+  `${t}id, ${t}kind, ${t}ref_id, ${t}owner, ${t}status, ${t}attempts, ${t}max_attempts, ${t}lease_owner, ${t}lease_token,
    ${ms(`${t}lease_expires_at`)} AS lease_expires_at, ${t}last_error, ${ms(`${t}created_at`)} AS created_at, ${ms(`${t}updated_at`)} AS updated_at`;
 const interval = (param: string) => `make_interval(secs => ${param}::float8 / 1000)`;
 
 const toJob = jobFromRecord;
 
+/** Live jobs of the candidate's owner (the first key of the fair order, src/store/queue/types.ts). */
+const RUNNING_OF_OWNER = `(SELECT count(*) FROM jobs r WHERE r.owner = c.owner AND r.status = 'running' AND r.lease_expires_at >= clock_timestamp())`;
+
 /**
- * One claim is one statement, so one transaction: the CTE picks the oldest runnable job and locks
- * it (`FOR UPDATE SKIP LOCKED`: a job another claimer is taking is passed over, not waited for),
+ * One claim is one statement, so one transaction: the CTE picks the next runnable job in the fair
+ * order (owners with fewer live jobs, then served least recently, then the owner's oldest job) and
+ * locks it (`FOR UPDATE SKIP LOCKED`: a job another claimer is taking is passed over, not waited for),
  * and the UPDATE either takes it (attempt + 1, token + 1, lease from now) or, when its attempts are
  * used up, fails it. READ COMMITTED re-checks the WHERE of a locked row against its latest version,
  * so a job claimed and committed a moment ago is not returned again.
  */
-const CLAIM = `
+const claimSql = (idleOwnersOnly: boolean) => `
   WITH cand AS (
-    SELECT id FROM jobs
-    WHERE (status = 'queued' OR (status = 'running' AND lease_expires_at < clock_timestamp()))
-      AND ($3::text[] IS NULL OR kind = ANY ($3::text[]))
-    ORDER BY seq
+    SELECT c.id FROM jobs c
+    WHERE (c.status = 'queued' OR (c.status = 'running' AND c.lease_expires_at < clock_timestamp()))
+      AND ($3::text[] IS NULL OR c.kind = ANY ($3::text[]))
+      ${idleOwnersOnly ? `AND ${RUNNING_OF_OWNER} = 0` : ''}
+    ORDER BY ${RUNNING_OF_OWNER}, (SELECT max(s.claim_seq) FROM jobs s WHERE s.owner = c.owner) NULLS FIRST, c.seq
     LIMIT 1
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF c SKIP LOCKED
   )
   UPDATE jobs j SET
     status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'running' END,
@@ -49,6 +56,7 @@ const CLAIM = `
     lease_owner = CASE WHEN j.attempts >= j.max_attempts THEN NULL ELSE $1::text END,
     lease_token = CASE WHEN j.attempts >= j.max_attempts THEN j.lease_token ELSE j.lease_token + 1 END,
     lease_expires_at = CASE WHEN j.attempts >= j.max_attempts THEN NULL ELSE clock_timestamp() + ${interval('$2')} END,
+    claim_seq = CASE WHEN j.attempts >= j.max_attempts THEN j.claim_seq ELSE nextval('jobs_claim_seq') END,
     last_error = CASE WHEN j.attempts >= j.max_attempts
       THEN coalesce(j.last_error, format('gave up after %s attempts (the worker stopped each time)', j.attempts))
       ELSE j.last_error END,
@@ -56,11 +64,13 @@ const CLAIM = `
   FROM cand
   WHERE j.id = cand.id
   RETURNING ${cols('j.')}`;
+const CLAIM = claimSql(false);
+const CLAIM_IDLE_OWNERS = claimSql(true);
 
-async function enqueueJob(q: Queryable, kind: JobKind, refId: string, maxAttempts: number): Promise<string> {
+async function enqueueJob(q: Queryable, kind: JobKind, refId: string, maxAttempts: number, owner: string): Promise<string> {
   checkMaxAttempts(maxAttempts);
   const id = newId('job');
-  await q.query(`INSERT INTO jobs (id, kind, ref_id, status, max_attempts) VALUES ($1, $2, $3, 'queued', $4)`, [id, kind, refId, maxAttempts]);
+  await q.query(`INSERT INTO jobs (id, kind, ref_id, owner, status, max_attempts) VALUES ($1, $2, $3, $4, 'queued', $5)`, [id, kind, refId, owner, maxAttempts]);
   return id;
 }
 
@@ -96,8 +106,8 @@ async function holdsJob(q: Queryable, jobId: string, token: number, lock: boolea
 export class PgTxJobQueue {
   constructor(private readonly client: pg.PoolClient) {}
 
-  enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
-    return enqueueJob(this.client, kind, refId, maxAttempts);
+  enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
+    return enqueueJob(this.client, kind, refId, maxAttempts, owner);
   }
 
   cancelFor(refId: string): Promise<number> {
@@ -139,15 +149,15 @@ export class PgJobQueue implements JobQueue {
     private readonly ownsPool = false,
   ) {}
 
-  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
-    return enqueueJob(this.pool, kind, refId, maxAttempts);
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
+    return enqueueJob(this.pool, kind, refId, maxAttempts, owner);
   }
 
-  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined> {
+  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler, opts: ClaimOptions = {}): Promise<ClaimedJob | undefined> {
     const lease = checkLeaseMs(leaseMs);
     const params = [workerId, lease, kinds?.length ? [...kinds] : null];
     for (;;) {
-      const { rows } = await this.pool.query<Row>(CLAIM, params);
+      const { rows } = await this.pool.query<Row>(opts.idleOwnersOnly ? CLAIM_IDLE_OWNERS : CLAIM, params);
       const row = rows[0];
       if (!row) return undefined;
       const job = toJob(row);
@@ -200,6 +210,26 @@ export class PgJobQueue implements JobQueue {
    */
   async cancelFor(refId: string): Promise<number> {
     return cancelJobsFor(this.pool, refId);
+  }
+
+  async cancel(jobId: string, reason: string): Promise<QueuedJob | undefined> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<Row>(`SELECT ${cols()} FROM jobs WHERE id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [jobId]);
+      if (!rows[0]) return undefined;
+      await client.query(
+        `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, last_error = $2, updated_at = clock_timestamp() WHERE id = $1`,
+        [jobId, reason],
+      );
+      return toJob(rows[0]);
+    });
+  }
+
+  async pending(owner?: string): Promise<QueuedJob[]> {
+    const { rows } = await this.pool.query<Row>(
+      `SELECT ${cols()} FROM jobs WHERE status IN ('queued', 'running') AND ($1::text IS NULL OR owner = $1) ORDER BY seq`,
+      [owner ?? null],
+    );
+    return rows.map(toJob);
   }
 
   /** True while `token` holds the job (a snapshot: outside a transaction nothing keeps it so; PgTxJobQueue.holds locks). */

@@ -4,10 +4,12 @@ import { newId } from '../ids.js';
 import {
   checkLeaseMs,
   checkMaxAttempts,
+  DEFAULT_JOB_OWNER,
   DEFAULT_MAX_ATTEMPTS,
   giveUpMessage,
   jobFromRecord,
   type ClaimedJob,
+  type ClaimOptions,
   type JobRecord,
   type GiveUpHandler,
   type JobKind,
@@ -50,32 +52,37 @@ export class SqliteJobQueue implements JobQueue {
     private readonly ownsDb = false,
   ) {}
 
-  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<string> {
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
     checkMaxAttempts(maxAttempts);
     const id = newId('job');
     const now = Date.now();
     this.db
       .prepare(
-        `INSERT INTO jobs (id, kind, ref_id, status, attempts, max_attempts, lease_token, created_at, updated_at)
-         VALUES (?, ?, ?, 'queued', 0, ?, 0, ?, ?)`,
+        `INSERT INTO jobs (id, kind, ref_id, owner, status, attempts, max_attempts, lease_token, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?)`,
       )
-      .run(id, kind, refId, maxAttempts, now, now);
+      .run(id, kind, refId, owner, maxAttempts, now, now);
     return id;
   }
 
-  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined> {
+  async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler, opts: ClaimOptions = {}): Promise<ClaimedJob | undefined> {
     const lease = checkLeaseMs(leaseMs);
-    const kindFilter = kinds?.length ? `AND kind IN (${kinds.map(() => '?').join(',')})` : '';
+    const kindFilter = kinds?.length ? `AND kind IN (${kinds.map((_, i) => `@k${i}`).join(',')})` : '';
+    // The fair order (src/store/queue/types.ts): owners with fewer live jobs, then served least
+    // recently (a NULL claim_seq, never served, sorts first), then the owner's oldest job.
+    const running = `(SELECT COUNT(*) FROM jobs r WHERE r.owner = j.owner AND r.status = 'running' AND r.lease_expires_at >= @now)`;
     const next = this.db.prepare(
-      `SELECT * FROM jobs WHERE (status = 'queued' OR (status = 'running' AND lease_expires_at < ?)) ${kindFilter}
-       ORDER BY created_at, rowid LIMIT 1`,
+      `SELECT * FROM jobs j WHERE (status = 'queued' OR (status = 'running' AND lease_expires_at < @now)) ${kindFilter}
+         ${opts.idleOwnersOnly ? `AND ${running} = 0` : ''}
+       ORDER BY ${running}, (SELECT MAX(s.claim_seq) FROM jobs s WHERE s.owner = j.owner), created_at, rowid LIMIT 1`,
     );
+    const kindParams = Object.fromEntries((kinds ?? []).map((k, i) => [`k${i}`, k]));
     const giveUp = this.db.prepare(
       `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
     );
     const take = this.db.prepare(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_token = lease_token + 1,
-         lease_expires_at = ?, updated_at = ?
+         lease_expires_at = ?, updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs)
        WHERE id = ? RETURNING *`,
     );
     const gaveUp: QueuedJob[] = [];
@@ -83,7 +90,7 @@ export class SqliteJobQueue implements JobQueue {
       .transaction((): Row | undefined => {
         const now = Date.now();
         for (;;) {
-          const job = next.get(now, ...(kinds ?? [])) as Row | undefined;
+          const job = next.get({ now, ...kindParams }) as Row | undefined;
           if (!job) return undefined;
           if (job.attempts >= job.max_attempts) {
             // Its worker stopped on each of its attempts: redoing it again would only stop another.
@@ -159,6 +166,28 @@ export class SqliteJobQueue implements JobQueue {
         return queued + running;
       })
       .immediate();
+  }
+
+  async cancel(jobId: string, reason: string): Promise<QueuedJob | undefined> {
+    const before = this.db
+      .transaction(() => {
+        const row = this.db.prepare(`SELECT * FROM jobs WHERE id = ? AND status IN ('queued', 'running')`).get(jobId) as Row | undefined;
+        if (row) {
+          this.db
+            .prepare(`UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, last_error = ?, updated_at = ? WHERE id = ?`)
+            .run(reason, Date.now(), jobId);
+        }
+        return row;
+      })
+      .immediate();
+    return before && toJob(before);
+  }
+
+  async pending(owner?: string): Promise<QueuedJob[]> {
+    const rows = this.db
+      .prepare(`SELECT * FROM jobs WHERE status IN ('queued', 'running') ${owner === undefined ? '' : 'AND owner = ?'} ORDER BY created_at, rowid`)
+      .all(...(owner === undefined ? [] : [owner])) as Row[];
+    return rows.map(toJob);
   }
 
   /** True while the claim with `token` holds the job (running under that token): the fencing check for its results. */

@@ -7,6 +7,8 @@ export interface QueuedJob {
   id: string;
   kind: JobKind;
   refId: string;
+  /** Whose work it is (the owner of the video or task): claims take owners in turn. */
+  owner: string;
   status: JobStatus;
   /** Claims that were not handed back (release) — each started an attempt. */
   attempts: number;
@@ -39,9 +41,13 @@ export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
  * PostgreSQL: src/store/queue/postgres.ts). One conformance suite (test/conformance/queue.ts)
  * holds both to these rules:
  *
- * - claim takes the oldest runnable job — queued, or running under a lease that has run out — marks
- *   it running under `workerId` for `leaseMs`, counts an attempt and increments its fencing token.
+ * - claim takes a runnable job — queued, or running under a lease that has run out — marks it
+ *   running under `workerId` for `leaseMs`, counts an attempt and increments its fencing token.
  *   Two claimers never get the same job while its lease runs.
+ * - claims are fair across owners: the job taken is one of the owner with the fewest jobs running
+ *   (under a live lease), among those the owner served least recently (never served first), and
+ *   that owner's oldest runnable job: owners take turns, each in its own order.
+ *   `idleOwnersOnly` takes only jobs of owners with nothing running (a worker's second lane).
  * - renew, complete, fail and release take the token of the claim. They are refused (false) once
  *   another claim took the job (the token moved on), or the job was cancelled or settled. A lease
  *   that ran out but that nobody has claimed since is still its holder's: these calls accept it;
@@ -52,10 +58,13 @@ export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
  *   finds it marks it failed ("gave up after N attempts") and reports it to `onGiveUp`.
  * - cancelFor drops the queued jobs of a subject and fails its running ones, so their holders'
  *   complete/fail/renew are refused.
+ * - cancel fails one queued or running job with a reason (its holder is refused from then on), and
+ *   answers the job as it was; settled or unknown jobs are left alone (undefined).
+ * - pending lists queued and running jobs, oldest first (an owner's alone when given).
  */
 export interface JobQueue {
-  enqueue(kind: JobKind, refId: string, maxAttempts?: number): Promise<string>;
-  claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler): Promise<ClaimedJob | undefined>;
+  enqueue(kind: JobKind, refId: string, maxAttempts?: number, owner?: string): Promise<string>;
+  claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler, opts?: ClaimOptions): Promise<ClaimedJob | undefined>;
   /** Extends the lease to `leaseMs` from now; false when this token no longer holds the job. */
   renew(jobId: string, token: number, leaseMs: number): Promise<boolean>;
   complete(jobId: string, token: number): Promise<boolean>;
@@ -70,6 +79,10 @@ export interface JobQueue {
   expireLeasesOf(workerId: string): Promise<number>;
   /** Drops queued jobs about `refId` and fails the running ones; how many it touched. */
   cancelFor(refId: string): Promise<number>;
+  /** Fails a queued or running job with `reason`; the job as it was before, or undefined when it was not pending. */
+  cancel(jobId: string, reason: string): Promise<QueuedJob | undefined>;
+  /** Queued and running jobs, oldest first; only `owner`'s when given. */
+  pending(owner?: string): Promise<QueuedJob[]>;
   /** True while the claim with `token` holds the job (running under that token); in a transaction, the fencing check for the job's results. */
   holds(jobId: string, token: number): Promise<boolean>;
   get(jobId: string): Promise<QueuedJob | undefined>;
@@ -102,7 +115,14 @@ export interface WorkerRegistry {
   close(): Promise<void>;
 }
 
+export interface ClaimOptions {
+  /** Only jobs of owners that have no job running under a live lease. */
+  idleOwnersOnly?: boolean;
+}
+
 export const DEFAULT_MAX_ATTEMPTS = 3;
+/** The owner of jobs enqueued without one (what existed before owners, the local CLI's). */
+export const DEFAULT_JOB_OWNER = 'default';
 
 export function giveUpMessage(attempts: number): string {
   return `gave up after ${attempts} attempts (the worker stopped each time)`;
@@ -126,6 +146,7 @@ export interface JobRecord {
   id: string;
   kind: JobKind;
   ref_id: string;
+  owner: string;
   status: QueuedJob['status'];
   attempts: number;
   max_attempts: number;
@@ -142,6 +163,7 @@ export function jobFromRecord(r: JobRecord): QueuedJob {
     id: r.id,
     kind: r.kind,
     refId: r.ref_id,
+    owner: r.owner,
     status: r.status,
     attempts: r.attempts,
     maxAttempts: r.max_attempts,
