@@ -224,3 +224,52 @@ export function s3Settings(env: Env = process.env): {
     sessionToken: set(env.AWS_SESSION_TOKEN) ? env.AWS_SESSION_TOKEN : undefined,
   };
 }
+
+// ---- limits (docs/limits.md) ------------------------------------------------------------------
+
+/** A non-negative integer, else `fallback` (0 is a value: "no limit" where a limit says so). */
+function count(v: string | undefined, fallback: number): number {
+  const n = Number(v);
+  return set(v) && Number.isInteger(n) && n >= 0 ? n : fallback;
+}
+
+/**
+ * What a key may do when it carries no limit of its own (`keys create --max-jobs …` overrides
+ * each; 0: no limit): VIDEMBED_KEY_MAX_JOBS, jobs its owner may have queued or running (default
+ * 100); VIDEMBED_KEY_MAX_VIDEO_S, the longest video it may upload in seconds (default 14400, 4 h);
+ * VIDEMBED_KEY_MAX_UPLOAD_MB, its largest upload in MiB (default 0: the server's upload limit).
+ */
+export function keyLimitDefaults(env: Env = process.env): { maxJobs: number; maxVideoSeconds: number; maxUploadBytes: number } {
+  return {
+    maxJobs: count(env.VIDEMBED_KEY_MAX_JOBS, 100),
+    maxVideoSeconds: count(env.VIDEMBED_KEY_MAX_VIDEO_S, 14_400),
+    maxUploadBytes: count(env.VIDEMBED_KEY_MAX_UPLOAD_MB, 0) * 1024 * 1024,
+  };
+}
+
+/**
+ * VIDEMBED_FAIR_LANE_S: a worker whose job has run this long takes, beside it, one job of an owner
+ * that has nothing running (so one owner's hours of video never hold up another's clip); default
+ * 10, 0: one job at a time.
+ */
+export function fairLaneMs(env: Env = process.env): number {
+  return count(env.VIDEMBED_FAIR_LANE_S, 10) * 1000;
+}
+
+/**
+ * Caps on the server's synchronous work (429 when a key is over its share, 503 when the server is
+ * full, both with Retry-After): VIDEMBED_SYNC_MAX, synchronous video encodes and tags at once
+ * (default 2); VIDEMBED_SYNC_MAX_PER_KEY (default 1); VIDEMBED_LARGE_BODY_MAX, request bodies over
+ * VIDEMBED_LARGE_BODY_MB MiB (default 8) being received or handled at once (default 2);
+ * VIDEMBED_LARGE_BODY_MAX_PER_KEY (default 1).
+ */
+export function syncLimits(env: Env = process.env): { sync: number; syncPerKey: number; largeBodies: number; largeBodiesPerKey: number; largeBodyBytes: number } {
+  const positive = (v: string | undefined, fallback: number) => Math.max(1, count(v, fallback));
+  return {
+    sync: positive(env.VIDEMBED_SYNC_MAX, 2),
+    syncPerKey: positive(env.VIDEMBED_SYNC_MAX_PER_KEY, 1),
+    largeBodies: positive(env.VIDEMBED_LARGE_BODY_MAX, 2),
+    largeBodiesPerKey: positive(env.VIDEMBED_LARGE_BODY_MAX_PER_KEY, 1),
+    largeBodyBytes: count(env.VIDEMBED_LARGE_BODY_MB, 8) * 1024 * 1024,
+  };
+}

@@ -1,3 +1,5 @@
+import type { KeyLimits } from './limits.js';
+
 /**
  * Who a call acts for. Every collection, video (through its collection), task and tensor upload
  * belongs to an owner; a key acts for its owner and sees only that owner's resources, an admin key
@@ -8,6 +10,8 @@
 export interface Principal {
   owner: string;
   admin: boolean;
+  /** What the key may ask of the server (src/api/limits.ts); none: no limits (the local CLI, `--no-auth`). */
+  limits?: KeyLimits;
 }
 
 export const DEFAULT_OWNER = 'default';

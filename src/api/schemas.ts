@@ -588,3 +588,31 @@ export const schemas = {
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
   },
 } as const;
+
+// ---- jobs: the queue as the API shows it (issue 21; src/services/queue.ts) -------------------
+
+const jobSummary = {
+  type: 'object',
+  required: ['job_id', 'kind', 'subject_id', 'owner', 'status', 'attempts', 'created_at'],
+  additionalProperties: true,
+  properties: {
+    job_id: str,
+    kind: { type: 'string', enum: ['video.process', 'task.embedding', 'task.tagging'] },
+    subject_id: { type: 'string', description: 'the video (video.process) or task (task.*) the job works on' },
+    owner: str,
+    status: { type: 'string', enum: ['queued', 'running', 'done', 'failed'] },
+    attempts: count,
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const jobSchemas = {
+  listJobs: {
+    querystring: { type: 'object', properties: { owner: { type: 'string', description: "admins: only this owner's jobs (other keys always see their own)" } } },
+    response: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: jobSummary } } },
+  },
+  cancelJob: {
+    params: { type: 'object', required: ['job_id'], properties: { job_id: str } },
+    response: { ...jobSummary, required: [...jobSummary.required, 'cancelled'], properties: { ...jobSummary.properties, cancelled: { type: 'boolean', const: true } } },
+  },
+} as const;

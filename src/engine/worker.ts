@@ -2,7 +2,8 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
-import type { JobKind } from '../store/queue/types.js';
+import type { ClaimedJob, ClaimOptions, JobKind } from '../store/queue/types.js';
+import { fairLaneMs as fairLaneSetting } from '../env.js';
 import { DEFAULTS } from './config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
@@ -35,12 +36,19 @@ export interface WorkerOptions {
    */
   lastActiveAt?: () => number;
   busyGraceMs?: number;
+  /**
+   * Once a job has run this long, the worker takes — beside it, one at a time — jobs of owners that
+   * have nothing running (so one owner's hours of video never hold up another owner's clip);
+   * default VIDEMBED_FAIR_LANE_S (src/env.ts); 0: one job at a time.
+   */
+  fairLaneMs?: number;
 }
 
 /**
  * Takes jobs from the durable queue one at a time (the machine's cores go to ffmpeg and the
  * models of that one job), renewing its lease while it works, and settles each only under its
- * claim's fencing token. It says it is alive by heartbeat (the worker registry), not by pid. Killed mid-job, it leaves the lease
+ * claim's fencing token. The queue hands owners their turns (src/store/queue/types.ts); a job that
+ * runs long opens a second lane for owners with nothing running (`fairLaneMs`). It says it is alive by heartbeat (the worker registry), not by pid. Killed mid-job, it leaves the lease
  * to expire and the next worker to redo the job; stopped through the signal, it hands the job back.
  */
 export class Worker {
@@ -70,6 +78,8 @@ export class Worker {
     const leaseMs = this.opts.leaseMs ?? DEFAULTS.leaseMs;
     const heartbeatMs = this.opts.heartbeatMs ?? DEFAULTS.heartbeatMs;
     const pollMs = this.opts.pollMs ?? 500;
+    const fairLaneMs = this.opts.fairLaneMs ?? fairLaneSetting();
+    const claimOpts = { leaseMs, heartbeatMs, log: (line: string) => this.opts.log?.(line) };
     const store = this.engine.catalog;
     const { queue, registry } = store;
     const info: WorkerInfo = { pid: process.pid, host: os.hostname(), ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}) };
@@ -94,9 +104,7 @@ export class Worker {
     let idleSince = Date.now();
     try {
       while (!signal.aborted) {
-        const job = await queue.claim(this.id, leaseMs, this.opts.kinds, (gaveUp) =>
-          this.engine.failJobSubject(gaveUp, gaveUp.lastError ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
-        );
+        const job = await this.claim(leaseMs);
         if (!job) {
           await reapStoppedWorkers(store, this.id);
           await stranded();
@@ -105,34 +113,13 @@ export class Worker {
           await sleep(pollMs, undefined, { signal }).catch(() => {});
           continue;
         }
-        log(`job ${job.id} ${job.kind} ${job.refId} attempt ${job.attempts}`);
-        const jobAbort = new AbortController();
-        const onStop = () => jobAbort.abort();
-        signal.addEventListener('abort', onStop, { once: true });
-        // Renewal is fenced by the claim's token: false means another claim took the job over.
-        const renewTimer = setInterval(() => {
-          queue.renew(job.id, job.token, leaseMs).then(
-            (held) => {
-              if (!held) jobAbort.abort();
-            },
-            (err: unknown) => log(`lease renewal failed: ${errorMessage(err)}`),
-          );
-        }, Math.min(heartbeatMs, leaseMs / 3));
+        const done = new AbortController();
+        const side = fairLaneMs > 0 ? this.fairLane(signal, done.signal, fairLaneMs, pollMs, claimOpts) : undefined;
         try {
-          const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token } };
-          const outcome = await this.engine.runJob(job, ctx);
-          const settled =
-            outcome === 'done'
-              ? ctx.settled || (await queue.complete(job.id, job.token))
-              : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
-          log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
-        } catch (err) {
-          if (signal.aborted) await queue.release(job.id, job.token);
-          else if (await queue.fail(job.id, job.token, errorMessage(err))) await this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
-          log(`job ${job.id} stopped: ${errorMessage(err)}`);
+          await this.runClaimed(job, signal, claimOpts);
         } finally {
-          clearInterval(renewTimer);
-          signal.removeEventListener('abort', onStop);
+          done.abort();
+          await side;
         }
         idleSince = Date.now();
       }
@@ -141,4 +128,73 @@ export class Worker {
       await registry.remove(this.id).catch(() => {}); // the store may be closed already
     }
   }
+
+  private claim(leaseMs: number, opts?: ClaimOptions) {
+    return this.engine.catalog.queue.claim(
+      this.id,
+      leaseMs,
+      this.opts.kinds,
+      (gaveUp) => this.engine.failJobSubject(gaveUp, gaveUp.lastError ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
+      opts,
+    );
+  }
+
+  /**
+   * The second lane: from `afterMs` into the main job until it ends, runs jobs of owners that have
+   * nothing running, one at a time. A job it started is finished even if the main one ends first.
+   */
+  private async fairLane(stop: AbortSignal, mainDone: AbortSignal, afterMs: number, pollMs: number, o: RunOptions): Promise<void> {
+    await sleep(afterMs, undefined, { signal: AbortSignal.any([stop, mainDone]) }).catch(() => {});
+    while (!stop.aborted && !mainDone.aborted) {
+      const job = await this.claim(o.leaseMs, { idleOwnersOnly: true }).catch((err: unknown) => {
+        o.log(`fair lane: claim failed: ${errorMessage(err)}`);
+        return undefined;
+      });
+      if (job) {
+        o.log(`fair lane: beside a long job`);
+        await this.runClaimed(job, stop, o);
+      } else await sleep(pollMs, undefined, { signal: AbortSignal.any([stop, mainDone]) }).catch(() => {});
+    }
+  }
+
+  /** Runs one claimed job to its end under its lease, renewing it; hands it back when `signal` stops the worker. */
+  private async runClaimed(job: ClaimedJob, signal: AbortSignal, o: RunOptions): Promise<void> {
+    const { queue } = this.engine.catalog;
+    const { leaseMs, heartbeatMs, log } = o;
+    log(`job ${job.id} ${job.kind} ${job.refId} attempt ${job.attempts}`);
+    const jobAbort = new AbortController();
+    const onStop = () => jobAbort.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    // Renewal is fenced by the claim's token: false means another claim took the job over.
+    const renewTimer = setInterval(() => {
+      queue.renew(job.id, job.token, leaseMs).then(
+        (held) => {
+          if (!held) jobAbort.abort();
+        },
+        (err: unknown) => log(`lease renewal failed: ${errorMessage(err)}`),
+      );
+    }, Math.min(heartbeatMs, leaseMs / 3));
+    try {
+      const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token } };
+      const outcome = await this.engine.runJob(job, ctx);
+      const settled =
+        outcome === 'done'
+          ? ctx.settled || (await queue.complete(job.id, job.token))
+          : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
+      log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
+    } catch (err) {
+      if (signal.aborted) await queue.release(job.id, job.token);
+      else if (await queue.fail(job.id, job.token, errorMessage(err))) await this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
+      log(`job ${job.id} stopped: ${errorMessage(err)}`);
+    } finally {
+      clearInterval(renewTimer);
+      signal.removeEventListener('abort', onStop);
+    }
+  }
+}
+
+interface RunOptions {
+  leaseMs: number;
+  heartbeatMs: number;
+  log: (line: string) => void;
 }

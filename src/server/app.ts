@@ -19,6 +19,7 @@ import { taggingRoutes } from './routes/tagging.js';
 import { taskRoutes } from './routes/tasks.js';
 import { tensorRoutes } from './routes/tensors.js';
 import { videoRoutes } from './routes/videos.js';
+import { jobRoutes } from './routes/jobs.js';
 import { registerUi, UiSessions } from './ui.js';
 
 export interface ServerOptions {
@@ -131,7 +132,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     maxUploadBytes,
     tensorBodyLimit,
   };
-  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes]) {
+  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes, jobRoutes]) {
     await app.register(plugin, { ctx });
   }
 

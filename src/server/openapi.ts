@@ -55,6 +55,7 @@ const TAGS: Record<string, string> = {
   tagging: 'shot size, camera angle and movement tags',
   tasks: 'asynchronous tasks',
   tensors: 'pre-processed tensor uploads for async tasks',
+  jobs: 'the job queue: what waits or runs, and cancelling (docs/limits.md)',
 };
 
 const json = (schema: object) => ({ 'application/json': { schema } });

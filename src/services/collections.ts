@@ -1,6 +1,7 @@
 /** Collections: create, list, see, rename, delete, reindex. */
 import { ConflictError, ValidationError } from '../api/errors.js';
 import type { Principal } from '../api/principal.js';
+import { checkJobLimit } from '../api/limits.js';
 import type {
   CollectionDetails,
   CollectionSummary,
@@ -102,6 +103,7 @@ export class CollectionsService {
   async reindex(p: Principal, idOrName: string): Promise<ReindexResponse> {
     const collection = await this.lib.collection(p, idOrName);
     const ids = await this.lib.catalog.videos.idsForCollection(collection.id, ['processed', 'failed']);
+    await checkJobLimit(p.limits, this.lib.catalog.queue, collection.owner, ids.length);
     await this.lib.catalog.transaction(async (tx) => {
       for (const id of ids) await tx.queue.enqueue('video.process', id, undefined, collection.owner);
     });

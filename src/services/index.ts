@@ -7,6 +7,7 @@ import { AnalysisService } from './analysis.js';
 import { CollectionsService } from './collections.js';
 import { Jobs } from './jobs.js';
 import type { Library } from './library.js';
+import { QueueService } from './queue.js';
 import { SearchService } from './search.js';
 import { TasksService } from './tasks.js';
 import { VideosService } from './videos.js';
@@ -20,10 +21,13 @@ export interface Services {
   readonly analysis: AnalysisService;
   readonly tasks: TasksService;
   readonly jobs: Jobs;
+  /** The queue as the API shows it: list and cancel jobs. */
+  readonly queue: QueueService;
 }
 
 export function createServices(library: Library): Services {
   const analysis = new AnalysisService(library);
+  const jobs = new Jobs(library, analysis);
   return {
     library,
     collections: new CollectionsService(library),
@@ -31,7 +35,8 @@ export function createServices(library: Library): Services {
     search: new SearchService(library),
     analysis,
     tasks: new TasksService(library, analysis),
-    jobs: new Jobs(library, analysis),
+    jobs,
+    queue: new QueueService(library, jobs),
   };
 }
 

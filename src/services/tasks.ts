@@ -2,6 +2,7 @@
 import { NotFoundError, ValidationError } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
 import type { AsyncStatusResponse, AsyncSubmitRequest, AsyncSubmitResponse, TaskKind, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
+import { checkJobLimit } from '../api/limits.js';
 import { newId } from '../store/ids.js';
 import { storeTensorUpload, tensorKeyOwner } from '../engine/tensors.js';
 import type { AnalysisService } from './analysis.js';
@@ -20,6 +21,7 @@ export class TasksService {
       throw new ValidationError([{ loc: ['body'], msg: 'give exactly one of video_url, video_base64 or tensor', type: 'value_error.missing' }]);
     }
     if (req.tensor !== undefined) await this.checkTensorRef(p, kind, req.tensor);
+    await checkJobLimit(p.limits, this.lib.catalog.queue, p.owner, 1);
     const id = newId('req');
     await this.lib.catalog.transaction(async (tx) => {
       await tx.tasks.insert(id, kind, req, p.owner);

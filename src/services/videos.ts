@@ -20,6 +20,8 @@ import type {
 } from '../api/types.js';
 import { loadTranscript } from '../speech/store.js';
 import { LIMITS } from '../api/defaults.js';
+import { checkJobLimit, checkUploadLimit, checkVideoLength } from '../api/limits.js';
+import { probe } from '../media/probe.js';
 import { newId } from '../store/ids.js';
 import type { VideoRow } from '../store/videos.js';
 import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from '../engine/duplicates.js';
@@ -37,6 +39,13 @@ export class VideosService {
     if (!st.isFile()) throw new BadRequestError(`${file.path} is not a regular file`);
     if (st.size > lib.maxUploadBytes) {
       throw new PayloadTooLargeError(`${file.filename} is ${st.size} bytes, over the ${lib.maxUploadBytes}-byte upload limit`);
+    }
+    checkUploadLimit(p.limits, file.filename, st.size);
+    await checkJobLimit(p.limits, lib.catalog.queue, collection.owner, 1);
+    if (p.limits?.maxVideoSeconds) {
+      // A file that does not probe is stored as usual: its processing says what is wrong with it.
+      const seconds = (await probe(file.path).catch(() => undefined))?.durationSec ?? 0;
+      checkVideoLength(p.limits, file.filename, seconds);
     }
     // The same bytes twice in one collection are one video: answer with it (unless forced).
     const sha256 = await sha256File(file.path);
@@ -169,6 +178,7 @@ export class VideosService {
   async reprocess(p: Principal, videoId: string): Promise<VideoStatusResponse> {
     const v = await this.lib.video(p, videoId);
     const owner = (await this.lib.catalog.collections.byId(v.collection_id))?.owner;
+    await checkJobLimit(p.limits, this.lib.catalog.queue, owner ?? p.owner, 1);
     await this.lib.catalog.transaction(async (tx) => {
       await tx.queue.cancelFor(v.id);
       await tx.queue.enqueue('video.process', v.id, undefined, owner);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { keyLimits, NO_LIMITS, type KeyLimitSettings } from '../api/limits.js';
 import type { Principal } from '../api/principal.js';
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
@@ -19,26 +20,35 @@ export interface ApiKeyRow {
   /** The owner whose library the key acts on (keys may share one). */
   owner: string;
   role: KeyRole;
+  /** The key's own limits (JSON of KeyLimitSettings, src/api/limits.ts); null: the server's defaults. */
+  limits_json: string | null;
+}
+
+/** How a key's limits are stored: JSON of what was set, or null. */
+export function limitsJson(limits: KeyLimitSettings | undefined): string | null {
+  return limits && Object.keys(limits).length ? JSON.stringify(limits) : null;
 }
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+/** An admin key has only the limits it was given; a user key the server's defaults for the rest. */
 export function principalOf(row: ApiKeyRow): Principal {
-  return { owner: row.owner, admin: row.role === 'admin' };
+  const admin = row.role === 'admin';
+  return { owner: row.owner, admin, limits: keyLimits(row.limits_json, admin ? NO_LIMITS : undefined) };
 }
 
 /** API keys, stored as SHA-256 hashes: the raw key exists only in the create call's answer. */
 export class KeysRepo {
   constructor(private readonly db: Db) {}
 
-  create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): { row: ApiKeyRow; key: string } {
+  create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole; limits?: KeyLimitSettings }): { row: ApiKeyRow; key: string } {
     const key = `vk_${randomBytes(24).toString('base64url')}`;
     const id = newId('key');
     this.db
-      .prepare(`INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, created_at, owner, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(id, input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, nowIso(), input.owner ?? input.name, input.role ?? 'user');
+      .prepare(`INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, created_at, owner, role, limits_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(id, input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, nowIso(), input.owner ?? input.name, input.role ?? 'user', limitsJson(input.limits));
     return { row: this.byId(id)!, key };
   }
 

@@ -465,6 +465,7 @@ export function conformance(backend: () => Backend): void {
         revoked_at: null,
         owner: 'ci',
         role: 'user',
+        limits_json: null,
       });
       expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(sortedKeys(row)).toEqual([...API_KEY_FIELDS].sort());
@@ -480,6 +481,12 @@ export function conformance(backend: () => Backend): void {
       expect(admin.row).toMatchObject({ name: 'ops', owner: 'team', role: 'admin', quota: 3_000_000_000, used: 0 });
       expect(admin.key).not.toBe(key);
       expect(await c.keys.byKey(admin.key)).toEqual(admin.row);
+
+      // Limits are stored as given (only what was set) and read back as stored.
+      const limited = await c.keys.create({ name: 'limited', qps: 1, limits: { max_jobs: 2, max_upload_bytes: 1048576 } });
+      expect(JSON.parse(limited.row.limits_json!)).toEqual({ max_jobs: 2, max_upload_bytes: 1048576 });
+      expect(await c.keys.byKey(limited.key)).toEqual(limited.row);
+      expect((await c.keys.create({ name: 'unlimited', qps: 1, limits: {} })).row.limits_json).toBeNull();
     });
 
     it('byName oldest first, list newest first (same millisecond: insertion order); revoke by id or by name (every key of the name), once', async () => {

@@ -91,6 +91,8 @@ describe('GET /openapi.json', () => {
         'getVideoFile',
         'getVideoThumbnail',
         'getVideoTranscript',
+        'listJobs',
+        'cancelJob',
       ].sort(),
     );
   });

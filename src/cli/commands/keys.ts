@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ConflictError, NotFoundError, ValidationError } from '../../api/errors.js';
+import { limitSettings } from '../../api/limits.js';
 import { isValidOwner } from '../../api/principal.js';
+import { principalOf, type ApiKeyRow } from '../../store/keys.js';
 import { writeUserConfig } from '../../engine/config.js';
 import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
@@ -17,12 +19,15 @@ export function registerKeys(program: Command, run: Run): void {
     .option('--quota <n>', 'requests allowed in total (default: unlimited)', Number)
     .option('--owner <owner>', 'whose library the key works on; keys with the same owner share one (default: the key name)')
     .option('--admin', 'an admin key: sees and manages every owner\'s collections, videos and tasks')
+    .option('--max-jobs <n>', "jobs its owner may have queued or running (default: the server's, VIDEMBED_KEY_MAX_JOBS; 0: no limit)", Number)
+    .option('--max-video-s <s>', "longest video it may upload, in seconds (default: VIDEMBED_KEY_MAX_VIDEO_S; 0: no limit)", Number)
+    .option('--max-upload-mb <mib>', "largest video it may upload, in MiB (default: VIDEMBED_KEY_MAX_UPLOAD_MB; 0: the server's limit)", Number)
     .description('create a key; the key itself is printed once, now')
     .addHelpText(
       'after',
-      '\nEach key sees only its owner\'s collections, videos, tasks and tensors; other owners\' ids answer 404.\n\nExamples:\n  $ vidembed keys create --name alice --qps 5\n  $ vidembed keys create --name alice-ci --owner alice --qps 10 --quota 100000 --json\n  $ vidembed keys create --name ops --admin',
+      '\nEach key sees only its owner\'s collections, videos, tasks and tensors; other owners\' ids answer 404.\n\nExamples:\n  $ vidembed keys create --name alice --qps 5\n  $ vidembed keys create --name alice-ci --owner alice --qps 10 --quota 100000 --json\n  $ vidembed keys create --name ops --admin\n  $ vidembed keys create --name bob --max-jobs 10 --max-video-s 600 --max-upload-mb 200\n\nLimits: docs/limits.md (over them: 429 for jobs, 413 for an upload, 422 for a video too long).',
     )
-    .action(async (opts: { name: string; qps: number; quota?: number; owner?: string; admin?: boolean }, cmd: Command) =>
+    .action(async (opts: { name: string; qps: number; quota?: number; owner?: string; admin?: boolean; maxJobs?: number; maxVideoS?: number; maxUploadMb?: number }, cmd: Command) =>
       run(
         cmd,
         async (ctx, globals) => {
@@ -38,10 +43,11 @@ export function registerKeys(program: Command, run: Run): void {
               { loc: ['owner'], msg: `"${owner}" is not a valid owner: letters, digits, _ . - (at most 64)${opts.owner ? '' : '; pass --owner'}`, type: 'value_error' },
             ]);
           }
+          const limits = limitSettings({ maxJobs: opts.maxJobs, maxVideoSeconds: opts.maxVideoS, maxUploadMiB: opts.maxUploadMb });
           const keys = ctx.local!.catalog.keys;
           if ((await keys.byName(name)).length) throw new ConflictError(`a key named "${name}" already exists: choose another name`);
-          const { row, key } = await keys.create({ name, qps: opts.qps, quota: opts.quota, owner, role: opts.admin ? 'admin' : 'user' });
-          const out = { id: row.id, name: row.name, owner: row.owner, role: row.role, qps: row.qps, quota: row.quota, key };
+          const { row, key } = await keys.create({ name, qps: opts.qps, quota: opts.quota, owner, role: opts.admin ? 'admin' : 'user', limits });
+          const out = { id: row.id, name: row.name, owner: row.owner, role: row.role, qps: row.qps, quota: row.quota, limits: limitsOf(row), key };
           if (globals.json) return printJson(out);
           process.stdout.write(
             `created ${row.role === 'admin' ? 'admin ' : ''}key ${row.name} (${row.id}) for owner ${row.owner}, ${row.qps} req/s${row.quota !== null ? `, quota ${row.quota} requests` : ''}\n${key}\nkeep it: it is not stored and cannot be shown again\n`,
@@ -66,6 +72,7 @@ export function registerKeys(program: Command, run: Run): void {
             qps: k.qps,
             quota: k.quota,
             used: k.used,
+            limits: limitsOf(k),
             created_at: k.created_at,
             revoked: Boolean(k.revoked_at),
           }));
@@ -143,4 +150,10 @@ export function registerKeys(program: Command, run: Run): void {
         { localOnly: true },
       ),
     );
+}
+
+/** The limits in force for a key (its own over the server's defaults; 0: no limit), as shown. */
+function limitsOf(row: ApiKeyRow): { max_jobs: number; max_video_s: number; max_upload_bytes: number } {
+  const l = principalOf(row).limits!;
+  return { max_jobs: l.maxJobs, max_video_s: l.maxVideoSeconds, max_upload_bytes: l.maxUploadBytes };
 }

@@ -1,8 +1,9 @@
+import type { KeyLimitSettings } from '../../api/limits.js';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { TaskKind, TaskStatus, VideoStatus } from '../../api/types.js';
 import { newId } from '../ids.js';
-import { hashKey } from '../keys.js';
+import { hashKey, limitsJson } from '../keys.js';
 import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
 import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js';
 import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
@@ -44,7 +45,7 @@ const VIDEO_COLS = `id, collection_id, filename, path, blob_key, size_bytes::flo
 const TASK_COLS = `id, kind, owner, status, request_json, result_json, error_message, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
 
 const KEY_COLS = `id, name, key_hash, prefix, qps, quota::float8 AS quota, used::float8 AS used, ${iso('created_at')} AS created_at,
-  ${iso('revoked_at')} AS revoked_at, owner, role`;
+  ${iso('revoked_at')} AS revoked_at, owner, role, limits_json`;
 
 /**
  * Subjects of `table` in a waiting status that no queued or running job will finish, with the
@@ -273,12 +274,12 @@ export class PgTasksCatalog implements TasksCatalog {
 export class PgKeysCatalog implements KeysCatalog {
   constructor(private readonly q: Queryable) {}
 
-  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
+  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole; limits?: KeyLimitSettings }): Promise<{ row: ApiKeyRow; key: string }> {
     const key = `vk_${randomBytes(24).toString('base64url')}`;
     const { rows } = await this.q.query<ApiKeyRow>(
-      `INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, owner, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      `INSERT INTO api_keys (id, name, key_hash, prefix, qps, quota, owner, role, limits_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        RETURNING ${KEY_COLS}`,
-      [newId('key'), input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, input.owner ?? input.name, input.role ?? 'user'],
+      [newId('key'), input.name, hashKey(key), key.slice(0, 7), input.qps, input.quota ?? null, input.owner ?? input.name, input.role ?? 'user', limitsJson(input.limits)],
     );
     return { row: rows[0], key };
   }

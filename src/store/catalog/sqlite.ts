@@ -1,3 +1,4 @@
+import type { KeyLimitSettings } from '../../api/limits.js';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionsRepo } from '../collections.js';
 import { Gate, gated } from '../gate.js';
@@ -170,7 +171,7 @@ export class SqliteTasksCatalog implements TasksCatalog {
 export class SqliteKeysCatalog implements KeysCatalog {
   constructor(private readonly repo: KeysRepo) {}
 
-  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
+  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole; limits?: KeyLimitSettings }): Promise<{ row: ApiKeyRow; key: string }> {
     const { row, key } = this.repo.create(input);
     return { row: apiKey(row), key };
   }

@@ -1,3 +1,4 @@
+import type { KeyLimitSettings } from '../../api/limits.js';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
@@ -132,7 +133,7 @@ export interface TasksCatalog {
  *   RangeError and counts nothing.
  */
 export interface KeysCatalog {
-  create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }>;
+  create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole; limits?: KeyLimitSettings }): Promise<{ row: ApiKeyRow; key: string }>;
   byId(id: string): Promise<ApiKeyRow | undefined>;
   byName(name: string): Promise<ApiKeyRow[]>;
   byKey(key: string): Promise<ApiKeyRow | undefined>;
@@ -261,7 +262,7 @@ export const VIDEO_FIELDS = [
   'updated_at',
 ] as const satisfies readonly (keyof VideoRow)[];
 export const TASK_FIELDS = ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'] as const satisfies readonly (keyof TaskRow)[];
-export const API_KEY_FIELDS = ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role'] as const satisfies readonly (keyof ApiKeyRow)[];
+export const API_KEY_FIELDS = ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role', 'limits_json'] as const satisfies readonly (keyof ApiKeyRow)[];
 
 /** Compile-time: each list above names every field of its row type (a field added to a row type must be added there). */
 type Covers<Row, Fields extends readonly (keyof Row)[]> = [Exclude<keyof Row, Fields[number]>] extends [never] ? true : never;

@@ -1,3 +1,4 @@
+import type { KeyLimitSettings } from '../../api/limits.js';
 import { randomBytes } from 'node:crypto';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import {
@@ -20,7 +21,7 @@ import {
 import { nowIso } from '../db.js';
 import { gated } from '../gate.js';
 import { newId } from '../ids.js';
-import { hashKey } from '../keys.js';
+import { hashKey, limitsJson } from '../keys.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 import { MemoryJobQueue, MemoryWorkerRegistry } from './queue.js';
 import { MemorySegmentsCatalog, MemorySignaturesCatalog } from './segments.js';
@@ -267,7 +268,7 @@ class MemoryKeysCatalog implements KeysCatalog {
     return [...this.store.state.keys.values()].sort((a, b) => a.seq - b.seq);
   }
 
-  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole }): Promise<{ row: ApiKeyRow; key: string }> {
+  async create(input: { name: string; qps: number; quota?: number | null; owner?: string; role?: KeyRole; limits?: KeyLimitSettings }): Promise<{ row: ApiKeyRow; key: string }> {
     const key = `vk_${randomBytes(24).toString('base64url')}`;
     const state = this.store.state;
     const row = {
@@ -282,6 +283,7 @@ class MemoryKeysCatalog implements KeysCatalog {
       revoked_at: null,
       owner: input.owner ?? input.name,
       role: input.role ?? 'user',
+      limits_json: limitsJson(input.limits),
       seq: state.nextSeq(),
     };
     state.keys.set(row.id, row);

@@ -110,13 +110,13 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
 
     await copyRows('video_signatures', ['video_id', 'version', 'frames', 'data', 'updated_at'], 'video_id');
     await copyRows('tasks', ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'], 'created_at, rowid');
-    await copyRows('api_keys', ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role'], 'created_at, rowid');
+    await copyRows('api_keys', ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role', 'limits_json'], 'created_at, rowid');
 
-    const jobs = db.prepare(`SELECT id, kind, ref_id, attempts, max_attempts, last_error, created_at, updated_at FROM jobs WHERE ${OPEN_JOBS} ORDER BY created_at, rowid`).all() as Record<string, unknown>[];
+    const jobs = db.prepare(`SELECT id, kind, ref_id, owner, attempts, max_attempts, last_error, created_at, updated_at FROM jobs WHERE ${OPEN_JOBS} ORDER BY created_at, rowid`).all() as Record<string, unknown>[];
     for (const j of jobs) {
       await client.query(
-        `INSERT INTO jobs (id, kind, ref_id, status, attempts, max_attempts, last_error, created_at, updated_at) VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
-        [j.id, j.kind, j.ref_id, Math.min(j.attempts as number, (j.max_attempts as number) - 1), j.max_attempts, j.last_error, ms(j.created_at as number), ms(j.updated_at as number)],
+        `INSERT INTO jobs (id, kind, ref_id, owner, status, attempts, max_attempts, last_error, created_at, updated_at) VALUES ($1, $2, $3, $9, 'queued', $4, $5, $6, $7, $8)`,
+        [j.id, j.kind, j.ref_id, Math.min(j.attempts as number, (j.max_attempts as number) - 1), j.max_attempts, j.last_error, ms(j.created_at as number), ms(j.updated_at as number), j.owner],
       );
     }
     onProgress?.('jobs', jobs.length, jobs.length);
