@@ -81,6 +81,16 @@ export class RateLimitedError extends VidembedError {
   }
 }
 
+/** The server is at a cap of its own (not the caller's): 503 with Retry-After (src/server/work-limits.ts). */
+export class ServerBusyError extends VidembedError {
+  override readonly status = 503;
+  override readonly code = 'server_busy';
+  override readonly exitCode = 75;
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
+}
+
 /** The input itself is not usable media (corrupt, no video stream, unreadable). */
 export class MediaError extends VidembedError {
   override readonly status = 422;

@@ -7,6 +7,7 @@ import multipart from '@fastify/multipart';
 import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { DEFAULTS } from '../engine/config.js';
+import type { syncLimits } from '../env.js';
 import type { Services } from '../services/index.js';
 import { makeAuthHook, TokenBuckets, type KeyStore } from './auth.js';
 import { sendError } from './errors.js';
@@ -20,6 +21,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { tensorRoutes } from './routes/tensors.js';
 import { videoRoutes } from './routes/videos.js';
 import { jobRoutes } from './routes/jobs.js';
+import { installWorkLimits } from './work-limits.js';
 import { registerUi, UiSessions } from './ui.js';
 
 export interface ServerOptions {
@@ -38,6 +40,8 @@ export interface ServerOptions {
   ui?: UiSessions;
   /** The API keys requests are checked against (required unless `auth` is false). */
   keys?: KeyStore;
+  /** Caps on synchronous analyses and large bodies (default: src/env.ts `syncLimits`). */
+  workLimits?: ReturnType<typeof syncLimits>;
 }
 
 /**
@@ -117,6 +121,9 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
       await hook(request, reply);
     });
   }
+
+  // Caps on synchronous analyses and large bodies, per key and per server (after auth: 401 first).
+  installWorkLimits(app, routes, opts.workLimits);
 
   // The web page (web/): its files, config and sign-in; not API operations, so not in /openapi.json.
   registerUi(app, { auth: opts.auth !== false, sessions: uiSessions, open: routes.open });

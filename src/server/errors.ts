@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { redactPaths } from '../engine/redact.js';
-import { RateLimitedError, ValidationError, VidembedError } from '../api/errors.js';
+import { RateLimitedError, ServerBusyError, ValidationError, VidembedError } from '../api/errors.js';
 import { ajvToIssues, type AjvError } from '../api/validate.js';
 
 /** Framework errors by their code: which status and machine code each becomes. */
@@ -26,8 +26,8 @@ const FRAMEWORK: Record<string, [number, string]> = {
 /** The one place errors become HTTP statuses and `{detail, code}` bodies. */
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof ValidationError) return reply.code(422).send({ detail: err.issues, code: err.code });
-  if (err instanceof RateLimitedError) {
-    return reply.code(429).header('Retry-After', String(err.retryAfterSeconds)).send({ detail: err.message, code: err.code });
+  if (err instanceof RateLimitedError || err instanceof ServerBusyError) {
+    return reply.code(err.status).header('Retry-After', String(err.retryAfterSeconds)).send({ detail: err.message, code: err.code });
   }
   // Every 422 is FastAPI's list, whatever raised it (unusable media names the request body).
   if (err instanceof VidembedError && err.status === 422) {

@@ -1,4 +1,5 @@
 import { errorBody, validationErrorBody } from '../api/schemas.js';
+import { boundedStatuses } from './work-limits.js';
 
 /**
  * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
@@ -39,9 +40,10 @@ const ERRORS: Record<number, string> = {
   414: 'a path parameter over 256 characters',
   416: 'the Range asked for lies outside the file (Content-Range: bytes */size)',
   422: 'validation error; detail lists {loc, msg, type}',
-  429: 'rate limit exceeded; retry after Retry-After seconds',
+  429: "a limit of the key: its rate, its jobs queued or running, its synchronous analyses or large bodies in progress (docs/limits.md); retry after Retry-After seconds",
   500: 'internal error (detail says what failed, never where on the server)',
   502: 'fetching video_url failed',
+  503: 'the server is at its cap of synchronous analyses or large bodies (docs/limits.md); retry after Retry-After seconds',
   504: 'synchronous call over its time budget; the work was cancelled',
 };
 
@@ -93,7 +95,7 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     }
 
     const status = r.status ?? 200;
-    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : [])]);
+    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...boundedStatuses(r.operationId)]);
     const responses: Record<string, unknown> = {
       [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };
@@ -113,7 +115,7 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
       const schema = code === 422 ? validationErrorBody : errorBody;
       const description = code === 422 && r.mediaErrors ? `${ERRORS[422]}; code invalid_media when the input is not usable video` : ERRORS[code];
       const response: Record<string, unknown> = { description, content: json(schema) };
-      if (code === 429) {
+      if (code === 429 || code === 503) {
         response.headers = { 'Retry-After': { description: 'seconds until a request may succeed', required: true, schema: { type: 'integer', minimum: 1 } } };
       }
       responses[String(code)] = response;
