@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, load. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -24,6 +24,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   scale: async () => (await import('./pg-scale.js')).benchPgScale(),
   // Ingest with and without the speech analyzer (continuous speech, no speech, no audio); memory while hearing a long talk.
   speech: async () => (await import('./speech.js')).benchSpeech(),
+  // 12 synchronous encodes and 3 largest tensor uploads at once: every answer 200/429/503, /healthz p99.
+  load: async () => (await import('./load.js')).benchLoad(),
 };
 
 async function main(): Promise<void> {

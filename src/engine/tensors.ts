@@ -3,11 +3,11 @@ import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, Va
 import type { TensorObject, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import type { BlobStore } from '../store/blobs.js';
+import { decodeBase64 } from './body-thread.js';
 
 /** Bytes per element of the dtypes a tensor may carry. */
 export const ITEM_SIZE: Record<string, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, float16: 2, int32: 4, uint32: 4, float32: 4, int64: 8, float64: 8 };
 const MAX_SIDE = 1024;
-const STRICT_BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export interface DecodedTensor {
   shape: number[];
@@ -22,7 +22,7 @@ export interface VideoKwargs {
   timestamps?: number[];
 }
 
-function decodeTensor(t: unknown, field: string, rank: number, dtypes: string[], issues: ValidationIssue[]): DecodedTensor | undefined {
+async function decodeTensor(t: unknown, field: string, rank: number, dtypes: string[], issues: ValidationIssue[]): Promise<DecodedTensor | undefined> {
   const loc = ['body', field];
   if (t === null || typeof t !== 'object' || Array.isArray(t)) {
     issues.push({ loc, msg: 'must be a tensor object {data, shape, dtype}', type: 'type_error.dict' });
@@ -40,9 +40,8 @@ function decodeTensor(t: unknown, field: string, rank: number, dtypes: string[],
     issues.push({ loc: [...loc, 'shape'], msg: `must be ${rank} positive integers`, type: 'value_error.shape' });
   }
   if (issues.length > before) return undefined;
-  const clean = (data as string).replace(/\s+/g, '');
-  if (clean.length % 4 === 1 || !STRICT_BASE64_RE.test(clean)) throw new BadRequestError(`${field}.data is not valid base64`);
-  const bytes = Buffer.from(clean, 'base64');
+  // Hundreds of megabytes are decoded on a worker thread (src/engine/body-thread.ts).
+  const bytes = await decodeBase64(data as string, `${field}.data`);
   const expected = (shape as number[]).reduce((a, b) => a * b, 1) * ITEM_SIZE[dtype as string];
   if (expected !== bytes.length) {
     issues.push({ loc: [...loc, 'data'], msg: `holds ${bytes.length} bytes but shape ${JSON.stringify(shape)} of ${dtype} needs ${expected}`, type: 'value_error.size' });
@@ -65,7 +64,7 @@ export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobSt
     if (typeof d === 'string') approx += Math.floor((d.length * 3) / 4);
   }
   if (approx > maxBytes) throw new PayloadTooLargeError(`tensor payload is about ${approx} bytes, over the ${maxBytes}-byte limit`);
-  const video = decodeTensor(body.video_input, 'video_input', 5, ['uint8'], issues);
+  const video = await decodeTensor(body.video_input, 'video_input', 5, ['uint8'], issues);
   if (video) {
     const [b, t, c, h, w] = video.shape;
     if (b !== 1) issues.push({ loc: ['body', 'video_input', 'shape', 0], msg: 'batch must be 1', type: 'value_error.shape' });
@@ -73,7 +72,7 @@ export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobSt
     if (h > MAX_SIDE || w > MAX_SIDE) issues.push({ loc: ['body', 'video_input', 'shape'], msg: `H and W must be at most ${MAX_SIDE}`, type: 'value_error.shape' });
     if (t < 1) issues.push({ loc: ['body', 'video_input', 'shape', 1], msg: 'needs at least one frame', type: 'value_error.shape' });
   }
-  const audio = body.audio_input === undefined ? undefined : decodeTensor(body.audio_input, 'audio_input', 3, ['float32'], issues);
+  const audio = body.audio_input === undefined ? undefined : await decodeTensor(body.audio_input, 'audio_input', 3, ['float32'], issues);
   if (audio && (audio.shape[0] !== 1 || audio.shape[1] !== 1)) {
     issues.push({ loc: ['body', 'audio_input', 'shape'], msg: 'must be [1, 1, samples] (mono 16 kHz)', type: 'value_error.shape' });
   }

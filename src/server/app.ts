@@ -11,7 +11,7 @@ import type { syncLimits } from '../env.js';
 import type { Services } from '../services/index.js';
 import { makeAuthHook, TokenBuckets, type KeyStore } from './auth.js';
 import { sendError } from './errors.js';
-import { checkJsonDepth, MAX_JSON_DEPTH } from './json.js';
+import { parseJson } from '../engine/body-thread.js';
 import { principalOf, RouteTable, timeBudget, type ApiContext } from './plumbing.js';
 import { collectionRoutes } from './routes/collections.js';
 import { embeddingRoutes } from './routes/embedding.js';
@@ -86,17 +86,15 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     },
   });
   // JSON bodies: nesting is bounded before parsing (deep nesting overflowed the stack later, when
-  // a task was stored), then the framework's own parser (prototype-poisoning checks) runs.
+  // a task was stored), prototype keys are refused (src/engine/body-parse.ts), and a large body is
+  // parsed on a worker thread so the event loop keeps answering (src/engine/body-thread.ts).
   // Bodies are JSON (or multipart for uploads): plain text is refused like any other type (400).
   app.removeContentTypeParser('text/plain');
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    try {
-      checkJsonDepth(body as string, MAX_JSON_DEPTH);
-    } catch (err) {
-      return done(err as Error, undefined);
-    }
-    defaultJson(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    parseJson(body as Buffer).then(
+      (value) => done(null, value),
+      (err: Error) => done(err, undefined),
+    );
   });
   // Query strings and path parameters arrive as text and are coerced; JSON bodies are not
   // (a number where a string belongs is a 422, as in FastAPI).
