@@ -3,6 +3,8 @@
  * /openapi.json is generated from them, so the document cannot drift from what is enforced.
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
+import { TENSOR_MAX_SIDE } from '../engine/tensors.js';
+import { CLIENT_ID_RE } from './principal.js';
 import { LIMITS } from './defaults.js';
 import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
 import { SPEECH_SETTINGS } from '../speech/engines.js';
@@ -45,10 +47,37 @@ export const validationErrorBody = {
   additionalProperties: true,
 } as const;
 
-const tensorObject = {
+const side = { type: 'integer', minimum: 1, maximum: TENSOR_MAX_SIDE } as const;
+const positive = { type: 'integer', minimum: 1 } as const;
+/** A tensor: base64 bytes of exactly shape × the dtype's size (checked once decoded: 422 otherwise). */
+const tensorData = { type: 'string', description: 'the bytes, base64: exactly the product of shape times the size of dtype (a 422 otherwise)' } as const;
+const videoTensor = {
   type: 'object',
   required: ['data', 'shape', 'dtype'],
-  properties: { data: str, shape: { type: 'array', items: { type: 'integer' } }, dtype: str },
+  description: 'frames as uint8 RGB, layout [B, T, C, H, W]',
+  properties: {
+    data: tensorData,
+    shape: {
+      type: 'array',
+      description: `[B, T, C, H, W]: batch 1, T frames, 3 channels, H and W at most ${TENSOR_MAX_SIDE}`,
+      minItems: 5,
+      maxItems: 5,
+      prefixItems: [{ type: 'integer', const: 1 }, positive, { type: 'integer', const: 3 }, side, side],
+    },
+    dtype: { type: 'string', enum: ['uint8'] },
+  },
+  examples: [{ data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'uint8' }],
+} as const;
+const audioTensor = {
+  type: 'object',
+  required: ['data', 'shape', 'dtype'],
+  description: 'mono 16 kHz samples as float32, layout [1, 1, samples]',
+  properties: {
+    data: tensorData,
+    shape: { type: 'array', minItems: 3, maxItems: 3, prefixItems: [{ type: 'integer', const: 1 }, { type: 'integer', const: 1 }, positive] },
+    dtype: { type: 'string', enum: ['float32'] },
+  },
+  examples: [{ data: 'AAAAAAAAgD8=', shape: [1, 1, 2], dtype: 'float32' }],
 } as const;
 
 const videoSource = {
@@ -58,6 +87,11 @@ const videoSource = {
   fps: { type: 'number', exclusiveMinimum: LIMITS.fps.min, maximum: LIMITS.fps.max, default: LIMITS.fps.default },
   model: str,
 } as const;
+
+/** "Exactly one of these fields": one alternative per field, each requiring it (two given match two: refused). */
+function oneSource<const K extends string>(fields: readonly K[]): { required: [K] }[] {
+  return fields.map((f) => ({ required: [f] as [K] }));
+}
 
 const tensorRef = {
   type: 'object',
@@ -173,7 +207,7 @@ export const schemas = {
     },
   },
   encodeText: {
-    body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1 }, model: str } },
+    body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' }, model: str } },
     response: {
       type: 'object',
       required: ['embedding', 'model', 'dim', 'truncated'],
@@ -185,7 +219,7 @@ export const schemas = {
     },
   },
   encodeVideo: {
-    body: { type: 'object', properties: videoSource },
+    body: { type: 'object', properties: videoSource, oneOf: oneSource(['video_url', 'video_base64']) },
     response: {
       type: 'object',
       required: ['embeddings', 'segments', 'model', 'dim', 'video_embedding'],
@@ -205,7 +239,7 @@ export const schemas = {
     },
   },
   asyncSubmit: {
-    body: { type: 'object', properties: { ...videoSource, tensor: tensorRef } },
+    body: { type: 'object', properties: { ...videoSource, tensor: tensorRef }, oneOf: oneSource(['video_url', 'video_base64', 'tensor']) },
     response: { type: 'object', required: ['request_id', 'status'], additionalProperties: true, properties: { request_id: str, status: taskStatus } },
     examples: {
       url: { summary: 'a video by URL', value: { video_url: 'https://example.com/clips/beach.mp4' } },
@@ -240,7 +274,7 @@ export const schemas = {
     },
   },
   tagVideo: {
-    body: { type: 'object', properties: videoSource },
+    body: { type: 'object', properties: videoSource, oneOf: oneSource(['video_url', 'video_base64']) },
     response: { type: 'object', required: ['tags'], additionalProperties: true, properties: { tags: tagsSchema } },
     examples: {
       url: { summary: 'tag a video by URL', value: { video_url: 'https://example.com/clips/beach.mp4', fps: 2 } },
@@ -252,9 +286,9 @@ export const schemas = {
       required: ['service', 'request_id', 'video_input'],
       properties: {
         service: { type: 'string', enum: ['embedding', 'tagging'] },
-        request_id: { type: 'string', minLength: 1, maxLength: 128 },
-        video_input: tensorObject,
-        audio_input: tensorObject,
+        request_id: { type: 'string', pattern: CLIENT_ID_RE.source, description: 'letters, digits, _ . - (1-128; not "." or "..")' },
+        video_input: videoTensor,
+        audio_input: audioTensor,
         video_kwargs: { type: 'object', additionalProperties: true },
       },
     },

@@ -25,8 +25,14 @@ type NamedKeys<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 
 /** A request part as a caller writes it: defaulted fields stay optional. */
 type RequestPart<K extends keyof Ops, P extends 'body' | 'querystring'> = Ops[K] extends { [Q in P]: infer S extends JSONSchema }
-  ? Named<FromSchema<S, { keepDefaultedPropertiesOptional: true }>>
+  ? Named<FromSchema<TypeOf<S>, { keepDefaultedPropertiesOptional: true }>>
   : never;
+
+/**
+ * The schema as TypeScript types see it: `oneOf` ("exactly one of these fields", checked at run
+ * time) left out, as json-schema-to-ts would make the request types unusable (never) with it.
+ */
+export type TypeOf<S> = S extends { oneOf: unknown } ? Omit<S, 'oneOf'> : S;
 
 /** An operation's success body. */
 type ResponseBody<K extends keyof Ops> = Ops[K] extends { response: infer S extends JSONSchema } ? Named<FromSchema<S>> : never;

@@ -3,7 +3,8 @@
  * through the HTTP server (the local CLI's facade): the same schemas, compiled by Ajv with the
  * server's options, and the same 422 issues. The server validates with them as route schemas.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ValidationError, type ValidationIssue } from './errors.js';
 import { schemas } from './schemas.js';
 
@@ -34,6 +35,12 @@ function message(e: AjvError): string {
       return e.params?.limit === 1 ? 'must not be empty' : (e.message ?? 'too short');
     case 'maxLength':
       return `must be at most ${e.params?.limit} characters`;
+    case 'oneOf':
+      return 'give exactly one of the sources (video_url, video_base64, or tensor for a task)';
+    case 'pattern':
+      return ps.pattern === '\\S' ? 'must not be empty' : `must match ${String(ps.pattern)}`;
+    case 'const':
+      return `must be ${JSON.stringify(e.params?.allowedValue)}`;
     case 'enum':
       return `must be one of ${((e.params?.allowedValues as unknown[]) ?? []).join(', ')}`;
     default:
@@ -63,12 +70,17 @@ function localSchema(op: string, part: Part, schema: Record<string, unknown>): R
     const s = schema as { anyOf: unknown[]; properties: Record<string, unknown> };
     return { ...s, anyOf: [...s.anyOf, { required: ['image_path'] }], properties: { ...s.properties, image_path: { type: 'string', minLength: 1 } } };
   }
+  // A video by path is one more source of which exactly one is given.
+  if ((op === 'encodeVideo' || op === 'tagVideo' || op === 'asyncSubmit') && part === 'body') {
+    const s = schema as { oneOf: unknown[]; properties: Record<string, unknown> };
+    return { ...s, oneOf: [...s.oneOf, { required: ['video_path'] }], properties: { ...s.properties, video_path: { type: 'string', minLength: 1 } } };
+  }
   return schema;
 }
 
 // Bodies are JSON: no coercion (a number where a string belongs is a 422); query strings are text, coerced.
-const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
-const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
+const strict = new Ajv2020({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
+const lenient = new Ajv2020({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
 const compiled = new Map<string, ValidateFunction>();
 
 /**

@@ -7,7 +7,8 @@ import { decodeBase64 } from './body-thread.js';
 
 /** Bytes per element of the dtypes a tensor may carry. */
 export const ITEM_SIZE: Record<string, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, float16: 2, int32: 4, uint32: 4, float32: 4, int64: 8, float64: 8 };
-const MAX_SIDE = 1024;
+/** The largest H and W of a video tensor (the schema says so too: src/api/schemas.ts). */
+export const TENSOR_MAX_SIDE = 1024;
 
 export interface DecodedTensor {
   shape: number[];
@@ -36,7 +37,7 @@ async function decodeTensor(t: unknown, field: string, rank: number, dtypes: str
   } else if (!dtypes.includes(dtype)) {
     issues.push({ loc: [...loc, 'dtype'], msg: `must be ${dtypes.join(' or ')}`, type: 'value_error.dtype' });
   }
-  if (!Array.isArray(shape) || shape.length !== rank || !shape.every((d) => Number.isSafeInteger(d) && d > 0)) {
+  if (!Array.isArray(shape) || shape.length !== rank || !(shape as unknown[]).every((d) => typeof d === 'number' && Number.isSafeInteger(d) && d > 0)) {
     issues.push({ loc: [...loc, 'shape'], msg: `must be ${rank} positive integers`, type: 'value_error.shape' });
   }
   if (issues.length > before) return undefined;
@@ -69,7 +70,7 @@ export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobSt
     const [b, t, c, h, w] = video.shape;
     if (b !== 1) issues.push({ loc: ['body', 'video_input', 'shape', 0], msg: 'batch must be 1', type: 'value_error.shape' });
     if (c !== 3) issues.push({ loc: ['body', 'video_input', 'shape', 2], msg: 'channels must be 3 (RGB), layout [B, T, C, H, W]', type: 'value_error.shape' });
-    if (h > MAX_SIDE || w > MAX_SIDE) issues.push({ loc: ['body', 'video_input', 'shape'], msg: `H and W must be at most ${MAX_SIDE}`, type: 'value_error.shape' });
+    if (h > TENSOR_MAX_SIDE || w > TENSOR_MAX_SIDE) issues.push({ loc: ['body', 'video_input', 'shape'], msg: `H and W must be at most ${TENSOR_MAX_SIDE}`, type: 'value_error.shape' });
     if (t < 1) issues.push({ loc: ['body', 'video_input', 'shape', 1], msg: 'needs at least one frame', type: 'value_error.shape' });
   }
   const audio = body.audio_input === undefined ? undefined : await decodeTensor(body.audio_input, 'audio_input', 3, ['float32'], issues);

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import multipart from '@fastify/multipart';
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { DEFAULTS } from '../engine/config.js';
 import type { syncLimits } from '../env.js';
@@ -98,17 +98,25 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
   });
   // Query strings and path parameters arrive as text and are coerced; JSON bodies are not
   // (a number where a string belongs is a 422, as in FastAPI).
-  const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
-  const lenient = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
+  // JSON Schema 2020-12, the dialect of OpenAPI 3.1: /openapi.json states exactly what is checked.
+  const strict = new Ajv2020({ allErrors: true, coerceTypes: false, useDefaults: true, verbose: true });
+  const lenient = new Ajv2020({ allErrors: true, coerceTypes: 'array', useDefaults: true, verbose: true });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
   const uploadsDir = path.join(library.paths.home, 'uploads');
   await mkdir(uploadsDir, { recursive: true });
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });
 
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }));
-
   const routes = new RouteTable();
+  // A path the API has, asked with a method it does not answer (TRACE, PUT…): 405 and Allow.
+  app.setNotFoundHandler((request, reply) => {
+    const p = request.url.split('?')[0];
+    const allowed = routes.methodsFor(p);
+    if (allowed.length) {
+      return reply.code(405).header('Allow', allowed.join(', ')).send({ detail: `${request.method} is not allowed on ${p}; allowed: ${allowed.join(', ')}`, code: 'method_not_allowed' });
+    }
+    return reply.code(404).send({ detail: `no route ${request.method} ${p}`, code: 'not_found' });
+  });
   const uiSessions = opts.ui ?? new UiSessions();
   if (opts.auth !== false) {
     if (!opts.keys) throw new Error('buildServer: auth needs a key store (opts.keys), or pass auth: false');

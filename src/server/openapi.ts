@@ -26,8 +26,8 @@ export interface RouteDoc {
   /** Analyses a video synchronously: a 422 may also be `invalid_media`, whose detail is a sentence, not a list. */
   mediaErrors?: boolean;
   schema?: { body?: object; querystring?: object; params?: object; response?: object; examples?: Examples };
-  /** A success that is not JSON (a file): its media type; `ranges` adds 206 Partial Content. */
-  file?: { mediaType: string; ranges?: boolean };
+  /** A success that is not JSON (a file): its media types; `ranges` adds 206 Partial Content. */
+  file?: { mediaType: string | readonly string[]; ranges?: boolean };
 }
 
 const ERRORS: Record<number, string> = {
@@ -88,7 +88,8 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     if (parameters.length) op.parameters = parameters;
     const examples = r.schema?.examples ? { examples: r.schema.examples } : {};
     if (r.multipart) {
-      const file = { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } };
+      // Exactly one file part, named `file` (another file part is a 400).
+      const file = { type: 'object', required: ['file'], additionalProperties: false, properties: { file: { type: 'string', format: 'binary' } } };
       op.requestBody = { required: true, content: { 'multipart/form-data': { schema: file, ...examples } } };
     } else if (r.schema?.body) {
       op.requestBody = { required: true, content: { 'application/json': { schema: r.schema.body, ...examples } } };
@@ -100,7 +101,8 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
       [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };
     if (r.file) {
-      const binary = { [r.file.mediaType]: { schema: { type: 'string', format: 'binary' } } };
+      const types = typeof r.file.mediaType === 'string' ? [r.file.mediaType] : r.file.mediaType;
+      const binary = Object.fromEntries(types.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]));
       const ranged = r.file.ranges ? { 'Accept-Ranges': { description: 'bytes: the file can be read in parts', schema: { type: 'string' } } } : {};
       responses[String(status)] = { description: r.file.ranges ? 'the whole file' : 'the image', content: binary, headers: ranged };
       if (r.file.ranges) {

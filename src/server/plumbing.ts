@@ -10,7 +10,7 @@ import { NotFoundError, TimeoutError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import type { Services } from '../services/index.js';
 import type { Examples, RouteDoc } from './openapi.js';
-import type { Named } from '../api/types.js';
+import type { Named, TypeOf } from '../api/types.js';
 
 type ObjectSchema = Exclude<JSONSchema, boolean>;
 
@@ -24,7 +24,7 @@ export interface RouteSchema {
 }
 
 /** The type one part of a request has once its schema has validated it (defaults filled in). */
-type Validated<S, K extends 'body' | 'querystring' | 'params'> = S extends { [P in K]: infer X extends JSONSchema } ? FromSchema<X> : unknown;
+type Validated<S, K extends 'body' | 'querystring' | 'params'> = S extends { [P in K]: infer X extends JSONSchema } ? (TypeOf<X> extends infer Y extends JSONSchema ? FromSchema<Y> : unknown) : unknown;
 
 /** The route generic of an operation: body, query and path parameters as their schemas make them. */
 export interface RequestOf<S> {
@@ -51,6 +51,18 @@ export type ApiRoute<S extends RouteSchema> = Omit<RouteDoc, 'schema' | 'status'
 export class RouteTable {
   readonly docs: RouteDoc[] = [];
   readonly open = new Set<string>();
+
+  /** The methods the API answers on a path (GET brings HEAD), for a 405's Allow; none: no such path. */
+  methodsFor(path: string): string[] {
+    const methods = new Set<string>();
+    for (const d of this.docs) {
+      const re = new RegExp(`^${d.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`);
+      if (!re.test(path)) continue;
+      methods.add(d.method);
+      if (d.method === 'GET') methods.add('HEAD');
+    }
+    return [...methods].sort();
+  }
 
   /** Registers an operation on `app` (a route plugin's instance) and documents it. */
   add<S extends RouteSchema>(app: FastifyInstance, doc: ApiRoute<S>, handler: NoInfer<Handler<S>>, options: { bodyLimit?: number } = {}): void {

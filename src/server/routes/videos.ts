@@ -121,7 +121,8 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
       errors: [400, 404, 414, 416],
       summary: 'the original file, with HTTP Range support (a browser can seek)',
       schema: schemas.videoFile,
-      file: { mediaType: 'video/*', ranges: true },
+      // A file whose name has no known video extension is served as application/octet-stream.
+      file: { mediaType: ['video/*', 'application/octet-stream'], ranges: true },
     },
     async (request, reply) => sendFile(reply, await services.videos.file(who(request), request.params.video_id), request.headers.range),
   );
