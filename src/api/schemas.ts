@@ -81,7 +81,7 @@ const audioTensor = {
 } as const;
 
 const videoSource = {
-  video_url: { type: 'string', description: 'http(s) URL of the video' },
+  video_url: { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+', description: 'http(s) URL of the video, on a public address (a private, loopback or link-local one is a 422)' },
   video_base64: { type: 'string', description: 'the video file, base64-encoded' },
   segment_seconds: { type: 'number', minimum: LIMITS.segmentSeconds.min, maximum: LIMITS.segmentSeconds.max, default: LIMITS.segmentSeconds.default },
   fps: { type: 'number', exclusiveMinimum: LIMITS.fps.min, maximum: LIMITS.fps.max, default: LIMITS.fps.default },
@@ -418,6 +418,9 @@ export const schemas = {
       description:
         'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same; text also matches what is said in the videos (a phrase said verbatim outranks a visual near-miss); `said` alone searches the transcripts only',
       anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
+      // `said` searches the transcripts alone: not with text, a picture or a moment.
+      if: { required: ['said'] },
+      then: { not: { anyOf: [{ required: ['text'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }] } },
       properties: {
         text: { type: 'string', minLength: 1 },
         said: { type: 'string', minLength: 1, maxLength: 1000, description: 'words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },

@@ -26,6 +26,8 @@ export interface RouteDoc {
   /** Analyses a video synchronously: a 422 may also be `invalid_media`, whose detail is a sentence, not a list. */
   mediaErrors?: boolean;
   schema?: { body?: object; querystring?: object; params?: object; response?: object; examples?: Examples };
+  /** Other media types the success body may have besides JSON (a transcript as text, asked by `?format=`). */
+  alsoAs?: readonly string[];
   /** A success that is not JSON (a file): its media types; `ranges` adds 206 Partial Content. */
   file?: { mediaType: string | readonly string[]; ranges?: boolean };
 }
@@ -98,7 +100,10 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     const status = r.status ?? 200;
     const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...boundedStatuses(r.operationId)]);
     const responses: Record<string, unknown> = {
-      [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
+      [String(status)]: {
+        description: SUCCESS[status] ?? 'success',
+        content: { ...json(r.schema?.response ?? { type: 'object' }), ...Object.fromEntries((r.alsoAs ?? []).map((t) => [t, { schema: { type: 'string' } }])) },
+      },
     };
     if (r.file) {
       const types = typeof r.file.mediaType === 'string' ? [r.file.mediaType] : r.file.mediaType;

@@ -147,7 +147,10 @@ export function responseProblems(doc: OpenApiDocument, method: string, p: string
     const typed = type === 'integer' || type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
     if (h.schema && !compiled(h.schema)(typed)) problems.push(`header ${name}: ${JSON.stringify(value)} ${ajv.errorsText(compiled(h.schema).errors)}`);
   }
-  const schema = documented.content?.['application/json']?.schema;
+  // A success that may come in several media types (a transcript as text) is checked as the one it came in.
+  const type = String(reply.headers['content-type'] ?? '').split(';')[0].trim();
+  const other = type !== '' && type !== 'application/json' && documented.content?.[type] !== undefined;
+  const schema = other ? undefined : documented.content?.['application/json']?.schema;
   if (schema) {
     if (!isJson) problems.push(`body is not JSON: ${String(reply.body).slice(0, 200)}`);
     else {

@@ -85,6 +85,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
       errors: [400, 404, 414, 422],
       summary: 'what is said in a video: words with times (json), or as txt, srt or vtt (?format=)',
       schema: schemas.videoTranscript,
+      alsoAs: Object.values(TRANSCRIPT_MEDIA_TYPES).map((t) => t.split(';')[0]).filter((t) => t !== 'application/json'),
     },
     async (request, reply) => {
       const t = await services.videos.transcript(who(request), request.params.video_id);
