@@ -108,6 +108,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
 
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
   const routes = new RouteTable();
+  routes.models = library.modelIds?.();
   // A path the API has, asked with a method it does not answer (TRACE, PUT…): 405 and Allow.
   app.setNotFoundHandler((request, reply) => {
     const p = request.url.split('?')[0];

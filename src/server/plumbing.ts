@@ -51,6 +51,8 @@ export type ApiRoute<S extends RouteSchema> = Omit<RouteDoc, 'schema' | 'status'
 export class RouteTable {
   readonly docs: RouteDoc[] = [];
   readonly open = new Set<string>();
+  /** The model ids this server's engine knows (undefined: any string may name one); request bodies' `model` is one of them. */
+  models?: readonly string[];
 
   /** The methods the API answers on a path (GET brings HEAD), for a 405's Allow; none: no such path. */
   methodsFor(path: string): string[] {
@@ -65,7 +67,9 @@ export class RouteTable {
   }
 
   /** Registers an operation on `app` (a route plugin's instance) and documents it. */
-  add<S extends RouteSchema>(app: FastifyInstance, doc: ApiRoute<S>, handler: NoInfer<Handler<S>>, options: { bodyLimit?: number } = {}): void {
+  add<S extends RouteSchema>(app: FastifyInstance, given: ApiRoute<S>, handler: NoInfer<Handler<S>>, options: { bodyLimit?: number } = {}): void {
+    // An unknown model is refused by the schema, so /openapi.json names the models there are.
+    const doc = this.models && given.schema.body ? { ...given, schema: { ...given.schema, body: withModels(given.schema.body, this.models) } } : given;
     this.docs.push(doc);
     if (doc.open) this.open.add(doc.url);
     const schema: FastifySchema = {};
@@ -87,6 +91,13 @@ export class RouteTable {
       },
     });
   }
+}
+
+/** A body schema whose `model` property (if any) is one of `models`. */
+function withModels<T extends ObjectSchema>(body: T, models: readonly string[]): T {
+  const props = (body as { properties?: Record<string, ObjectSchema> }).properties;
+  if (!props?.model) return body;
+  return { ...body, properties: { ...props, model: { ...props.model, enum: [...models] } } };
 }
 
 /** What buildServer hands every route plugin. */

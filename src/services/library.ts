@@ -32,6 +32,8 @@ export interface LibraryPorts {
   /** Where a blob is on this machine's disk, when the blob store keeps files here (a directory store). */
   blobPath?: (key: string) => string;
   embedderFor: (id: string) => Embedder;
+  /** Every model id `embedderFor` knows, when that is a fixed list (the registry's); the server's schemas name them. */
+  modelIds?: () => string[];
   /** The analyzers run before an embedder. */
   analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
@@ -61,6 +63,7 @@ export class Library implements LibraryPorts {
   readonly blobs: BlobStore;
   readonly blobPath?: (key: string) => string;
   readonly embedderFor: (id: string) => Embedder;
+  readonly modelIds?: () => string[];
   readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   readonly speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
@@ -75,6 +78,7 @@ export class Library implements LibraryPorts {
     this.blobs = ports.blobs;
     this.blobPath = ports.blobPath;
     this.embedderFor = ports.embedderFor;
+    this.modelIds = ports.modelIds;
     this.analyzersFor = ports.analyzersFor;
     this.speechFor = ports.speechFor;
     this.textEncoder = ports.textEncoder;

@@ -5,7 +5,7 @@
 import type { Analyzer } from '../analysis/types.js';
 import { databaseUrl } from '../env.js';
 import type { Embedder } from '../models/embedder.js';
-import { getEmbedder } from '../models/registry.js';
+import { getEmbedder, listEmbedders } from '../models/registry.js';
 import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
 import type { BlobStore } from '../store/blobs.js';
 import { openSqliteCatalog } from '../store/catalog/sqlite.js';
@@ -80,6 +80,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     // A directory store keeps each blob as a file on this machine (the CLI shows its path).
     blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
     embedderFor,
+    modelIds: opts.embedderFor ? undefined : () => listEmbedders().map((e) => e.id),
     analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
     speechFor: opts.speechFor ?? ((setting) => speechAnalyzerFor(setting)),
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
