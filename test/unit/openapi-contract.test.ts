@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateRequest } from '../../src/api/validate.js';
 import { listEmbedders } from '../../src/models/registry.js';
 import { http, openApiDocument, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -47,6 +48,14 @@ describe('the document states the rules the server enforces', () => {
     const upload = doc.paths['/collections/{collection_id}/videos/upload'].post.requestBody.content['multipart/form-data'].schema;
     expect(upload).toMatchObject({ required: ['file'], additionalProperties: false });
     expect(Object.keys(doc.paths['/videos/{video_id}/file'].get.responses['200'].content)).toEqual(['video/*', 'application/octet-stream']);
+  });
+
+  it('the local CLI validates with the same schemas, a video by path being one more source', () => {
+    expect(validateRequest('encodeVideo', 'body', { video_path: '/tmp/clip.mp4' })).toMatchObject({ video_path: '/tmp/clip.mp4', fps: 1 });
+    expect(() => validateRequest('encodeVideo', 'body', { video_path: '/tmp/clip.mp4', video_url: 'https://example.com/a.mp4' })).toThrow(/exactly one/);
+    expect(() => validateRequest('tagVideo', 'body', {})).toThrow(/exactly one/);
+    expect(validateRequest('asyncSubmit', 'body', { tensor: { video_input_key: 'tensors/default/r/video_input' } })).toMatchObject({ tensor: { video_input_key: 'tensors/default/r/video_input' } });
+    expect(() => validateRequest('encodeText', 'body', { text: '   ' })).toThrow(/must not be empty/);
   });
 
   it('answers a method a path does not take with 405 and Allow, an unknown path with 404 (after the key is checked)', async () => {
