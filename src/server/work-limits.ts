@@ -82,6 +82,13 @@ function slotKey(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
+const installed = new WeakMap<FastifyInstance, { sync: Slots; largeBodies: Slots }>();
+
+/** The slots of a server built with the caps (what is in use now). */
+export function workSlotsOf(app: FastifyInstance): { sync: Slots; largeBodies: Slots } | undefined {
+  return installed.get(app);
+}
+
 /**
  * Installs the caps as an onRequest hook; call it after the auth hook is added, so the key is
  * known. `routes` maps a request to its operation.
@@ -111,5 +118,6 @@ export function installWorkLimits(app: FastifyInstance, routes: RouteTable, limi
     // 'close' comes once the response has been sent, or when the client went away first.
     if (releases.length) reply.raw.once('close', release);
   });
+  installed.set(app, { sync, largeBodies });
   return { sync, largeBodies };
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError, ServerBusyError } from '../../src/api/errors.js';
 import { syncLimits } from '../../src/env.js';
-import { Slots } from '../../src/server/work-limits.js';
+import { Slots, workSlotsOf } from '../../src/server/work-limits.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { http as call, openApiDocument, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -59,8 +59,10 @@ describe('large bodies over HTTP: per key 429, per server 503, with Retry-After'
     const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024), 'x-api-key': key } });
     req.on('error', () => {});
     req.write('{');
-    // Its hook has run by the time a few later requests went round (they are answered in order).
-    for (let i = 0; i < 5; i++) expect((await call(s.url, 'GET', '/healthz')).status).toBe(200);
+    // Wait until its hook has taken the slot.
+    const slots = workSlotsOf(s.app)!.largeBodies;
+    for (let i = 0; i < 500 && slots.inUse === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(slots.inUse).toBe(1);
     return req;
   };
   const bigBody = (key: string) =>
@@ -83,9 +85,10 @@ describe('large bodies over HTTP: per key 429, per server 503, with Retry-After'
     expect((await call(s.url, 'POST', '/collections', { key: other, json: { name: 'small' } })).status).toBe(201);
     held.destroy();
     await new Promise((resolve) => held.once('close', resolve));
-    let after = await bigBody(other);
-    for (let i = 0; i < 50 && after.status === 503; i++) after = await bigBody(other);
-    expect(after.status).toBe(200);
+    const slots = workSlotsOf(s.app)!.largeBodies;
+    for (let i = 0; i < 500 && slots.inUse > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(slots.inUse).toBe(0);
+    expect((await bigBody(other)).status).toBe(200);
   });
 
   it('documents 503 with Retry-After on the operations that take large bodies or analyse synchronously, and not elsewhere', async () => {
