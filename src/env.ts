@@ -73,6 +73,17 @@ export function pocketsphinxOverride(env: Env = process.env): string | undefined
   return set(env.VIDEMBED_POCKETSPHINX) ? env.VIDEMBED_POCKETSPHINX : undefined;
 }
 
+/** VIDEMBED_WHISPER_BINDING: whisper.node's native `index.node` for this platform (default: @fugood/node-whisper-<platform>-<arch>). */
+export function whisperBindingOverride(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_WHISPER_BINDING) ? env.VIDEMBED_WHISPER_BINDING : undefined;
+}
+
+/** VIDEMBED_WHISPER_THREADS: threads whisper transcribes with (default 2). */
+export function whisperThreads(env: Env = process.env): number {
+  const n = Number(env.VIDEMBED_WHISPER_THREADS);
+  return set(env.VIDEMBED_WHISPER_THREADS) && Number.isInteger(n) && n > 0 ? n : 2;
+}
+
 /** VIDEMBED_CMUDICT: a CMU pronouncing dictionary (default: the one pocketsphinx-en-us installs). */
 export function cmudictPath(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_CMUDICT) ? env.VIDEMBED_CMUDICT : undefined;

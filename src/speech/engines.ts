@@ -8,6 +8,7 @@ import { speechEnabled } from '../env.js';
 import { SpeechAnalyzer, SOUNDTRACK_VERSION } from './analyzer.js';
 import { findPocketsphinx, PocketsphinxEngine } from './pocketsphinx.js';
 import type { SpeechEngine } from './types.js';
+import { whisperEngine } from './whisper.js';
 
 export const SPEECH_SETTINGS = ['auto', 'off', 'pocketsphinx', 'whisper'] as const;
 export type SpeechSetting = (typeof SPEECH_SETTINGS)[number];
@@ -15,15 +16,23 @@ export type SpeechSetting = (typeof SPEECH_SETTINGS)[number];
 /** How to install each engine, said once per process when a collection wants one that is missing. */
 export const INSTALL_HINT: Record<string, string> = {
   pocketsphinx: 'install pocketsphinx (Debian/Ubuntu: `sudo apt-get install pocketsphinx pocketsphinx-en-us`) or set VIDEMBED_POCKETSPHINX',
-  whisper: 'whisper transcription is not available in this build (docs/models.md)',
+  whisper: 'pull a whisper model (`vidembed models pull whisper-base-en`; docs/models.md)',
 };
 
-/** The engines installed here, best first. */
+/** The engines installed here, best first (whisper, where a model is pulled, hears far better). */
 export function installedEngines(env: NodeJS.ProcessEnv = process.env): SpeechEngine[] {
   const out: SpeechEngine[] = [];
+  const whisper = whisperEngine(env).engine;
+  if (whisper) out.push(whisper);
   const ps = findPocketsphinx(env);
   if (ps) out.push(new PocketsphinxEngine(ps));
   return out;
+}
+
+/** Why an engine by name is not usable here. */
+function missing(name: string, env: NodeJS.ProcessEnv): string {
+  if (name === 'whisper') return `whisper is not usable: ${whisperEngine(env).reason ?? ''} — ${INSTALL_HINT.whisper}`;
+  return `${name} is not installed: ${INSTALL_HINT[name] ?? ''}`.trim();
 }
 
 /** The engine a setting resolves to here, or why there is none. */
@@ -33,7 +42,7 @@ export function resolveSpeech(setting: SpeechSetting, env: NodeJS.ProcessEnv = p
   const engines = installedEngines(env);
   if (setting === 'auto') return engines[0] ? { engine: engines[0] } : { reason: `no speech engine installed: ${INSTALL_HINT.pocketsphinx}` };
   const engine = engines.find((e) => e.name === setting);
-  return engine ? { engine } : { reason: `${setting} is not installed: ${INSTALL_HINT[setting] ?? ''}`.trim() };
+  return engine ? { engine } : { reason: missing(setting, env) };
 }
 
 const warned = new Set<string>();
