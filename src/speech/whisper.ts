@@ -29,7 +29,14 @@ const SOUND_DB = -45;
 
 /** The native module's surface that is used here (whisper.node 1.1). */
 export interface WhisperBinding {
-  WhisperContext: new (opts: { filePath: string; useGpu?: boolean }) => NativeContext | Promise<NativeContext>;
+  WhisperContext: {
+    new (opts: { filePath: string; useGpu?: boolean }): NativeContext | Promise<NativeContext>;
+    /**
+     * whisper.cpp prints every model load to stderr unless its log goes to a callback; the callback
+     * keeps the process alive until the log is toggled off again.
+     */
+    toggleNativeLog?(enable: boolean, callback?: (level: string, text: string) => void): void;
+  };
 }
 interface NativeSegment {
   text: string;
@@ -152,11 +159,15 @@ export class WhisperEngine implements SpeechEngine {
   async transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, opts: TranscribeOptions = {}): Promise<void> {
     const { signal } = opts;
     signal?.throwIfAborted();
+    const log = NativeLog.open(this.opts.binding);
     let ctx: NativeContext;
     try {
       ctx = await new this.opts.binding.WhisperContext({ filePath: this.opts.file, useGpu: false });
     } catch (err) {
-      throw new ModelError(`whisper cannot load ${path.basename(this.opts.file)}: ${firstLine(err)}`, { cause: err });
+      await new Promise((r) => setTimeout(r, 20)); // the log arrives through the event loop
+      const why = log.lastProblem() ?? firstLine(err);
+      log.close();
+      throw new ModelError(`whisper cannot load ${path.basename(this.opts.file)}: ${why}`, { cause: err });
     }
     try {
       const words = new WordJoiner(onWord);
@@ -180,6 +191,7 @@ export class WhisperEngine implements SpeechEngine {
       words.flush();
     } finally {
       await ctx.release().catch(() => {});
+      log.close();
     }
   }
 
@@ -218,6 +230,41 @@ export class WhisperEngine implements SpeechEngine {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+}
+
+/**
+ * whisper.cpp's log, kept (the last lines) instead of printed while any engine is at work: it says
+ * why a model does not load ("invalid model data (bad magic)").
+ */
+class NativeLog {
+  private static users = 0;
+  private static tail: string[] = [];
+  private closed = false;
+
+  private constructor(private readonly binding: WhisperBinding) {}
+
+  static open(binding: WhisperBinding): NativeLog {
+    if (NativeLog.users++ === 0) {
+      NativeLog.tail = [];
+      binding.WhisperContext.toggleNativeLog?.(true, (_level, text) => {
+        NativeLog.tail.push(...text.split('\n').filter(Boolean));
+        NativeLog.tail.splice(0, NativeLog.tail.length - 20);
+      });
+    }
+    return new NativeLog(binding);
+  }
+
+  /** The last line that reports a failure, without its function-name prefix. */
+  lastProblem(): string | undefined {
+    const line = [...NativeLog.tail].reverse().find((l) => /invalid|failed to (open|read)|error|unknown|mismatch/i.test(l) && !/failed to load model$/.test(l));
+    return line?.replace(/^\w+: /, '').trim();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (--NativeLog.users === 0) this.binding.WhisperContext.toggleNativeLog?.(false);
   }
 }
 
