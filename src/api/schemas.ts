@@ -148,6 +148,7 @@ const collectionSummary = {
     dim: { type: 'integer', minimum: 1 },
     recipe: { type: 'object', additionalProperties: str, description: 'analyzer versions behind its vectors (`speech`: the speech engine behind its transcripts)' },
     speech: { type: 'string', enum: [...SPEECH_SETTINGS], description: 'its speech setting (`collection create --speech`)' },
+    language: { type: 'string', description: 'the language spoken in its videos (BCP 47, `collection create --language`)' },
     needs_reindex: { type: 'boolean', description: 'the engine would make its vectors differently now: POST /collections/{id}/reindex' },
   },
 } as const;
@@ -283,6 +284,12 @@ export const schemas = {
         description: collectionDescription,
         model: str,
         speech: { type: 'string', enum: [...SPEECH_SETTINGS], default: 'auto', description: 'who transcribes what is said: `auto` (the best engine installed), `off`, or an engine' },
+        language: {
+          type: 'string',
+          pattern: '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$',
+          default: 'en',
+          description: 'the language spoken in its videos (BCP 47). Speech is only transcribed by an engine that knows it; otherwise each video says why it has no transcript',
+        },
       },
     },
     response: {
@@ -298,6 +305,7 @@ export const schemas = {
         model: str,
         dim: { type: 'integer', minimum: 1 },
         speech: { type: 'string', enum: [...SPEECH_SETTINGS] },
+        language: str,
       },
     },
     examples: {

@@ -14,7 +14,7 @@ import { DEFAULTS } from '../engine/config.js';
 import { storeSignature } from '../engine/duplicates.js';
 import { analyzeVideo } from '../engine/pipeline.js';
 import { buildTags } from '../engine/tags.js';
-import { speechSettingOf, storeTranscript } from '../speech/store.js';
+import { speechLanguageOf, speechSettingOf, storeTranscript } from '../speech/store.js';
 import type { AnalysisService } from './analysis.js';
 import type { Library } from './library.js';
 
@@ -71,7 +71,7 @@ export class VideoProcessJob implements JobHandler {
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
       const analyzers = await lib.analyzersFor(embedder);
       const speechSetting = speechSettingOf(collection.recipe_json);
-      const speech = lib.speechFor(speechSetting);
+      const speech = lib.speechFor(speechSetting, speechLanguageOf(collection.recipe_json));
       file = await lib.localVideoFile(video);
       const analyzed = await analyzeVideo(file.path, embedder, {
         analyzers,

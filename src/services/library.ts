@@ -35,7 +35,8 @@ export interface LibraryPorts {
   /** The analyzers run before an embedder. */
   analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
-  speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
+  /** The speech analyzer for a collection's setting and language (BCP 47; default `en`). */
+  speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Encodes query text (search, encodeText); closed with the library. */
   textEncoder: QueryTextEncoder;
   fetchPolicy: FetchPolicy;
@@ -62,7 +63,7 @@ export class Library implements LibraryPorts {
   readonly blobPath?: (key: string) => string;
   readonly embedderFor: (id: string) => Embedder;
   readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
-  readonly speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
+  readonly speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
   readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;

@@ -32,7 +32,7 @@ export interface EngineOptions {
   /** The blob store to use instead of opening the home's or `storageUrl`'s. With `catalog` too, the home is never created. */
   blobs?: BlobStore;
   /** The speech analyzer for a collection's speech setting; default src/speech/engines.ts (tests pass fakes). */
-  speechFor?: (setting: SpeechSetting) => SpeechAnalyzer;
+  speechFor?: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
   /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
@@ -81,7 +81,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
     embedderFor,
     analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
-    speechFor: opts.speechFor ?? ((setting) => speechAnalyzerFor(setting)),
+    speechFor: opts.speechFor ?? ((setting, language) => speechAnalyzerFor(setting, process.env, language)),
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
     fetchPolicy: { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy },
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,

@@ -35,11 +35,24 @@ function missing(name: string, env: NodeJS.ProcessEnv): string {
   return `${name} is not installed: ${INSTALL_HINT[name] ?? ''}`.trim();
 }
 
-/** The engine a setting resolves to here, or why there is none. */
-export function resolveSpeech(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env): { engine?: SpeechEngine; reason?: string } {
+/** The language a collection's videos are spoken in when it says none. */
+export const DEFAULT_SPEECH_LANGUAGE = 'en';
+
+/** Whether an engine hears a language: `en` hears `en-GB` and `en`. */
+const hears = (e: SpeechEngine, language: string) => language.toLowerCase().split('-')[0] === e.language.toLowerCase().split('-')[0];
+
+/**
+ * The engine a setting resolves to here for a language, or why there is none. No engine is ever
+ * used on a language it does not know: that gives confident nonsense, not a transcript.
+ */
+export function resolveSpeech(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env, language = DEFAULT_SPEECH_LANGUAGE): { engine?: SpeechEngine; reason?: string } {
   if (setting === 'off') return { reason: 'speech off for this collection' };
   if (!speechEnabled(env)) return { reason: 'speech off (VIDEMBED_SPEECH=0)' };
-  const engines = installedEngines(env);
+  const all = installedEngines(env);
+  const engines = all.filter((e) => hears(e, language));
+  if (all.length && !engines.length) {
+    return { reason: `no installed speech engine transcribes "${language}" (installed: ${all.map((e) => `${e.name} (${e.language})`).join(', ')})` };
+  }
   if (setting === 'auto') return engines[0] ? { engine: engines[0] } : { reason: `no speech engine installed: ${INSTALL_HINT.pocketsphinx}` };
   const engine = engines.find((e) => e.name === setting);
   return engine ? { engine } : { reason: missing(setting, env) };
@@ -51,8 +64,8 @@ const warned = new Set<string>();
  * The speech analyzer for a collection's setting. Without an engine it still measures the
  * soundtrack (the `audio` tag) and says once on stderr how to get transcripts.
  */
-export function speechAnalyzerFor(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env): SpeechAnalyzer {
-  const { engine, reason } = resolveSpeech(setting, env);
+export function speechAnalyzerFor(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env, language = DEFAULT_SPEECH_LANGUAGE): SpeechAnalyzer {
+  const { engine, reason } = resolveSpeech(setting, env, language);
   if (!engine && reason && setting !== 'off' && !warned.has(reason)) {
     warned.add(reason);
     process.stderr.write(`vidembed: videos are indexed without what is said in them: ${reason}\n`);
@@ -61,8 +74,8 @@ export function speechAnalyzerFor(setting: SpeechSetting, env: NodeJS.ProcessEnv
 }
 
 /** The version a collection with this setting would get its speech facts from now (its recipe entry). */
-export function expectedSpeechVersion(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env): string {
-  const { engine } = resolveSpeech(setting, env);
+export function expectedSpeechVersion(setting: SpeechSetting, env: NodeJS.ProcessEnv = process.env, language = DEFAULT_SPEECH_LANGUAGE): string {
+  const { engine } = resolveSpeech(setting, env, language);
   return engine ? `${engine.version}+${SOUNDTRACK_VERSION}` : SOUNDTRACK_VERSION;
 }
 

@@ -31,8 +31,9 @@ export function registerVideos(program: Command, run: Run): void {
         const { files, skipped } = await expandVideoPaths(paths);
         // The background worker logs it; say it here too, where the user looks.
         if (ctx.local && !globals.json) {
-          const setting = (await ctx.service.getCollection(collectionId)).speech ?? 'auto';
-          const { reason } = resolveSpeech(setting);
+          const c = await ctx.service.getCollection(collectionId);
+          const setting = c.speech ?? 'auto';
+          const { reason } = resolveSpeech(setting, process.env, c.language);
           if (reason && setting !== 'off') process.stderr.write(`note: videos are indexed without what is said in them: ${reason}\n`);
         }
         if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped ? ` (${skipped} other file${skipped === 1 ? '' : 's'} skipped)` : ''}`);
