@@ -20,7 +20,7 @@ export const LOGIN_TOKEN_TTL_MS = 2 * 60_000;
 export const UI_SESSION_MAX_AGE_S = 12 * 3600;
 export const MEDIA_COOKIE = 'vidembed_media';
 /** The only routes the media cookie opens, and only for GET. */
-export const MEDIA_ROUTES: ReadonlySet<string> = new Set(['/videos/:video_id/thumbnail', '/videos/:video_id/file']);
+export const MEDIA_ROUTES: ReadonlySet<string> = new Set(['/videos/:video_id/thumbnail', '/videos/:video_id/file', '/videos/:video_id/playback']);
 
 const MAX_TOKENS = 64;
 const MAX_EPHEMERAL_KEYS = 1024;
