@@ -168,6 +168,8 @@ export const UI_ASSETS: Readonly<Record<string, { file: string; type: string }>>
   '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/ui/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/ui/transcript.js': { file: 'transcript.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/player.js': { file: 'player.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/video-view.js': { file: 'video-view.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };
