@@ -62,14 +62,15 @@ export function createPlayer({ api, transcript, onMoments }) {
     return { error: `${v.filename} cannot be played in a browser: its format is not one browsers play, and no playback copy could be made.`, video: v };
   }
 
-  async function play(r, button) {
+  /** Plays moment `r` (`cue: true` loads it and stops there, without playing). */
+  async function play(r, button, { cue = false } = {}) {
     const mine = ++asked;
     for (const b of document.querySelectorAll('.result.playing')) b.classList.remove('playing');
     button?.classList.add('playing');
     open();
-    $('now-playing').textContent = `${r.filename}: ${fmtTime(r.start)}–${fmtTime(r.end)}`;
+    $('now-playing').textContent = cue ? r.filename : `${r.filename}: ${fmtTime(r.start)}–${fmtTime(r.end)}`;
     dock.dataset.videoId = r.video_id;
-    const moment = { start: Number(r.start) || 0, end: Number(r.end) || 0 };
+    const moment = { start: Number(r.start) || 0, end: Number(r.end) || 0, cue };
     void transcript.show(r.video_id, r.said);
     if (player.dataset.videoId === r.video_id && player.readyState >= 1 && !player.hidden) return seekTo(moment);
     let found;
@@ -92,9 +93,11 @@ export function createPlayer({ api, transcript, onMoments }) {
   }
 
   function seekTo(m) {
+    if (m.cue && m.start === 0) return; // loaded, at its start: nothing to seek or play
     stopAt = m.end > m.start ? m.end : null;
     ourSeek = true;
     player.currentTime = m.start;
+    if (m.cue) return;
     player.play().catch(() => {
       /* the user can press play */
     });

@@ -1,7 +1,7 @@
 // The page of one video (#video=<id>): its moments (GET /videos/{id} segments) on a timeline and
 // as a list — keyframe, time range, tags, what the engine saw — each a button that plays the video
-// from it in the player dock (whose transcript panel shows what is said). The moment playing is
-// marked as the video plays.
+// from it in the player dock, which opens with the page (its transcript panel shows what is said).
+// The moment playing is marked as the video plays.
 
 import { $, el, enc, fmtTime } from './dom.js';
 
@@ -32,7 +32,7 @@ export function createVideoView({ api, player, tagWords }) {
         el('img', { class: 'thumb', src: thumb, alt: '', loading: 'lazy' }),
         el('p', { class: 'title', text: `${fmtTime(s.start)}–${fmtTime(s.end)}` }),
         el('ul', { class: 'tags', 'aria-label': 'tags' }, ...tagWords(s.tags).map((t) => el('li', { text: t }))),
-        s.description ? el('p', { class: 'meta', text: `saw: ${s.description}` }) : null,
+        s.description ? el('p', { class: 'meta', text: `saw: ${s.description}`, title: s.description }) : null,
       );
       const go = () => player.play({ video_id: v.video_id, start: s.start, end: s.end, filename: v.filename }, card);
       bar.addEventListener('click', go);
@@ -43,6 +43,8 @@ export function createVideoView({ api, player, tagWords }) {
     $('moments').replaceChildren(...buttons.map(([, c]) => el('li', {}, c)));
     if (!segs.length) $('moments').append(el('li', { class: 'meta', text: v.status === 'processed' ? 'No moments.' : `No moments yet: the video is ${v.status}.` }));
     history.replaceState(null, '', `#video=${enc(v.video_id)}`);
+    // The player (and its transcript of what is said) opens on this video, unless it plays it already.
+    if (player.videoId() !== v.video_id) void player.play({ video_id: v.video_id, start: 0, end: 0, filename: v.filename }, null, { cue: true });
     view.scrollIntoView({ block: 'start' });
     $('video-h').focus?.();
     return v;

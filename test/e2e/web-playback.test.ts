@@ -7,9 +7,10 @@
  * opens the player in view at 1280x900 and at 390x844, seeked to its moment; Esc closes it. The
  * page of one video lists its moments and plays from one; search by picture and "More like this"
  * send what the API takes; weak matches sit under their own line; a video that fails to play
- * shows an error instead of a dead player.
+ * shows an error instead of a dead player. With `VIDEMBED_WEB_SHOTS=<dir>` it writes screenshots
+ * of the playing result at both sizes and of a video's page there.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -125,6 +126,8 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
       expect(d.status).toBe(200);
       const plays = playsInBrowser(await probe(path.join(evalVideosDir, v.name))).plays;
       expect(d.body, v.name).toMatchObject({ playback: plays ? 'original' : 'proxy', playback_url: plays ? `/videos/${v.id}/file` : `/videos/${v.id}/playback` });
+      // Only a video with a playback copy has one to serve.
+      if (plays) expect((await http(ui.base, 'GET', `/videos/${v.id}/playback`, { key })).status).toBe(404);
       const duration = d.body.duration as number;
       const target = Math.round(duration * 0.6 * 100) / 100;
       // A fresh <video> in the page, on the URL the API gave (the page's media cookie reads it).
@@ -186,6 +189,33 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
     expect(await page.locator('#more-results').isHidden()).toBe(true);
   });
 
+  it('"Show more" asks for the page at next_offset and adds it to the results', async () => {
+    const full = (await searched(() => page.press('#search-text', 'Enter'))).answer.results;
+    // The first answer as a server with pages of 5 would give it: five results, next_offset 5.
+    await page.route(
+      '**/collections/*/search',
+      async (route) => {
+        const response = await route.fetch();
+        const json = await response.json();
+        await route.fulfill({ response, json: { ...json, results: json.results.slice(0, 5), next_offset: 5 } });
+      },
+      { times: 1 },
+    );
+    const first = await searched(() => page.press('#search-text', 'Enter'));
+    expect(first.answer.results).toHaveLength(5);
+    expect(await page.locator('#more-results').isVisible()).toBe(true);
+    const response = page.waitForResponse((r) => r.request().method() === 'POST' && /\/collections\/[^/]+\/search$/.test(new URL(r.url()).pathname), { timeout: 60_000 });
+    await page.click('#more-results');
+    const r = await response;
+    expect(r.request().postDataJSON()).toMatchObject({ text: 'people walking in a hall', top_k: 20, offset: 5 });
+    expect(((await r.json()) as { results: unknown[] }).results).toHaveLength(full.length - 5);
+    // Both pages are shown: the same moments as the whole answer (likely ones still above the line).
+    await expect.poll(() => page.locator('#results .result').count(), { timeout: 15_000 }).toBe(full.length);
+    const shown = await page.locator('#results .result').evaluateAll((bs) => bs.map((b) => `${(b as HTMLElement).dataset.videoId}@${(b as HTMLElement).dataset.start}`));
+    expect([...shown].sort()).toEqual(full.map((x) => `${x.video_id}@${x.start}`).sort());
+    expect(await page.locator('#more-results').isHidden()).toBe(true);
+  });
+
   it('plays a clicked result in view, seeked to its moment, at 1280x900 and at 390x844; Esc closes the player', async () => {
     for (const size of [DESKTOP, PHONE]) {
       await page.setViewportSize(size);
@@ -209,6 +239,11 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
       expect(now).toBeGreaterThanOrEqual(start - 0.5);
       expect(now).toBeLessThanOrEqual(Math.max(end, start) + 0.5);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
+      const out = process.env.VIDEMBED_WEB_SHOTS;
+      if (out) {
+        mkdirSync(out, { recursive: true });
+        await page.screenshot({ path: path.join(out, `playing-${size.width}x${size.height}.png`) });
+      }
       await page.keyboard.press('Escape');
       await expect.poll(() => page.locator('#player-dock').isHidden()).toBe(true);
       expect(await page.evaluate(() => (document.getElementById('player') as HTMLVideoElement).paused)).toBe(true);
@@ -246,6 +281,10 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
     expect(await page.textContent('#video-h')).toBe(v.name);
     expect(await page.locator('#moments .moment').count()).toBe(d.segments.length);
     expect(await page.locator('#timeline .tick').count()).toBe(d.segments.length);
+    // The player opens with the page, on this video, not playing; its transcript panel answers for it.
+    await expect.poll(() => page.locator('#player-dock').isVisible()).toBe(true);
+    await expect.poll(() => page.textContent('#transcript-status'), { timeout: 15_000 }).toBe('No transcript: no audio track');
+    expect(await page.evaluate(() => (document.getElementById('player') as HTMLVideoElement).paused)).toBe(true);
     await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#moments img.thumb')].every((i) => i.complete && i.naturalWidth > 0), null, { timeout: 30_000 });
     const i = d.segments.length - 2;
     const seeked = nextSeek();
@@ -255,6 +294,7 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
     const seeked2 = nextSeek();
     await page.locator('#timeline .tick').nth(1).click();
     expect(Math.abs((await seeked2) - d.segments[1].start)).toBeLessThanOrEqual(0.5);
+    if (process.env.VIDEMBED_WEB_SHOTS) await page.screenshot({ path: path.join(process.env.VIDEMBED_WEB_SHOTS, 'video-page-1280x900.png') });
     await page.keyboard.press('Escape');
     await page.click('#close-video');
     expect(await page.locator('#video-view').isHidden()).toBe(true);
