@@ -21,7 +21,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let config = { auth: true, filters: {} };
 let collections = [];
-const state = { key: sessionStorage.getItem(KEY), collection: sessionStorage.getItem(COLLECTION), lastQuery: '', gridTimer: 0, query: null, picture: null };
+const state = { key: sessionStorage.getItem(KEY), collection: sessionStorage.getItem(COLLECTION), gridTimer: 0, query: null, picture: null };
 
 class ApiError extends Error {
   constructor(status, message, code) {
@@ -268,7 +268,7 @@ async function deleteVideo(v) {
   details.delete(v.video_id);
   for (const r of document.querySelectorAll(`#results .result[data-video-id="${CSS.escape(v.video_id)}"]`)) r.closest('li')?.remove();
   const left = $('results').querySelectorAll('.result').length;
-  if (state.lastQuery) $('search-status').textContent = `${left} result${left === 1 ? '' : 's'} left for “${state.lastQuery}”.`;
+  if (state.query) $('search-status').textContent = `${left} result${left === 1 ? '' : 's'} left for ${state.query.label}.`;
   player.forget(v.video_id);
   if (videoView.current() === v.video_id) videoView.close();
   await loadVideos();
@@ -470,7 +470,6 @@ async function again() {
 async function runSearch(q) {
   const body = withOptions(q.base);
   state.query = { ...q, next: undefined, likely: 0, weak: 0, shown: 0 };
-  state.lastQuery = q.label.replace(/^“(.*)”( said)?$/, '$1');
   $('search-status').textContent = 'Searching…';
   $('more-results').hidden = true;
   const out = await api('POST', `/collections/${enc(state.collection)}/search`, body);

@@ -10,7 +10,7 @@
  * shows an error instead of a dead player. With `VIDEMBED_WEB_SHOTS=<dir>` it writes screenshots
  * of the playing result at both sizes and of a video's page there.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -259,6 +259,24 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
     expect(await page.locator('#search-picture-img').evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
     await page.click('#clear-picture');
     expect(await page.locator('#search-picture').isHidden()).toBe(true);
+    // A picture dropped on the search form, with words: both are sent.
+    await page.fill('#search-text', 'a path');
+    const photo = evalPhoto('plasma-workspace-wallpapers__Path_1920x1080.jpg');
+    const dropped = await searched(() =>
+      page.evaluate(
+        ([b64, name]) => {
+          const raw = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const dt = new DataTransfer();
+          dt.items.add(new File([raw], name, { type: 'image/jpeg' }));
+          document.getElementById('search-form')!.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        },
+        [readFileSync(photo).toString('base64'), path.basename(photo)] as const,
+      ),
+    );
+    expect(dropped.body).toMatchObject({ text: 'a path', image_base64: byPicture.body.image_base64 });
+    expect(await page.textContent('#search-status')).toContain(`for “a path” and the picture ${path.basename(photo)}.`);
+    await page.click('#clear-picture');
+    await page.fill('#search-text', 'people walking in a hall');
 
     const first = page.locator('#results > li').filter({ has: page.locator('.result') }).first();
     const id = (await first.locator('.result').getAttribute('data-video-id'))!;
