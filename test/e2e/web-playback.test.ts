@@ -10,13 +10,13 @@
  * shows an error instead of a dead player. With `VIDEMBED_WEB_SHOTS=<dir>` it writes screenshots
  * of the playing result at both sizes and of a video's page there.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { playsInBrowser } from '../../src/media/playback.js';
-import { probe } from '../../src/media/probe.js';
+import { probe, probeDetails } from '../../src/media/probe.js';
 import { evalPhoto, evalVideos, evalVideosDir, isCI, removeDir, requireSharedData, tempDir } from '../helpers/clips.js';
 import { http } from '../helpers/server.js';
 import { CHROMIUM, haveChromium, launchChromium, startUi, stop, type Ui } from '../helpers/web-ui.js';
@@ -338,5 +338,30 @@ describe.skipIf((!haveChromium && !isCI) || !haveData)('every clip plays, where 
     expect(await page.locator('#player-error').isHidden()).toBe(true);
     await page.keyboard.press('Escape');
     expect(pageErrors).toEqual([]);
+  });
+
+  it('keeps each playback copy as an H.264 4:2:0 MP4 of at most 720p with its index first, and removes it with its video', async () => {
+    const blobs = path.join(dir, 'home', 'blobs', 'playback');
+    const proxied: (Uploaded & { file: string })[] = [];
+    for (const v of videos) {
+      const d = (await http(ui.base, 'GET', `/videos/${v.id}`, { key })).body as { playback: string };
+      expect(d.playback, v.name).not.toBe('none');
+      if (d.playback !== 'proxy') continue;
+      const file = path.join(blobs, `${v.id}.mp4`);
+      const p = await probeDetails(file);
+      expect(p, v.name).toMatchObject({ videoCodec: 'h264', pixFmt: 'yuv420p' });
+      expect(p.container).toMatch(/mp4/);
+      expect(Math.max(p.width, p.height)).toBeLessThanOrEqual(1280);
+      expect(Math.min(p.width, p.height)).toBeLessThanOrEqual(720);
+      if (p.hasAudio) expect(p.audioCodec).toBe('aac');
+      const head = readFileSync(file);
+      expect(head.indexOf('moov'), `${v.name}: faststart puts the index before the media`).toBeLessThan(head.indexOf('mdat'));
+      proxied.push({ ...v, file });
+    }
+    expect(proxied.length).toBeGreaterThan(0);
+    const gone = proxied[0];
+    expect((await http(ui.base, 'DELETE', `/videos/${gone.id}`, { key })).status).toBe(200);
+    expect(existsSync(gone.file)).toBe(false);
+    expect((await http(ui.base, 'GET', `/videos/${gone.id}/playback`, { key })).status).toBe(404);
   });
 });
