@@ -8,6 +8,7 @@ import { $, el, enc, fmtTime } from './dom.js';
 import { createTranscript } from './transcript.js';
 import { createPlayer } from './player.js';
 import { createVideoView } from './video-view.js';
+import { isWeak, searchSummary } from './results.js';
 
 const KEY = 'vidembed.key';
 const COLLECTION = 'vidembed.collection';
@@ -484,7 +485,7 @@ function showPage(out, explain) {
   const list = $('results');
   const line = list.querySelector('.weak-line');
   for (const r of out.results) {
-    const weak = r.confidence_label === 'low';
+    const weak = isWeak(r);
     const li = el('li', weak ? { class: 'weak' } : {}, ...resultCard(r, explain));
     if (weak) list.append(li);
     else line.before(li);
@@ -493,12 +494,7 @@ function showPage(out, explain) {
   line.hidden = q.weak === 0;
   q.next = out.next_offset;
   $('more-results').hidden = !q.next;
-  const n = q.likely + q.weak;
-  let what = `${n} result${n === 1 ? '' : 's'} for ${q.label}.`;
-  if (n && !q.likely) what += ' Nothing likely: only weaker matches.';
-  else if (q.weak) what += ` ${q.likely} likely, ${q.weak} weaker.`;
-  const warn = out.warnings?.length ? ` ${out.warnings.join(' ')}` : '';
-  $('search-status').textContent = `${what}${warn}`;
+  $('search-status').textContent = searchSummary({ likely: q.likely, weak: q.weak, label: q.label, warnings: out.warnings ?? [] });
   void fillTags(out.results);
 }
 

@@ -7,6 +7,16 @@
 
 import { $, enc, fmtTime } from './dom.js';
 
+/** What plays a video (GET /videos/{id}) in the page: `{url}`, or `{error}` saying why nothing does. */
+export function playbackChoice(v) {
+  if (v.playback_url) return { url: v.playback_url };
+  if (v.status === 'failed') return { error: `${v.filename} cannot be played: its processing failed.` };
+  if (v.status !== 'processed') return { error: `${v.filename} cannot be played yet: it is still being processed.` };
+  // A server from before playback copies: its original file is all there is.
+  if (v.playback === undefined) return { url: `/videos/${enc(v.video_id)}/file` };
+  return { error: `${v.filename} cannot be played in a browser: its format is not one browsers play, and no playback copy could be made.` };
+}
+
 /**
  * `api(method, path)` is the page's API call; `transcript` the transcript panel; `onMoments(id)`
  * opens the page of one video. Returns `play(moment, button?)`, `close()`, `forget(videoId)` (a
@@ -52,14 +62,8 @@ export function createPlayer({ api, transcript, onMoments }) {
     errorLine.textContent = '';
   }
 
-  /** The URL that plays this video in a browser, or why there is none. */
   async function playbackOf(id) {
-    const v = await api('GET', `/videos/${enc(id)}`);
-    if (v.playback_url) return { url: v.playback_url, video: v };
-    if (v.status !== 'processed') return { error: `${v.filename} cannot be played yet: it is ${v.status === 'failed' ? 'failed' : 'still being processed'}.`, video: v };
-    // A server from before playback copies: its original file is all there is.
-    if (v.playback === undefined) return { url: `/videos/${enc(id)}/file`, video: v };
-    return { error: `${v.filename} cannot be played in a browser: its format is not one browsers play, and no playback copy could be made.`, video: v };
+    return playbackChoice(await api('GET', `/videos/${enc(id)}`));
   }
 
   /** Plays moment `r` (`cue: true` loads it and stops there, without playing). */

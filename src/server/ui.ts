@@ -170,6 +170,7 @@ export const UI_ASSETS: Readonly<Record<string, { file: string; type: string }>>
   '/ui/transcript.js': { file: 'transcript.js', type: 'text/javascript; charset=utf-8' },
   '/ui/player.js': { file: 'player.js', type: 'text/javascript; charset=utf-8' },
   '/ui/video-view.js': { file: 'video-view.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/results.js': { file: 'results.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };
