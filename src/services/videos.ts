@@ -148,7 +148,7 @@ export class VideosService {
     return this.lib.videoFile(await this.lib.video(p, videoId));
   }
 
-  /** The playback proxy made for a video its browser-unfriendly original (`GET /videos/{id}/playback`). */
+  /** The playback proxy of a video whose own file browsers do not play (`GET /videos/{id}/playback`). */
   async playbackFile(p: Principal, videoId: string): Promise<VideoFile> {
     return proxyFile(this.lib, await this.lib.video(p, videoId));
   }
