@@ -98,14 +98,16 @@ export async function withPlaybackProxy<T>(input: string, name: string, use: (pr
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vidembed-proxy-'));
   try {
     const out = path.join(dir, 'playback.mp4');
-    const args = proxyArgs(input, out, {
+    const src = {
       ...displaySize({ width: d.width, height: d.height, rotation: d.rotation, sar: d.videoStream.sar }),
       fps: d.fps,
       videoIndex: d.videoStream.index,
       audioIndex: d.audioStream?.index,
       sampleRate: d.audioStream?.sampleRate,
-    });
-    const res = await runFfmpeg(args, { signal: opts.signal, stdout: false });
+    };
+    let res = await runFfmpeg(proxyArgs(input, out, src), { signal: opts.signal, stdout: false });
+    // A soundtrack ffmpeg cannot decode must not cost the picture: once more without it.
+    if (res.code !== 0 && src.audioIndex !== undefined) res = await runFfmpeg(proxyArgs(input, out, { ...src, audioIndex: undefined }), { signal: opts.signal, stdout: false });
     if (res.code !== 0) throw new MediaError(`${name}: the playback copy could not be made (${lastMeaningfulLine(res.stderr) ?? `ffmpeg exited ${res.code}`})`);
     return await use(out);
   } finally {
