@@ -15,6 +15,7 @@ const MODEL_SUITES = [
   'test/e2e/tagging.test.ts',
   'test/e2e/text-encoder-pool.test.ts',
   'test/e2e/web-transcript.test.ts',
+  'test/e2e/web-playback.test.ts',
   'test/e2e/web-ui.test.ts',
 ];
 

@@ -546,6 +546,8 @@ export const schemas = {
       properties: {
         ...videoSummary.properties,
         tags: { type: 'object', additionalProperties: true },
+        playback: { type: 'string', enum: ['original', 'proxy', 'none'], description: 'how a browser plays it: its own file, a playback copy made at ingest (H.264 MP4), or not at all; absent before processing' },
+        playback_url: { type: 'string', description: 'API path of what plays in a browser: /videos/{id}/file when the original does, else /videos/{id}/playback; absent when nothing does' },
         segments: {
           type: 'array',
           items: {

@@ -20,7 +20,7 @@ export const LOGIN_TOKEN_TTL_MS = 2 * 60_000;
 export const UI_SESSION_MAX_AGE_S = 12 * 3600;
 export const MEDIA_COOKIE = 'vidembed_media';
 /** The only routes the media cookie opens, and only for GET. */
-export const MEDIA_ROUTES: ReadonlySet<string> = new Set(['/videos/:video_id/thumbnail', '/videos/:video_id/file']);
+export const MEDIA_ROUTES: ReadonlySet<string> = new Set(['/videos/:video_id/thumbnail', '/videos/:video_id/file', '/videos/:video_id/playback']);
 
 const MAX_TOKENS = 64;
 const MAX_EPHEMERAL_KEYS = 1024;
@@ -168,6 +168,9 @@ export const UI_ASSETS: Readonly<Record<string, { file: string; type: string }>>
   '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/ui/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/ui/transcript.js': { file: 'transcript.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/player.js': { file: 'player.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/video-view.js': { file: 'video-view.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/results.js': { file: 'results.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };

@@ -16,6 +16,7 @@ import { analyzeVideo } from '../engine/pipeline.js';
 import { buildTags } from '../engine/tags.js';
 import { speechLanguageOf, speechSettingOf, storeTranscript } from '../speech/store.js';
 import type { AnalysisService } from './analysis.js';
+import { preparePlayback } from './playback.js';
 import type { Library } from './library.js';
 
 export interface JobContext {
@@ -85,11 +86,14 @@ export class VideoProcessJob implements JobHandler {
       });
       await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
       await storeTranscript(lib.blobs, videoId, analyzed.transcript ?? { engine: '', language: '', words: [], duration: analyzed.media.durationSec, reason: analyzed.noTranscript ?? 'no speech analysis' });
+      // From the same file the analysis read (the video's source, wherever it is kept).
+      const playback = await preparePlayback(lib.blobs, video, file.path, analyzed.media, { signal: ctx.signal });
       await lib.catalog.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
         ...displaySize(analyzed.media),
         fps: analyzed.media.fps,
         codec: analyzed.media.videoCodec,
+        playback,
       });
       const segments = analyzed.segments.map((s) => ({
         idx: s.idx,

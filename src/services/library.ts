@@ -15,6 +15,7 @@ import type { QueryTextEncoder } from '../models/text-encoder.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import type { SpeechSetting } from '../speech/engines.js';
 import { transcriptKey } from '../speech/store.js';
+import { playbackKey } from './playback.js';
 import { BlobNotFoundError, type BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
@@ -141,11 +142,12 @@ export class Library implements LibraryPorts {
     }
   }
 
-  /** The video's file, thumbnails and transcript; missing ones are no error (the catalog rows are gone already). */
+  /** The video's file, thumbnails, transcript and playback proxy; missing ones are no error (the catalog rows are gone already). */
   async removeVideoFiles(v: VideoRow): Promise<void> {
     await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
     await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
     await this.blobs.delete(transcriptKey(v.id)).catch(() => {});
+    await this.blobs.delete(playbackKey(v.id)).catch(() => {});
   }
 
   /** An error whose message names the user's file, never a path of this machine's data or temp directories. */

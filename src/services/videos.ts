@@ -24,6 +24,7 @@ import { newId } from '../store/ids.js';
 import type { VideoRow } from '../store/videos.js';
 import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from '../engine/duplicates.js';
 import type { Library, VideoFile } from './library.js';
+import { playbackUrl, proxyFile } from './playback.js';
 
 export class VideosService {
   constructor(private readonly lib: Library) {}
@@ -96,7 +97,8 @@ export class VideosService {
       tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
       facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
-    return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+    const playback_url = playbackUrl(v);
+    return { ...toVideoSummary(v), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
   }
 
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
@@ -144,6 +146,11 @@ export class VideosService {
   /** A video's original file (the server streams it with Range support; the CLI shows its path). */
   async file(p: Principal, videoId: string): Promise<VideoFile> {
     return this.lib.videoFile(await this.lib.video(p, videoId));
+  }
+
+  /** The playback proxy of a video whose own file browsers do not play (`GET /videos/{id}/playback`). */
+  async playbackFile(p: Principal, videoId: string): Promise<VideoFile> {
+    return proxyFile(this.lib, await this.lib.video(p, videoId));
   }
 
   async list(p: Principal, collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {

@@ -262,6 +262,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE segments DROP COLUMN shooting_angle;
     `,
   },
+  {
+    // How a browser plays a video (issue 22): 'original' (its own file plays), 'proxy' (an H.264
+    // copy was made at ingest: blob playback/<id>.mp4), 'none' (neither); NULL until processed.
+    version: 18,
+    name: 'how a browser plays each video (original file or playback proxy)',
+    sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

@@ -3,6 +3,18 @@ import { strandedSubjects } from './queue/sqlite.js';
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
 
+export type VideoPlayback = 'original' | 'proxy' | 'none';
+
+/** What processing learns of a video's media (`setMediaInfo`). */
+export interface MediaInfo {
+  duration: number;
+  width: number;
+  height: number;
+  fps: number;
+  codec?: string;
+  playback?: VideoPlayback;
+}
+
 export interface VideoRow {
   id: string;
   collection_id: string;
@@ -21,6 +33,8 @@ export interface VideoRow {
   fps: number | null;
   /** Video codec as ffmpeg names it (h264, hevc, vp9…), known once processed. */
   codec: string | null;
+  /** How a browser plays it: its own file, the playback proxy, or not at all; null until processed. */
+  playback: VideoPlayback | null;
   tags_json: string | null;
   created_at: string;
   updated_at: string;
@@ -81,10 +95,10 @@ export class VideosRepo {
   }
 
   /** Media facts once processed; width and height are the displayed size (after rotation). */
-  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): void {
+  setMediaInfo(id: string, info: MediaInfo): void {
     this.db
-      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, codec = ?, updated_at = ? WHERE id = ?')
-      .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, nowIso(), id);
+      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, codec = ?, playback = ?, updated_at = ? WHERE id = ?')
+      .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null, nowIso(), id);
   }
 
   markProcessed(id: string, tagsJson: string | null): void {

@@ -213,6 +213,7 @@ export function conformance(backend: () => Backend): void {
         height: null,
         fps: null,
         codec: null,
+        playback: null,
         tags_json: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
@@ -313,8 +314,8 @@ export function conformance(backend: () => Backend): void {
 
       await c.videos.setMediaInfo(v.id, { duration: 12.5, width: 1080, height: 1920, fps: 29.97 });
       expect(await get()).toMatchObject({ duration: 12.5, width: 1080, height: 1920, fps: 29.97, codec: null, status: 'processing' });
-      await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc' });
-      expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc' });
+      await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
+      expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
 
       const tags = JSON.stringify({ tags: ['beach', 'sunset'], score: 0.5 });
       await c.videos.markProcessed(v.id, tags);

@@ -89,6 +89,7 @@ describe('GET /openapi.json', () => {
         'deleteVideo',
         'reprocessVideo',
         'getVideoFile',
+        'getVideoPlayback',
         'getVideoThumbnail',
         'getVideoTranscript',
       ].sort(),

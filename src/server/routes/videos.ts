@@ -125,6 +125,20 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
     },
     async (request, reply) => sendFile(reply, await services.videos.file(who(request), request.params.video_id), request.headers.range),
   );
+  routes.add(
+    app,
+    {
+      method: 'GET',
+      url: '/videos/:video_id/playback',
+      operationId: 'getVideoPlayback',
+      tags: ['videos'],
+      errors: [400, 404, 414, 416],
+      summary: "the playback copy (H.264 MP4) of a video whose own file browsers do not play, with HTTP Range support; GET /videos/{id} gives playback_url",
+      schema: schemas.videoFile,
+      file: { mediaType: 'video/mp4', ranges: true },
+    },
+    async (request, reply) => sendFile(reply, await services.videos.playbackFile(who(request), request.params.video_id), request.headers.range),
+  );
 };
 
 const VIDEO_TYPES: Record<string, string> = {

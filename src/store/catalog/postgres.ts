@@ -18,6 +18,7 @@ import {
   type TaskRow,
   type TasksCatalog,
   type VideoRow,
+  type MediaInfo,
   type VideosCatalog,
 } from './types.js';
 
@@ -39,7 +40,7 @@ const COLLECTION_COLS = (videoCount: string) =>
 const SELECT_COLLECTIONS = `SELECT ${COLLECTION_COLS('(SELECT count(*)::int FROM videos v WHERE v.collection_id = c.id)')} FROM collections c`;
 
 const VIDEO_COLS = `id, collection_id, filename, path, blob_key, size_bytes::float8 AS size_bytes, status, progress, error_message,
-  duration, width, height, fps, codec, tags_json, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
+  duration, width, height, fps, codec, playback, tags_json, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
 
 const TASK_COLS = `id, kind, owner, status, request_json, result_json, error_message, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
 
@@ -188,10 +189,10 @@ export class PgVideosCatalog implements VideosCatalog {
     ]);
   }
 
-  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+  async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
     await this.q.query(
-      'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, updated_at = clock_timestamp() WHERE id = $1',
-      [id, info.duration, info.width, info.height, info.fps, info.codec ?? null],
+      'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, playback = $7, updated_at = clock_timestamp() WHERE id = $1',
+      [id, info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null],
     );
   }
 

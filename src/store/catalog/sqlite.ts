@@ -4,7 +4,7 @@ import { Gate, gated } from '../gate.js';
 import { Store } from '../index.js';
 import type { KeysRepo } from '../keys.js';
 import type { TasksRepo } from '../tasks.js';
-import type { VideosRepo } from '../videos.js';
+import type { MediaInfo, VideosRepo } from '../videos.js';
 import {
   API_KEY_FIELDS,
   COLLECTION_FIELDS,
@@ -114,7 +114,7 @@ export class SqliteVideosCatalog implements VideosCatalog {
     this.repo.setProgress(id, progress);
   }
 
-  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+  async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
     this.repo.setMediaInfo(id, info);
   }
 

@@ -2,12 +2,12 @@ import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
-import type { VideoRow } from '../videos.js';
+import type { MediaInfo, VideoRow } from '../videos.js';
 import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, NewSegment, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoRow };
+export type { ApiKeyRow, CollectionRow, KeyRole, NewSegment, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoRow, MediaInfo };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -72,7 +72,7 @@ export interface CollectionsCatalog {
  * - markProcessing: status 'processing', progress 0, error cleared. setProgress counts only while
  *   processing: clamped to 0..100 and rounded to one decimal. markProcessed: 'processed', progress
  *   100, error cleared, tags stored. markFailed: 'failed', progress null, the message stored.
- *   setMediaInfo: duration, displayed width and height, fps, codec (null when not given). Each of
+ *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given). Each of
  *   these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
  * - stranded: videos 'uploaded' or 'processing' none of whose jobs (the job queue's, same store) is
@@ -88,7 +88,7 @@ export interface VideosCatalog {
   listByCollection(collectionId: string): Promise<VideoRow[]>;
   markProcessing(id: string): Promise<void>;
   setProgress(id: string, progress: number): Promise<void>;
-  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void>;
+  setMediaInfo(id: string, info: MediaInfo): Promise<void>;
   markProcessed(id: string, tagsJson: string | null): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
@@ -256,6 +256,7 @@ export const VIDEO_FIELDS = [
   'height',
   'fps',
   'codec',
+  'playback',
   'tags_json',
   'created_at',
   'updated_at',

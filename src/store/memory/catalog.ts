@@ -15,6 +15,7 @@ import {
   type TaskRow,
   type TasksCatalog,
   type VideoRow,
+  type MediaInfo,
   type VideosCatalog,
 } from '../catalog/types.js';
 import { nowIso } from '../db.js';
@@ -143,6 +144,7 @@ class MemoryVideosCatalog implements VideosCatalog {
       height: null,
       fps: null,
       codec: null,
+      playback: null,
       tags_json: null,
       created_at: now,
       updated_at: now,
@@ -187,8 +189,8 @@ class MemoryVideosCatalog implements VideosCatalog {
     this.set(id, { progress: Math.max(0, Math.min(100, Math.round(progress * 10) / 10)) }, (v) => v.status === 'processing');
   }
 
-  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
-    this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null });
+  async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
+    this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null, playback: info.playback ?? null });
   }
 
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {

@@ -50,7 +50,7 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
 
     const collections = await copyRows('collections', ['id', 'owner', 'name', 'description', 'model', 'dim', 'created_at', 'recipe_json', 'revision'], 'seq');
     // A video kept by key has no path (PostgreSQL holds exactly one of the two).
-    const videoCols = ['id', 'collection_id', 'filename', 'path', 'blob_key', 'size_bytes', 'status', 'progress', 'error_message', 'duration', 'width', 'height', 'fps', 'codec', 'tags_json', 'content_sha256', 'created_at', 'updated_at'];
+    const videoCols = ['id', 'collection_id', 'filename', 'path', 'blob_key', 'size_bytes', 'status', 'progress', 'error_message', 'duration', 'width', 'height', 'fps', 'codec', 'playback', 'tags_json', 'content_sha256', 'created_at', 'updated_at'];
     await copyRows('videos', videoCols, 'created_at, rowid', (v) => videoCols.map((c) => (c === 'path' && v.blob_key ? '' : v[c])));
 
     // Segments in pages: rows, the keyword text the FTS index holds, the float32 vector.

@@ -192,6 +192,12 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE segments DROP COLUMN shot_size, DROP COLUMN camera_movement, DROP COLUMN shooting_angle;
     `,
   },
+  {
+    // As SQLite migration 18: 'original', 'proxy' (blob playback/<id>.mp4) or 'none'; NULL until processed.
+    version: 8,
+    name: 'how a browser plays each video (original file or playback proxy)',
+    sql: `ALTER TABLE videos ADD COLUMN playback text;`,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
