@@ -100,6 +100,31 @@ export class TimeoutError extends VidembedError {
   override readonly exitCode = 8;
 }
 
+/**
+ * A dependency (the database, the blob store) cannot be reached right now: nothing is wrong with
+ * the request, and the same request may succeed after `retryAfterSeconds` (src/store/unavailable.ts
+ * recognizes the drivers' errors; docs/operations.md).
+ */
+export class UnavailableError extends VidembedError {
+  override readonly status = 503;
+  override readonly code = 'unavailable';
+  override readonly exitCode = 69;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The server's disk (or the database's) is full: nothing was stored; retry once space is freed. */
+export class InsufficientStorageError extends VidembedError {
+  override readonly status = 507;
+  override readonly code = 'insufficient_storage';
+  override readonly exitCode = 74;
+}
+
 export class ModelError extends VidembedError {
   override readonly status = 500;
   override readonly code = 'model_error';
@@ -124,7 +149,7 @@ export interface WireError {
 
 export function errorToWire(err: unknown): WireError {
   if (err instanceof ValidationError) return { name: err.name, message: err.message, issues: err.issues };
-  if (err instanceof RateLimitedError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+  if (err instanceof RateLimitedError || err instanceof UnavailableError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
   if (err instanceof VidembedError) return { name: err.name, message: err.message };
   if (err instanceof Error) return { name: 'Error', message: err.message };
   return { name: 'Error', message: String(err) };
@@ -142,6 +167,7 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
   MediaError,
   UpstreamError,
   TimeoutError,
+  InsufficientStorageError,
   ModelError,
 };
 
@@ -149,6 +175,7 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
 export function errorFromWire(e: WireError): Error {
   if (e.name === 'ValidationError') return new ValidationError(e.issues ?? e.message);
   if (e.name === 'RateLimitedError') return new RateLimitedError(e.message, e.retryAfterSeconds ?? 1);
+  if (e.name === 'UnavailableError') return new UnavailableError(e.message, e.retryAfterSeconds);
   const Cls = WIRE_CLASSES[e.name];
   return Cls ? new Cls(e.message) : new Error(e.message);
 }

@@ -9,6 +9,7 @@ import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
 import { displaySize } from '../media/probe.js';
 import { phashToHex } from '../media/phash.js';
 import type { QueuedJob } from '../store/queue/types.js';
+import { asUnavailable } from '../store/unavailable.js';
 import type { CatalogTx } from '../store/catalog/types.js';
 import { DEFAULTS } from '../engine/config.js';
 import { storeSignature } from '../engine/duplicates.js';
@@ -110,7 +111,8 @@ export class VideoProcessJob implements JobHandler {
         await tx.collections.setRecipe(collection.id, { ...recipeOf(embedder, analyzers), speech_setting: speechSetting, speech: speech.version });
       });
     } catch (err) {
-      if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
+      // Shutdown, or the store out of reach: the job goes back to the queue (the worker waits for the store).
+      if (ctx.signal.aborted || asUnavailable(err)) throw err;
       await lib.catalog.videos.markFailed(videoId, failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
       await lib.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
@@ -157,7 +159,7 @@ export class TaskJob implements JobHandler {
       }
       return await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
+      if (ctx.signal.aborted || asUnavailable(err)) throw err;
       await lib.catalog.tasks.fail(requestId, failureMessage(lib.redact(err, [])));
       return 'failed';
     }
