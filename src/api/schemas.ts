@@ -162,7 +162,17 @@ const tinyTensor = { data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'u
  */
 export const schemas = {
   health: {
-    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } } },
+    // Liveness: always 200 while the process runs; `degraded` names the dependencies that are down (docs/operations.md).
+    response: {
+      type: 'object',
+      required: ['status'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok: every dependency answered its last probe' },
+        database: { type: 'string', enum: ['up', 'down'], description: 'only when degraded' },
+        storage: { type: 'string', enum: ['up', 'down'], description: 'the blob store; only when degraded' },
+        detail: str,
+      },
+    },
   },
   openapi: {
     response: {
@@ -586,5 +596,15 @@ export const schemas = {
   videoThumbnail: {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
+  },
+} as const;
+
+/**
+ * Readiness (issue 21): `/readyz` answers 200 while the database and the blob store answer, else
+ * 503 with Retry-After (the error body), so a load balancer stops sending traffic.
+ */
+export const operationsSchemas = {
+  ready: {
+    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ready' } } },
   },
 } as const;

@@ -1,10 +1,11 @@
 import { errorBody, validationErrorBody } from '../api/schemas.js';
 
 /**
- * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
- * route 401, 429 and 402 (the auth hook's, in that order): those are added here, not listed.
+ * Error statuses a route lists itself. Every route can also answer 500, every authenticated
+ * route 401, 429 and 402 (the auth hook's, in that order), and every route but the open ones 503
+ * (a dependency out of reach): those are added here, not listed.
  */
-export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 504;
+export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 503 | 504 | 507;
 
 /** Named request examples, as OpenAPI's Media Type `examples`. */
 export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;
@@ -42,7 +43,9 @@ const ERRORS: Record<number, string> = {
   429: 'rate limit exceeded; retry after Retry-After seconds',
   500: 'internal error (detail says what failed, never where on the server)',
   502: 'fetching video_url failed',
+  503: 'a dependency (the database, the blob store) cannot be reached right now; retry after Retry-After seconds',
   504: 'synchronous call over its time budget; the work was cancelled',
+  507: "the server's storage is full; nothing was stored",
 };
 
 const SUCCESS: Record<number, string> = { 200: 'OK', 201: 'created', 202: 'accepted' };
@@ -92,7 +95,8 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     }
 
     const status = r.status ?? 200;
-    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : [])]);
+    // Every API operation reads the catalog (and its key): 503 while the database cannot be reached.
+    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...(r.open ? [] : [503])]);
     const responses: Record<string, unknown> = {
       [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };
@@ -112,7 +116,7 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
       const schema = code === 422 ? validationErrorBody : errorBody;
       const description = code === 422 && r.mediaErrors ? `${ERRORS[422]}; code invalid_media when the input is not usable video` : ERRORS[code];
       const response: Record<string, unknown> = { description, content: json(schema) };
-      if (code === 429) {
+      if (code === 429 || code === 503) {
         response.headers = { 'Retry-After': { description: 'seconds until a request may succeed', required: true, schema: { type: 'integer', minimum: 1 } } };
       }
       responses[String(code)] = response;
