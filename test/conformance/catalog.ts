@@ -388,6 +388,28 @@ export function conformance(backend: () => Backend): void {
       await c.tasks.fail('req_1', 'late failure');
       expect(await c.tasks.byId('req_1')).toMatchObject({ status: 'failed', error_message: 'late failure', result_json: JSON.stringify(result) });
     });
+
+    it('delete removes the task (a missing id: nothing); settledBefore: completed and failed ones updated before the time, least recent first, limited', async () => {
+      for (const id of ['req_a', 'req_b', 'req_c', 'req_d', 'req_e']) await c.tasks.insert(id, 'embedding', {});
+      await c.tasks.complete('req_b', {});
+      await c.tasks.fail('req_c', 'x');
+      await c.tasks.markProcessing('req_d'); // unsettled: never listed
+      await c.tasks.complete('req_e', {});
+      const rows = await Promise.all(['req_b', 'req_c', 'req_e'].map(async (id) => (await c.tasks.byId(id))!));
+      const latest = rows.map((r) => r.updated_at).sort().at(-1)!;
+      const after = new Date(Date.parse(latest) + 1000).toISOString();
+      const settled = await c.tasks.settledBefore(after, 10);
+      expect(settled.map((t) => t.id).sort()).toEqual(['req_b', 'req_c', 'req_e']);
+      for (const t of settled) expect(sortedKeys(t)).toEqual([...TASK_FIELDS].sort());
+      expect(settled.map((t) => t.updated_at)).toEqual(settled.map((t) => t.updated_at).sort());
+      expect(await c.tasks.settledBefore(after, 2)).toEqual(settled.slice(0, 2));
+      expect(await c.tasks.settledBefore(new Date(Date.parse(rows[0].created_at) - 60_000).toISOString(), 10)).toEqual([]);
+      await c.tasks.delete('req_c');
+      await c.tasks.delete('req_missing');
+      expect(await c.tasks.byId('req_c')).toBeUndefined();
+      expect((await c.tasks.settledBefore(after, 10)).map((t) => t.id).sort()).toEqual(['req_b', 'req_e']);
+      expect(await c.tasks.byId('req_a')).toMatchObject({ status: 'pending' });
+    });
   });
 
   it('stranded videos and tasks: waiting, with no queued or running job; with the last error of the job updated last', async () => {

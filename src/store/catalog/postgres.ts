@@ -268,6 +268,18 @@ export class PgTasksCatalog implements TasksCatalog {
   async fail(id: string, message: string): Promise<void> {
     await this.q.query(`UPDATE tasks SET status = 'failed', error_message = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, message]);
   }
+
+  async delete(id: string): Promise<void> {
+    await this.q.query('DELETE FROM tasks WHERE id = $1', [id]);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    const { rows } = await this.q.query<TaskRow>(
+      `SELECT ${TASK_COLS} FROM tasks WHERE status IN ('completed', 'failed') AND updated_at < $1::timestamptz ORDER BY updated_at, id LIMIT $2`,
+      [before, limit],
+    );
+    return rows;
+  }
 }
 
 export class PgKeysCatalog implements KeysCatalog {

@@ -162,6 +162,14 @@ export class SqliteTasksCatalog implements TasksCatalog {
     return this.repo.stranded();
   }
 
+  async delete(id: string): Promise<void> {
+    this.repo.delete(id);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    return this.repo.settledBefore(before, limit).map(task);
+  }
+
   async fail(id: string, message: string): Promise<void> {
     this.repo.fail(id, message);
   }

@@ -104,6 +104,9 @@ export interface VideosCatalog {
  *   fail: 'failed' with the message (a result stored before stays).
  * - stranded: tasks 'pending' or 'processing' that no queued or running job will finish (as for
  *   videos).
+ * - delete removes the task (of a missing id: nothing). settledBefore: tasks 'completed' or
+ *   'failed' last updated before `before` (ISO 8601), least recently updated first, at most `limit`
+ *   (retention, docs/operations.md).
  */
 export interface TasksCatalog {
   insert(id: string, kind: TaskKind, request: unknown, owner?: string): Promise<TaskRow>;
@@ -112,6 +115,8 @@ export interface TasksCatalog {
   complete(id: string, result: unknown): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   fail(id: string, message: string): Promise<void>;
+  delete(id: string): Promise<void>;
+  settledBefore(before: string, limit: number): Promise<TaskRow[]>;
 }
 
 /**

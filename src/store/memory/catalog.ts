@@ -256,6 +256,18 @@ class MemoryTasksCatalog implements TasksCatalog {
   async fail(id: string, message: string): Promise<void> {
     this.set(id, { status: 'failed', error_message: message });
   }
+
+  async delete(id: string): Promise<void> {
+    this.store.state.tasks.delete(id);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    return [...this.store.state.tasks.values()]
+      .filter((t) => (t.status === 'completed' || t.status === 'failed') && t.updated_at < before)
+      .sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, limit)
+      .map((t) => ({ ...t }));
+  }
 }
 
 const apiKey = (r: ApiKeyRow): ApiKeyRow => pickFields(r, API_KEY_FIELDS);
