@@ -4,6 +4,7 @@
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
 import { LIMITS } from './defaults.js';
+import { CLIENT_ID_RE } from './principal.js';
 import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
 import { SPEECH_SETTINGS } from '../speech/engines.js';
 
@@ -603,8 +604,16 @@ export const schemas = {
  * Readiness (issue 21): `/readyz` answers 200 while the database and the blob store answer, else
  * 503 with Retry-After (the error body), so a load balancer stops sending traffic.
  */
+const requestDeleted = { type: 'object', required: ['request_id', 'deleted'], properties: { request_id: str, deleted: { type: 'boolean', const: true } } } as const;
+
 export const operationsSchemas = {
   ready: {
     response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ready' } } },
+  },
+  // Storage that can be reclaimed: a task (row, result, payload) and a tensor upload, by their owner.
+  deleteTask: { params: { type: 'object', required: ['request_id'], properties: { request_id: str } }, response: requestDeleted },
+  deleteTensors: {
+    params: { type: 'object', required: ['request_id'], properties: { request_id: { type: 'string', pattern: CLIENT_ID_RE.source } } },
+    response: requestDeleted,
   },
 } as const;

@@ -204,6 +204,10 @@ export class LocalEngine implements VideoService {
   async failStranded(): Promise<number> {
     return this.services.jobs.failStranded();
   }
+  /** Deletes settled tasks older than the retention window (src/services/tasks.ts expire). */
+  async expireTasks(): Promise<number> {
+    return this.services.tasks.expire();
+  }
   async failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
     return this.services.jobs.failSubject(job, message);
   }

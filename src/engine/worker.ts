@@ -17,10 +17,14 @@ export interface JobHost {
   runJob(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<'done' | 'failed'>;
   failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void>;
   failStranded(): Promise<number>;
+  /** Deletes what has outlived its retention (settled tasks and their payloads); swept while idle. */
+  expireTasks?(): Promise<number>;
 }
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
 const STRANDED_SWEEP_MS = 30_000;
+/** How often an idle worker deletes tasks past their retention. */
+const EXPIRY_SWEEP_MS = 10 * 60_000;
 
 export interface WorkerOptions {
   /** Exit after this long without work; undefined = run until the signal aborts. */
@@ -87,6 +91,13 @@ export class Worker {
       sweptAt = Date.now();
       if (n) log(`failed ${n} video(s) or task(s) whose job had ended without them`);
     };
+    let expiredAt = 0;
+    const expire = async () => {
+      if (!this.engine.expireTasks || Date.now() - expiredAt < EXPIRY_SWEEP_MS) return;
+      const n = await this.engine.expireTasks();
+      expiredAt = Date.now();
+      if (n) log(`deleted ${n} task(s) past their retention`);
+    };
     let started = false;
     const start = async () => {
       await beat();
@@ -114,6 +125,7 @@ export class Worker {
           if (!job) {
             await reapStoppedWorkers(store, this.id);
             await stranded();
+            await expire();
             const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
             if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
             await sleep(pollMs, undefined, { signal }).catch(() => {});

@@ -3,7 +3,7 @@ import { errorBody, validationErrorBody } from '../api/schemas.js';
 /**
  * Error statuses a route lists itself. Every route can also answer 500, every authenticated
  * route 401, 429 and 402 (the auth hook's, in that order), and every route but the open ones 503
- * (a dependency out of reach): those are added here, not listed.
+ * (a dependency out of reach) and 507 (a full disk): those are added here, not listed.
  */
 export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 503 | 504 | 507;
 
@@ -95,8 +95,9 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     }
 
     const status = r.status ?? 200;
-    // Every API operation reads the catalog (and its key): 503 while the database cannot be reached.
-    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...(r.open ? [] : [503])]);
+    // Every API operation reads the catalog (and its key) and may write: 503 while the database
+    // cannot be reached, 507 when its disk (or the blob store's) is full.
+    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...(r.open ? [] : [503, 507])]);
     const responses: Record<string, unknown> = {
       [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };

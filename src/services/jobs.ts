@@ -10,6 +10,7 @@ import { displaySize } from '../media/probe.js';
 import { phashToHex } from '../media/phash.js';
 import type { QueuedJob } from '../store/queue/types.js';
 import { asUnavailable } from '../store/unavailable.js';
+import { joinTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import type { CatalogTx } from '../store/catalog/types.js';
 import { DEFAULTS } from '../engine/config.js';
 import { storeSignature } from '../engine/duplicates.js';
@@ -147,8 +148,9 @@ export class TaskJob implements JobHandler {
     const task = await lib.catalog.tasks.byId(requestId);
     if (!task) return 'failed';
     await lib.catalog.tasks.markProcessing(requestId);
+    const payload = taskBlobPrefix(task.owner, task.id);
     try {
-      const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
+      const req = await joinTaskPayload(lib.blobs, task.request_json);
       const tensor = req.tensor ? (req as AsyncSubmitRequest & { tensor: TensorRef }) : undefined;
       let result: unknown;
       if (task.kind === 'tagging') {
@@ -157,16 +159,21 @@ export class TaskJob implements JobHandler {
         const res = tensor ? await analysis.encodeTensor(tensor, ctx.signal) : await analysis.encodeVideo(req, { signal: ctx.signal });
         result = { embedding: res.video_embedding, embeddings: res.embeddings, segments: res.segments, model: res.model, dim: res.dim };
       }
-      return await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+      const outcome = await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+      if (outcome === 'done') await lib.blobs.deletePrefix(payload); // the result stays; the payload is done with
+      return outcome;
     } catch (err) {
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
       await lib.catalog.tasks.fail(requestId, failureMessage(lib.redact(err, [])));
+      await lib.blobs.deletePrefix(payload);
       return 'failed';
     }
   }
 
   async fail(requestId: string, message: string): Promise<void> {
     await this.lib.catalog.tasks.fail(requestId, message);
+    const task = await this.lib.catalog.tasks.byId(requestId);
+    if (task) await this.lib.blobs.deletePrefix(taskBlobPrefix(task.owner, task.id));
   }
 }
 

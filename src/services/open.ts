@@ -54,6 +54,8 @@ export interface EngineOptions {
    * The library closes it.
    */
   textEncoder?: QueryTextEncoder;
+  /** How long settled async tasks are kept (default VIDEMBED_RETENTION_DAYS, else 7 days). */
+  retentionMs?: number;
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -87,6 +89,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
+    retentionMs: opts.retentionMs,
   });
   return { library, localStore };
 }

@@ -1,8 +1,9 @@
 /** Async tasks (embedding, tagging) and the tensor uploads they may name. */
 import { NotFoundError, ValidationError } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
-import type { AsyncStatusResponse, AsyncSubmitRequest, AsyncSubmitResponse, TaskKind, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
+import type { AsyncStatusResponse, AsyncSubmitRequest, AsyncSubmitResponse, TaskDeleteResponse, TaskKind, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
 import { newId } from '../store/ids.js';
+import { splitTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import { storeTensorUpload, tensorKeyOwner } from '../engine/tensors.js';
 import type { AnalysisService } from './analysis.js';
 import type { Library } from './library.js';
@@ -21,10 +22,18 @@ export class TasksService {
     }
     if (req.tensor !== undefined) await this.checkTensorRef(p, kind, req.tensor);
     const id = newId('req');
-    await this.lib.catalog.transaction(async (tx) => {
-      await tx.tasks.insert(id, kind, req, p.owner);
-      await tx.queue.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
-    });
+    // A video_base64 payload goes to the blob store first; the row keeps the rest (task-payloads.ts).
+    const { row, blob } = splitTaskPayload(p.owner, id, req);
+    if (blob) await this.lib.blobs.put(blob.key, blob.data);
+    try {
+      await this.lib.catalog.transaction(async (tx) => {
+        await tx.tasks.insert(id, kind, row, p.owner);
+        await tx.queue.enqueue(kind === 'embedding' ? 'task.embedding' : 'task.tagging', id);
+      });
+    } catch (err) {
+      if (blob) await this.lib.blobs.deletePrefix(taskBlobPrefix(p.owner, id)).catch(() => {});
+      throw err;
+    }
     await this.lib.onWorkQueued();
     return { request_id: id, status: 'pending' };
   }
@@ -40,6 +49,42 @@ export class TasksService {
     if (t.status === 'completed' && t.result_json) Object.assign(out, JSON.parse(t.result_json));
     if (t.status === 'failed') out.error_message = t.error_message ?? 'failed';
     return out;
+  }
+
+  /**
+   * Forgets a task: its row, result and payload; a task still waiting or running is cancelled (its
+   * job fails; a worker running it writes nothing, its claim no longer holds the job).
+   */
+  async delete(p: Principal, requestId: string): Promise<TaskDeleteResponse> {
+    const t = await this.lib.catalog.tasks.byId(requestId);
+    if (!t || !canSee(p, t.owner)) throw new NotFoundError(`task not found: ${requestId}`);
+    await this.lib.catalog.transaction(async (tx) => {
+      await tx.queue.cancelFor(t.id);
+      await tx.tasks.delete(t.id);
+    });
+    await this.lib.blobs.deletePrefix(taskBlobPrefix(t.owner, t.id));
+    return { request_id: t.id, deleted: true };
+  }
+
+  /** Deletes one of the caller's tensor uploads (every part of it); another owner's is not found. */
+  async deleteTensors(p: Principal, requestId: string): Promise<TaskDeleteResponse> {
+    const base = `tensors/${p.owner}/${requestId}`;
+    if (!(await this.lib.blobs.has(`${base}/video_input.bin`))) throw new NotFoundError(`no tensor upload with request_id ${requestId}`);
+    await this.lib.blobs.deletePrefix(base);
+    return { request_id: requestId, deleted: true };
+  }
+
+  /**
+   * Deletes the tasks settled before the retention window (their rows and blobs), oldest first,
+   * at most `limit` per call. Workers call it while idle. Returns how many went.
+   */
+  async expire(now = Date.now(), limit = 500): Promise<number> {
+    const old = await this.lib.catalog.tasks.settledBefore(new Date(now - this.lib.retentionMs).toISOString(), limit);
+    for (const t of old) {
+      await this.lib.catalog.tasks.delete(t.id);
+      await this.lib.blobs.deletePrefix(taskBlobPrefix(t.owner, t.id));
+    }
+    return old.length;
   }
 
   /** Unknown keys are the caller's error (404) at submit time, not a failed task later. */

@@ -74,9 +74,11 @@ describe('GET /openapi.json', () => {
         'encodeVideo',
         'submitEmbeddingTask',
         'getTaskStatus',
+        'deleteTask',
         'tagVideo',
         'submitTaggingTask',
         'uploadTensors',
+        'deleteTensors',
         'health',
         'openapi',
         'ready',
@@ -194,9 +196,9 @@ describe('GET /openapi.json', () => {
     const off = buildOpenApi(routes, { auth: false }) as Json;
     expect(off.security).toEqual([]);
     expect(off.paths['/collections'].get.security).toEqual([]);
-    expect(Object.keys(off.paths['/collections'].get.responses).sort()).toEqual(['200', '422', '500', '503']);
+    expect(Object.keys(off.paths['/collections'].get.responses).sort()).toEqual(['200', '422', '500', '503', '507']);
     const on = buildOpenApi(routes) as Json;
-    expect(Object.keys(on.paths['/collections'].get.responses).sort()).toEqual(['200', '401', '402', '422', '429', '500', '503']);
+    expect(Object.keys(on.paths['/collections'].get.responses).sort()).toEqual(['200', '401', '402', '422', '429', '500', '503', '507']);
     expect(on.paths['/healthz'].get.security).toEqual([]);
   });
 
