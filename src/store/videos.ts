@@ -115,6 +115,13 @@ export class VideosRepo {
       .run(message, nowIso(), id);
   }
 
+  failedWith(message: string, limit: number): string[] {
+    return this.db
+      .prepare(`SELECT id FROM videos WHERE status = 'failed' AND error_message = ? ORDER BY updated_at, rowid LIMIT ?`)
+      .pluck()
+      .all(message, limit) as string[];
+  }
+
   idsForCollection(collectionId: string, statuses: VideoStatus[]): string[] {
     return this.db
       .prepare(`SELECT id FROM videos WHERE collection_id = ? AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, rowid`)

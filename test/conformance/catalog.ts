@@ -347,6 +347,25 @@ export function conformance(backend: () => Backend): void {
       expect(await c.videos.countsByStatus(other.id)).toEqual({ uploaded: 1, processing: 0, processed: 0, failed: 0 });
       expect(await c.videos.countsByStatus('col_missing')).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
     });
+
+    it('failedWith: failed videos of every collection with exactly that message, least recently updated first, limited', async () => {
+      const a = await collection('a');
+      const b = await collection('b');
+      const vs = [await video(a.id), await video(b.id), await video(a.id), await video(a.id), await video(b.id)];
+      const full = 'storage full';
+      await c.videos.markFailed(vs[1].id, full);
+      await c.videos.markFailed(vs[0].id, full);
+      await c.videos.markFailed(vs[2].id, 'storage full!'); // another message
+      await c.videos.markProcessing(vs[3].id); // not failed
+      await c.videos.markFailed(vs[4].id, full);
+      await c.videos.markProcessed(vs[4].id, null); // failed once, processed now
+      const got = await c.videos.failedWith(full, 10);
+      expect([...got].sort()).toEqual([vs[0].id, vs[1].id].sort());
+      const rows = await Promise.all(got.map(async (id) => (await c.videos.byId(id))!.updated_at));
+      expect(rows).toEqual([...rows].sort());
+      expect(await c.videos.failedWith(full, 1)).toEqual(got.slice(0, 1));
+      expect(await c.videos.failedWith('nothing failed so', 10)).toEqual([]);
+    });
   });
 
   describe('tasks', () => {

@@ -206,6 +206,14 @@ export class PgVideosCatalog implements VideosCatalog {
     return (await this.q.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
   }
 
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    const { rows } = await this.q.query<{ id: string }>(
+      `SELECT id FROM videos WHERE status = 'failed' AND error_message = $1 ORDER BY updated_at, seq LIMIT $2`,
+      [message, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
   async markFailed(id: string, message: string): Promise<void> {
     await this.q.query(
       `UPDATE videos SET status = 'failed', progress = NULL, error_message = $2, updated_at = clock_timestamp() WHERE id = $1`,

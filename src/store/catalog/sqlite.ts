@@ -126,6 +126,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
     return this.repo.stranded();
   }
 
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    return this.repo.failedWith(message, limit);
+  }
+
   async markFailed(id: string, message: string): Promise<void> {
     this.repo.markFailed(id, message);
   }

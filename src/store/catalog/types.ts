@@ -75,6 +75,8 @@ export interface CollectionsCatalog {
  *   setMediaInfo: duration, displayed width and height, fps, codec (null when not given). Each of
  *   these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
+ * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
+ *   recently updated first, at most `limit` (those failed for lack of space are retried).
  * - stranded: videos 'uploaded' or 'processing' none of whose jobs (the job queue's, same store) is
  *   queued or running, so none will finish them; with the last_error of the job updated last (null
  *   when it recorded none, or there is no job at all).
@@ -92,6 +94,7 @@ export interface VideosCatalog {
   markProcessed(id: string, tagsJson: string | null): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
+  failedWith(message: string, limit: number): Promise<string[]>;
   idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
   countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
 }

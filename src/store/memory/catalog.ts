@@ -204,6 +204,15 @@ class MemoryVideosCatalog implements VideosCatalog {
     this.set(id, { status: 'failed', progress: null, error_message: message });
   }
 
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    // The store's map keeps insertion order: a stable sort by update time keeps it among equals.
+    return [...this.store.state.videos.values()]
+      .filter((v) => v.status === 'failed' && v.error_message === message)
+      .sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : 0))
+      .slice(0, limit)
+      .map((v) => v.id);
+  }
+
   async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
     return this.of(collectionId)
       .filter((v) => statuses.includes(v.status))
