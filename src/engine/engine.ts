@@ -204,9 +204,11 @@ export class LocalEngine implements VideoService {
   async failStranded(): Promise<number> {
     return this.services.jobs.failStranded();
   }
-  /** Deletes settled tasks older than the retention window (src/services/tasks.ts expire). */
-  async expireTasks(): Promise<number> {
-    return this.services.tasks.expire();
+  /** Idle workers' upkeep: tasks past their retention deleted, videos that failed for lack of space retried once there is room. */
+  async housekeeping(): Promise<string[]> {
+    const expired = await this.services.tasks.expire();
+    const retried = await this.services.jobs.retryNoSpace();
+    return [...(expired ? [`deleted ${expired} task(s) past their retention`] : []), ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : [])];
   }
   async failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
     return this.services.jobs.failSubject(job, message);

@@ -17,14 +17,14 @@ export interface JobHost {
   runJob(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<'done' | 'failed'>;
   failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void>;
   failStranded(): Promise<number>;
-  /** Deletes what has outlived its retention (settled tasks and their payloads); swept while idle. */
-  expireTasks?(): Promise<number>;
+  /** Upkeep while idle (retention, retries after a full disk); answers what it did, as log lines. */
+  housekeeping?(): Promise<string[]>;
 }
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
 const STRANDED_SWEEP_MS = 30_000;
-/** How often an idle worker deletes tasks past their retention. */
-const EXPIRY_SWEEP_MS = 10 * 60_000;
+/** How often an idle worker does its upkeep (JobHost.housekeeping). */
+const HOUSEKEEPING_MS = 60_000;
 
 export interface WorkerOptions {
   /** Exit after this long without work; undefined = run until the signal aborts. */
@@ -91,12 +91,12 @@ export class Worker {
       sweptAt = Date.now();
       if (n) log(`failed ${n} video(s) or task(s) whose job had ended without them`);
     };
-    let expiredAt = 0;
-    const expire = async () => {
-      if (!this.engine.expireTasks || Date.now() - expiredAt < EXPIRY_SWEEP_MS) return;
-      const n = await this.engine.expireTasks();
-      expiredAt = Date.now();
-      if (n) log(`deleted ${n} task(s) past their retention`);
+    let keptAt = 0;
+    const housekeeping = async () => {
+      if (!this.engine.housekeeping || Date.now() - keptAt < HOUSEKEEPING_MS) return;
+      const done = await this.engine.housekeeping();
+      keptAt = Date.now();
+      done.forEach(log);
     };
     let started = false;
     const start = async () => {
@@ -125,7 +125,7 @@ export class Worker {
           if (!job) {
             await reapStoppedWorkers(store, this.id);
             await stranded();
-            await expire();
+            await housekeeping();
             const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
             if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
             await sleep(pollMs, undefined, { signal }).catch(() => {});

@@ -3,13 +3,15 @@
  * (src/engine/worker.ts). Each writes its results only while its claim still holds the job (the
  * fencing token), and completes the job in the same transaction as its results.
  */
+import os from 'node:os';
 import { MediaError, VidembedError, errorMessage } from '../api/errors.js';
 import type { AsyncSubmitRequest, TensorRef } from '../api/types.js';
 import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
 import { displaySize } from '../media/probe.js';
 import { phashToHex } from '../media/phash.js';
 import type { QueuedJob } from '../store/queue/types.js';
-import { asUnavailable } from '../store/unavailable.js';
+import { asNoSpace, asUnavailable } from '../store/unavailable.js';
+import { haveRoom, NO_SPACE_FAILURE, requeueVideo } from './no-space.js';
 import { joinTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import type { CatalogTx } from '../store/catalog/types.js';
 import { DEFAULTS } from '../engine/config.js';
@@ -114,7 +116,8 @@ export class VideoProcessJob implements JobHandler {
     } catch (err) {
       // Shutdown, or the store out of reach: the job goes back to the queue (the worker waits for the store).
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
-      await lib.catalog.videos.markFailed(videoId, failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
+      // Out of space: a message the retry sweep recognizes (no-space.ts), not a failure for good.
+      await lib.catalog.videos.markFailed(videoId, asNoSpace(err) ? NO_SPACE_FAILURE : failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
       await lib.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
     } finally {
@@ -212,6 +215,18 @@ export class Jobs {
     const tasks = await this.lib.catalog.tasks.stranded();
     for (const t of tasks) await this.lib.catalog.tasks.fail(t.id, why(t.last_error));
     return videos.length + tasks.length;
+  }
+
+  /**
+   * Queues again the videos that failed for lack of space, once the home's and the temp dir's disks
+   * have room (`room` decides; tests pass their own). Workers run it while idle. Returns how many.
+   */
+  async retryNoSpace(room: () => Promise<boolean> = () => haveRoom([this.lib.paths.home, os.tmpdir()]), limit = 100): Promise<number> {
+    const ids = await this.lib.catalog.videos.failedWith(NO_SPACE_FAILURE, limit);
+    if (ids.length === 0 || !(await room())) return 0;
+    for (const id of ids) await requeueVideo(this.lib.catalog, { id, status: 'failed' });
+    await this.lib.onWorkQueued();
+    return ids.length;
   }
 
   /**

@@ -1,4 +1,5 @@
 /** Videos: upload, status, details, thumbnails, the original file, list, delete, reprocess, near-duplicates. */
+import { requeueVideo } from './no-space.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
@@ -168,10 +169,8 @@ export class VideosService {
   /** Processes a video again (after a failure, or to pick up new analyzers). */
   async reprocess(p: Principal, videoId: string): Promise<VideoStatusResponse> {
     const v = await this.lib.video(p, videoId);
-    await this.lib.catalog.transaction(async (tx) => {
-      await tx.queue.cancelFor(v.id);
-      await tx.queue.enqueue('video.process', v.id);
-    });
+    // A failed video answers its new state ('processing', the old error gone), not the failure.
+    await requeueVideo(this.lib.catalog, v);
     await this.lib.onWorkQueued();
     return this.status(p, v.id);
   }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { buildServer } from '../../src/server/app.js';
 import { cleanPartialUploads } from '../../src/server/uploads.js';
+import { NO_SPACE_FAILURE } from '../../src/services/no-space.js';
 import { joinTaskPayload } from '../../src/services/task-payloads.js';
 import { MemoryBlobStore } from '../../src/store/memory/blobs.js';
 import { MemoryCatalog } from '../../src/store/memory/catalog.js';
@@ -130,7 +131,7 @@ describe('storage that can be reclaimed', () => {
     await catalog.tasks.complete(ids[0], { embedding: [1] });
     await catalog.tasks.fail(ids[1], 'bad video');
     expect(await engine.services.tasks.expire(Date.now())).toBe(0); // inside the window
-    expect(await engine.expireTasks()).toBe(0);
+    expect(await engine.housekeeping()).toEqual([]);
     const later = Date.now() + RETENTION_MS + 1000;
     const expired = await engine.services.tasks.expire(later);
     expect(expired).toBeGreaterThanOrEqual(2);
@@ -161,6 +162,33 @@ describe('storage that can be reclaimed', () => {
     blobs.full = false;
     expect((await upload()).status).toBe(202);
     expect((await submit(alice, { video_base64: 'AAAA' })).status).toBe(202);
+  });
+
+  it('retries videos that failed for lack of space once there is room; reprocess answers the new state, not the old error', async () => {
+    const col = (await http(url, 'POST', '/collections', { key: alice, json: { name: 'space' } })).body.collection_id as string;
+    for (const id of ['vid_full1', 'vid_full2', 'vid_bad']) {
+      await catalog.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, blob_key: `videos/${id}.mp4`, size_bytes: 10 });
+    }
+    await catalog.videos.markFailed('vid_full1', NO_SPACE_FAILURE);
+    await catalog.videos.markFailed('vid_full2', NO_SPACE_FAILURE);
+    await catalog.videos.markFailed('vid_bad', 'no video stream');
+    expect(await engine.services.jobs.retryNoSpace(async () => false)).toBe(0); // still full: left alone
+    expect((await catalog.videos.byId('vid_full1'))?.status).toBe('failed');
+    expect(await engine.services.jobs.retryNoSpace(async () => true)).toBe(2);
+    for (const id of ['vid_full1', 'vid_full2']) {
+      const st = await http(url, 'GET', `/videos/${id}/status`, { key: alice });
+      expect(st.body.status, id).toBe('processing');
+      expect(st.body).not.toHaveProperty('error_message');
+    }
+    expect((await catalog.videos.byId('vid_bad'))?.status).toBe('failed'); // failed for its own reasons: not retried
+    // By hand: the answer is the new state.
+    const again = await http(url, 'POST', '/videos/vid_bad/reprocess', { key: alice });
+    expect(again.status).toBe(202);
+    expect(again.body.status).toBe('processing');
+    expect(again.body).not.toHaveProperty('error_message');
+    const queued = new Set<string>();
+    for (let job = await catalog.queue.claim('w_test', 60_000); job; job = await catalog.queue.claim('w_test', 60_000)) queued.add(job.refId);
+    expect([...queued]).toEqual(expect.arrayContaining(['vid_full1', 'vid_full2', 'vid_bad']));
   });
 });
 
