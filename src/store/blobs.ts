@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { PassThrough, type Readable } from 'node:stream';
@@ -30,6 +30,8 @@ export interface BlobStore {
   stream(key: string, range?: { start: number; end?: number }): Readable;
   /** Removes every blob under `prefix` (a key's folder); nothing there is no error. */
   deletePrefix(prefix: string): Promise<void>;
+  /** The bytes of every blob under `prefix` (a key's folder, as for deletePrefix); 0 when none (storage quotas). */
+  bytesUnder(prefix: string): Promise<number>;
 }
 
 export const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -122,6 +124,18 @@ export class LocalBlobStore implements BlobStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     await rm(this.file(prefix), { recursive: true, force: true });
+  }
+
+  async bytesUnder(prefix: string): Promise<number> {
+    const walk = async (p: string): Promise<number> => {
+      const st = await stat(p).catch(() => undefined);
+      if (!st) return 0;
+      if (!st.isDirectory()) return st.size;
+      let n = 0;
+      for (const name of await readdir(p).catch(() => [] as string[])) n += await walk(path.join(p, name));
+      return n;
+    };
+    return walk(this.file(prefix));
   }
 
   /** Where a key lives on disk (the local CLI shows it; other stores have no path). */

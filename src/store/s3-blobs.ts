@@ -282,6 +282,20 @@ export class S3BlobStore implements BlobStore {
     } while (token !== undefined);
   }
 
+  async bytesUnder(prefix: string): Promise<number> {
+    checkBlobKey(prefix);
+    // The key itself, if there is one, comes first in S3's order among the keys starting so.
+    const first = await this.listPage(prefix);
+    let n = first.keys[0] === prefix ? first.sizes[0] : 0;
+    let token: string | undefined;
+    do {
+      const page = await this.listPage(`${prefix}/`, token);
+      for (const size of page.sizes) n += size;
+      token = page.next;
+    } while (token !== undefined);
+    return n;
+  }
+
   // ---- beyond the interface ----
 
   /** Every key under `prefix` (a key prefix as given, `thumbs/` or `thumbs/ab`), in S3's order. */
@@ -382,7 +396,7 @@ export class S3BlobStore implements BlobStore {
     res.resume();
   }
 
-  private async listPage(prefix: string, token?: string): Promise<{ keys: string[]; next?: string }> {
+  private async listPage(prefix: string, token?: string): Promise<{ keys: string[]; sizes: number[]; next?: string }> {
     const query: [string, string][] = [
       ['list-type', '2'],
       ['max-keys', String(this.listPageSize)],
@@ -390,13 +404,14 @@ export class S3BlobStore implements BlobStore {
     ];
     if (token !== undefined) query.push(['continuation-token', token]);
     const xml = (await readAll(await this.request({ method: 'GET', query, what: `LIST ${prefix}` }))).toString();
-    const keys = xmlAll(xml, 'Contents')
-      .map((c) => xmlOne(c, 'Key'))
-      .filter((k): k is string => k !== undefined && k.startsWith(this.prefix))
-      .map((k) => k.slice(this.prefix.length));
+    const entries = xmlAll(xml, 'Contents')
+      .map((c) => ({ key: xmlOne(c, 'Key'), size: Number(xmlOne(c, 'Size') ?? 0) }))
+      .filter((e): e is { key: string; size: number } => e.key !== undefined && e.key.startsWith(this.prefix));
+    const keys = entries.map((e) => e.key.slice(this.prefix.length));
+    const sizes = entries.map((e) => e.size);
     const next = xmlOne(xml, 'IsTruncated') === 'true' ? xmlOne(xml, 'NextContinuationToken') : undefined;
     if (xmlOne(xml, 'IsTruncated') === 'true' && !next) throw new S3RequestError(`LIST ${prefix}: truncated page without a continuation token`, 200, undefined);
-    return { keys, next };
+    return { keys, sizes, next };
   }
 
   private async deleteKeys(keys: string[]): Promise<void> {

@@ -348,6 +348,21 @@ export function conformance(backend: () => Backend): void {
       expect(await c.videos.countsByStatus('col_missing')).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
     });
 
+    it('bytesOfOwner: the sizes of the videos in the owner\'s collections, summed; 0 for none', async () => {
+      const mine = await c.collections.insert({ name: 'm1', description: '', model: 'm', dim: 4, owner: 'ann' });
+      const mine2 = await c.collections.insert({ name: 'm2', description: '', model: 'm', dim: 4, owner: 'ann' });
+      const theirs = await c.collections.insert({ name: 't', description: '', model: 'm', dim: 4, owner: 'ben' });
+      expect(await c.videos.bytesOfOwner('ann')).toBe(0);
+      await c.videos.insert({ id: 'vid_q1', collection_id: mine.id, filename: 'a.mp4', blob_key: 'videos/a.mp4', size_bytes: 3_000_000_000 });
+      await c.videos.insert({ id: 'vid_q2', collection_id: mine2.id, filename: 'b.mp4', blob_key: 'videos/b.mp4', size_bytes: 5 });
+      await c.videos.insert({ id: 'vid_q3', collection_id: theirs.id, filename: 'c.mp4', blob_key: 'videos/c.mp4', size_bytes: 7 });
+      expect(await c.videos.bytesOfOwner('ann')).toBe(3_000_000_005);
+      expect(await c.videos.bytesOfOwner('ben')).toBe(7);
+      expect(await c.videos.bytesOfOwner('nobody')).toBe(0);
+      await c.videos.delete('vid_q1');
+      expect(await c.videos.bytesOfOwner('ann')).toBe(5);
+    });
+
     it('failedWith: failed videos of every collection with exactly that message, least recently updated first, limited', async () => {
       const a = await collection('a');
       const b = await collection('b');

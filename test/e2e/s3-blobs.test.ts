@@ -151,6 +151,17 @@ describe.each(cases)('$name', ({ name, make, localFileIsCopy }) => {
     await store.deletePrefix('thumbs/never');
   });
 
+  it('counts the bytes under a prefix, across listing pages, and nothing beside it', async () => {
+    const under = [...Array.from({ length: 23 }, (_, i) => `quota/o1/${i}.bin`), 'quota/o1/deep/er/x.bin'];
+    for (const [i, k] of under.entries()) await store.put(k, Buffer.alloc(i + 1, 1));
+    for (const k of ['quota/o10/0.bin', 'quota/o1.json', 'quota/o0/1.bin']) await store.put(k, Buffer.alloc(1000, 1));
+    expect(await store.bytesUnder('quota/o1')).toBe((under.length * (under.length + 1)) / 2);
+    expect(await store.bytesUnder('quota/o1.json')).toBe(1000);
+    expect(await store.bytesUnder('quota/never')).toBe(0);
+    await store.deletePrefix('quota/o1');
+    expect(await store.bytesUnder('quota/o1')).toBe(0);
+  });
+
   it('refuses keys outside the key alphabet or climbing out, before touching storage', async () => {
     for (const bad of ['../x', '/abs/x', 'a//b', 'a/../b', '', 'a b', 'videos/ü.mp4', 'a/']) {
       await expect(store.put(bad, Buffer.from('x')), bad).rejects.toThrow(/bad blob key/);

@@ -206,6 +206,14 @@ export class PgVideosCatalog implements VideosCatalog {
     return (await this.q.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
   }
 
+  async bytesOfOwner(owner: string): Promise<number> {
+    const { rows } = await this.q.query<{ n: number }>(
+      `SELECT COALESCE(SUM(v.size_bytes), 0)::float8 AS n FROM videos v JOIN collections c ON c.id = v.collection_id WHERE c.owner = $1`,
+      [owner],
+    );
+    return rows[0].n;
+  }
+
   async failedWith(message: string, limit: number): Promise<string[]> {
     const { rows } = await this.q.query<{ id: string }>(
       `SELECT id FROM videos WHERE status = 'failed' AND error_message = $1 ORDER BY updated_at, seq LIMIT $2`,

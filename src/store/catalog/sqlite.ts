@@ -126,6 +126,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
     return this.repo.stranded();
   }
 
+  async bytesOfOwner(owner: string): Promise<number> {
+    return this.repo.bytesOfOwner(owner);
+  }
+
   async failedWith(message: string, limit: number): Promise<string[]> {
     return this.repo.failedWith(message, limit);
   }

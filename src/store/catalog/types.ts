@@ -77,6 +77,7 @@ export interface CollectionsCatalog {
  * - countsByStatus: every status, 0 for those without videos.
  * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
  *   recently updated first, at most `limit` (those failed for lack of space are retried).
+ * - bytesOfOwner: the size_bytes of every video in the owner's collections, summed (0: none).
  * - stranded: videos 'uploaded' or 'processing' none of whose jobs (the job queue's, same store) is
  *   queued or running, so none will finish them; with the last_error of the job updated last (null
  *   when it recorded none, or there is no job at all).
@@ -95,6 +96,7 @@ export interface VideosCatalog {
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
   failedWith(message: string, limit: number): Promise<string[]>;
+  bytesOfOwner(owner: string): Promise<number>;
   idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
   countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
 }

@@ -53,6 +53,12 @@ export class MemoryBlobStore implements BlobStore {
     return Readable.from([range ? b.subarray(range.start, range.end === undefined ? undefined : range.end + 1) : b]);
   }
 
+  async bytesUnder(prefix: string): Promise<number> {
+    let n = 0;
+    for (const [key, b] of this.blobs) if (key === prefix || key.startsWith(`${prefix}/`)) n += b.length;
+    return n;
+  }
+
   async deletePrefix(prefix: string): Promise<void> {
     for (const key of [...this.blobs.keys()]) if (key === prefix || key.startsWith(`${prefix}/`)) this.blobs.delete(key);
   }

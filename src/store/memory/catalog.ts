@@ -204,6 +204,13 @@ class MemoryVideosCatalog implements VideosCatalog {
     this.set(id, { status: 'failed', progress: null, error_message: message });
   }
 
+  async bytesOfOwner(owner: string): Promise<number> {
+    const { collections, videos } = this.store.state;
+    let n = 0;
+    for (const v of videos.values()) if (collections.get(v.collection_id)?.owner === owner) n += v.size_bytes;
+    return n;
+  }
+
   async failedWith(message: string, limit: number): Promise<string[]> {
     // The store's map keeps insertion order: a stable sort by update time keeps it among equals.
     return [...this.store.state.videos.values()]
