@@ -238,3 +238,9 @@ export function retentionMs(env: Env = process.env): number {
   const days = Number(env.VIDEMBED_RETENTION_DAYS);
   return set(env.VIDEMBED_RETENTION_DAYS) && Number.isFinite(days) && days > 0 ? days * 24 * 3600 * 1000 : DEFAULT_RETENTION_MS;
 }
+
+/** VIDEMBED_STORAGE_QUOTA_MB: bytes (in MiB) each owner may store (videos, tensor uploads, task payloads); unset: no limit. */
+export function storageQuotaBytes(env: Env = process.env): number | undefined {
+  const mib = Number(env.VIDEMBED_STORAGE_QUOTA_MB);
+  return set(env.VIDEMBED_STORAGE_QUOTA_MB) && Number.isFinite(mib) && mib >= 0 ? Math.floor(mib * 1024 ** 2) : undefined;
+}

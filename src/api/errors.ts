@@ -54,6 +54,13 @@ export class PayloadTooLargeError extends VidembedError {
   override readonly exitCode = 5;
 }
 
+/** Storing this would take the owner past their storage quota (the caller's limit: 413; a full disk is 507). */
+export class StorageQuotaError extends VidembedError {
+  override readonly status = 413;
+  override readonly code = 'storage_quota_exceeded';
+  override readonly exitCode = 5;
+}
+
 export class RangeNotSatisfiableError extends VidembedError {
   override readonly status = 416;
   override readonly code = 'range_not_satisfiable';
@@ -163,6 +170,7 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
   NotFoundError,
   ConflictError,
   PayloadTooLargeError,
+  StorageQuotaError,
   RangeNotSatisfiableError,
   MediaError,
   UpstreamError,

@@ -36,7 +36,7 @@ const ERRORS: Record<number, string> = {
   402: 'quota used up',
   404: "unknown id (another owner's ids answer 404 too)",
   409: 'conflict: a duplicate collection name, a tensor request_id uploaded twice, or (admins) a collection name several owners share',
-  413: 'payload too large',
+  413: "payload too large, or (storage_quota_exceeded) storing it would pass the owner's storage quota",
   414: 'a path parameter over 256 characters',
   416: 'the Range asked for lies outside the file (Content-Range: bytes */size)',
   422: 'validation error; detail lists {loc, msg, type}',

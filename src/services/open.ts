@@ -56,6 +56,8 @@ export interface EngineOptions {
   textEncoder?: QueryTextEncoder;
   /** How long settled async tasks are kept (default VIDEMBED_RETENTION_DAYS, else 7 days). */
   retentionMs?: number;
+  /** Bytes each owner may store (default VIDEMBED_STORAGE_QUOTA_MB, else no limit). */
+  storageQuotaBytes?: number;
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -90,6 +92,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
     retentionMs: opts.retentionMs,
+    ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   return { library, localStore };
 }

@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
 import type { AsyncStatusResponse, AsyncSubmitRequest, AsyncSubmitResponse, TaskDeleteResponse, TaskKind, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
 import { newId } from '../store/ids.js';
+import { checkStorageQuota } from './quota.js';
 import { splitTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import { storeTensorUpload, tensorKeyOwner } from '../engine/tensors.js';
 import type { AnalysisService } from './analysis.js';
@@ -24,6 +25,7 @@ export class TasksService {
     const id = newId('req');
     // A video_base64 payload goes to the blob store first; the row keeps the rest (task-payloads.ts).
     const { row, blob } = splitTaskPayload(p.owner, id, req);
+    if (blob) await checkStorageQuota(this.lib, p, blob.data.length);
     if (blob) await this.lib.blobs.put(blob.key, blob.data);
     try {
       await this.lib.catalog.transaction(async (tx) => {
@@ -39,7 +41,7 @@ export class TasksService {
   }
 
   async uploadTensors(p: Principal, req: TensorUploadRequest): Promise<TensorUploadResponse> {
-    return storeTensorUpload(req, this.lib.blobs, this.lib.maxTensorBytes, p.owner);
+    return storeTensorUpload(req, this.lib.blobs, this.lib.maxTensorBytes, p.owner, (bytes) => checkStorageQuota(this.lib, p, bytes));
   }
 
   async status(p: Principal, requestId: string): Promise<AsyncStatusResponse> {

@@ -1,5 +1,6 @@
 /** Videos: upload, status, details, thumbnails, the original file, list, delete, reprocess, near-duplicates. */
 import { requeueVideo } from './no-space.js';
+import { checkStorageQuota } from './quota.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
@@ -59,6 +60,7 @@ export class VideosService {
         return { video_id: video.id, status: video.status, duplicate: true, near_duplicate: { filename: video.filename, coverage: round3(coverage), similarity: round3(similarity) } };
       }
     }
+    await checkStorageQuota(lib, p, st.size); // a duplicate (answered above) adds nothing
     const id = newId('vid');
     const key = `videos/${id}${safeExtension(file.filename)}`;
     await lib.blobs.putFile(key, file.path, { move: file.move });

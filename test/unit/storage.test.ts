@@ -206,3 +206,61 @@ describe('partial uploads at start', () => {
     }
   });
 });
+
+describe('the per-owner storage quota', () => {
+  const catalog = new MemoryCatalog();
+  const blobs = new MemoryBlobStore();
+  let url: string;
+  let alice: string;
+  let admin: string;
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    alice = (await catalog.keys.create({ name: 'alice', qps: 1000 })).key;
+    admin = (await catalog.keys.create({ name: 'ops', qps: 1000, role: 'admin', owner: 'ops' })).key;
+    const embedder = new FakeEmbedder();
+    const engine = new LocalEngine({
+      home: path.join(os.tmpdir(), 'vidembed-quota-unit', 'never-created'),
+      catalog,
+      blobs,
+      embedderFor: () => embedder,
+      analyzersFor: async () => [],
+      storageQuotaBytes: 1000,
+    });
+    const app = await buildServer(engine.services, { keys: engine.catalog.keys });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    close = async () => {
+      await app.close();
+      await engine.close();
+    };
+  });
+  afterAll(async () => close?.());
+
+  const upload = (key: string, col: string, bytes: number, fill: number) => {
+    const form = new FormData();
+    form.set('file', new Blob([Buffer.alloc(bytes, fill)]), `v${fill}.mp4`);
+    return http(url, 'POST', `/collections/${col}/videos/upload`, { key, form });
+  };
+
+  it("refuses with 413 storage_quota_exceeded what would take the owner past the quota, counting videos, tensors and task payloads; freeing makes room; admins are not limited", async () => {
+    const col = (await http(url, 'POST', '/collections', { key: alice, json: { name: 'q' } })).body.collection_id as string;
+    const first = await upload(alice, col, 600, 1);
+    expect(first.status).toBe(202);
+    expect((await upload(alice, col, 600, 1)).body.duplicate).toBe(true); // the same bytes add nothing
+    const over = await upload(alice, col, 600, 2);
+    expect(over.status).toBe(413);
+    expect(over.body.code).toBe('storage_quota_exceeded');
+    expect(over.body.detail).toMatch(/storage quota/);
+    // 600 used: a 12-byte tensor fits, a 500-character payload does not.
+    expect((await http(url, 'POST', '/files/upload/tensors', { key: alice, json: { service: 'embedding', request_id: 't1', video_input: TINY_TENSOR } })).status).toBe(200);
+    const task = await http(url, 'POST', '/video_tagging/async', { key: alice, json: { video_base64: 'A'.repeat(500) } });
+    expect(task.status).toBe(413);
+    expect(task.body.code).toBe('storage_quota_exceeded');
+    // Deleting frees the room.
+    expect((await http(url, 'DELETE', `/videos/${first.body.video_id}`, { key: alice })).status).toBe(200);
+    expect((await upload(alice, col, 600, 2)).status).toBe(202);
+    // Admin keys are not limited.
+    const adminCol = (await http(url, 'POST', '/collections', { key: admin, json: { name: 'big' } })).body.collection_id as string;
+    expect((await upload(admin, adminCol, 5000, 3)).status).toBe(202);
+  });
+});
