@@ -208,7 +208,10 @@ export class LocalEngine implements VideoService {
   async housekeeping(): Promise<string[]> {
     const expired = await this.services.tasks.expire();
     const retried = await this.services.jobs.retryNoSpace();
-    return [...(expired ? [`deleted ${expired} task(s) past their retention`] : []), ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : [])];
+    return [
+      ...(expired.tasks || expired.tensorUploads ? [`deleted ${expired.tasks} task(s) and ${expired.tensorUploads} tensor upload(s) past their retention`] : []),
+      ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : []),
+    ];
   }
   async failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
     return this.services.jobs.failSubject(job, message);

@@ -77,16 +77,30 @@ export class TasksService {
   }
 
   /**
-   * Deletes the tasks settled before the retention window (their rows and blobs), oldest first,
-   * at most `limit` per call. Workers call it while idle. Returns how many went.
+   * Deletes what has outlived the retention window: tasks settled before it (rows and blobs; at
+   * most `limit` per call, oldest first) and tensor uploads last written before it (every part).
+   * Workers call it while idle. Returns how many of each went.
    */
-  async expire(now = Date.now(), limit = 500): Promise<number> {
-    const old = await this.lib.catalog.tasks.settledBefore(new Date(now - this.lib.retentionMs).toISOString(), limit);
+  async expire(now = Date.now(), limit = 500): Promise<{ tasks: number; tensorUploads: number }> {
+    const cutoff = now - this.lib.retentionMs;
+    const old = await this.lib.catalog.tasks.settledBefore(new Date(cutoff).toISOString(), limit);
     for (const t of old) {
       await this.lib.catalog.tasks.delete(t.id);
       await this.lib.blobs.deletePrefix(taskBlobPrefix(t.owner, t.id));
     }
-    return old.length;
+    // An upload is the folder of its parts (tensors/OWNER/REQUEST_ID, or tensors/REQUEST_ID from before owners).
+    const uploads = new Map<string, number>();
+    for await (const { key, modifiedMs } of this.lib.blobs.listUnder('tensors')) {
+      const folder = key.slice(0, key.lastIndexOf('/'));
+      uploads.set(folder, Math.max(uploads.get(folder) ?? 0, modifiedMs));
+    }
+    let tensorUploads = 0;
+    for (const [folder, at] of uploads) {
+      if (at >= cutoff) continue;
+      await this.lib.blobs.deletePrefix(folder);
+      tensorUploads++;
+    }
+    return { tasks: old.length, tensorUploads };
   }
 
   /** Unknown keys are the caller's error (404) at submit time, not a failed task later. */

@@ -32,6 +32,8 @@ export interface BlobStore {
   deletePrefix(prefix: string): Promise<void>;
   /** The bytes of every blob under `prefix` (a key's folder, as for deletePrefix); 0 when none (storage quotas). */
   bytesUnder(prefix: string): Promise<number>;
+  /** Every blob under `prefix`'s folder with when it was last written (ms since the epoch), in no set order (retention). */
+  listUnder(prefix: string): AsyncIterable<{ key: string; modifiedMs: number }>;
 }
 
 export const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -124,6 +126,20 @@ export class LocalBlobStore implements BlobStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     await rm(this.file(prefix), { recursive: true, force: true });
+  }
+
+  async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+    const walk = async function* (dir: string, key: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+      for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) yield* walk(p, `${key}/${e.name}`);
+        else if (e.isFile() && !e.name.endsWith('.tmp')) {
+          const st = await stat(p).catch(() => undefined);
+          if (st) yield { key: `${key}/${e.name}`, modifiedMs: st.mtimeMs };
+        }
+      }
+    };
+    yield* walk(this.file(prefix), prefix);
   }
 
   async bytesUnder(prefix: string): Promise<number> {

@@ -282,6 +282,16 @@ export class S3BlobStore implements BlobStore {
     } while (token !== undefined);
   }
 
+  async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+    checkBlobKey(prefix);
+    let token: string | undefined;
+    do {
+      const page = await this.listPage(`${prefix}/`, token);
+      for (const [i, key] of page.keys.entries()) yield { key, modifiedMs: page.modified[i] };
+      token = page.next;
+    } while (token !== undefined);
+  }
+
   async bytesUnder(prefix: string): Promise<number> {
     checkBlobKey(prefix);
     // The key itself, if there is one, comes first in S3's order among the keys starting so.
@@ -396,7 +406,7 @@ export class S3BlobStore implements BlobStore {
     res.resume();
   }
 
-  private async listPage(prefix: string, token?: string): Promise<{ keys: string[]; sizes: number[]; next?: string }> {
+  private async listPage(prefix: string, token?: string): Promise<{ keys: string[]; sizes: number[]; modified: number[]; next?: string }> {
     const query: [string, string][] = [
       ['list-type', '2'],
       ['max-keys', String(this.listPageSize)],
@@ -405,13 +415,14 @@ export class S3BlobStore implements BlobStore {
     if (token !== undefined) query.push(['continuation-token', token]);
     const xml = (await readAll(await this.request({ method: 'GET', query, what: `LIST ${prefix}` }))).toString();
     const entries = xmlAll(xml, 'Contents')
-      .map((c) => ({ key: xmlOne(c, 'Key'), size: Number(xmlOne(c, 'Size') ?? 0) }))
-      .filter((e): e is { key: string; size: number } => e.key !== undefined && e.key.startsWith(this.prefix));
+      .map((c) => ({ key: xmlOne(c, 'Key'), size: Number(xmlOne(c, 'Size') ?? 0), modified: Date.parse(xmlOne(c, 'LastModified') ?? '') || 0 }))
+      .filter((e): e is { key: string; size: number; modified: number } => e.key !== undefined && e.key.startsWith(this.prefix));
     const keys = entries.map((e) => e.key.slice(this.prefix.length));
     const sizes = entries.map((e) => e.size);
+    const modified = entries.map((e) => e.modified);
     const next = xmlOne(xml, 'IsTruncated') === 'true' ? xmlOne(xml, 'NextContinuationToken') : undefined;
     if (xmlOne(xml, 'IsTruncated') === 'true' && !next) throw new S3RequestError(`LIST ${prefix}: truncated page without a continuation token`, 200, undefined);
-    return { keys, sizes, next };
+    return { keys, sizes, modified, next };
   }
 
   private async deleteKeys(keys: string[]): Promise<void> {

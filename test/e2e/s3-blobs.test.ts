@@ -151,15 +151,21 @@ describe.each(cases)('$name', ({ name, make, localFileIsCopy }) => {
     await store.deletePrefix('thumbs/never');
   });
 
-  it('counts the bytes under a prefix, across listing pages, and nothing beside it', async () => {
+  it('counts and lists (with write times) the blobs under a prefix, across listing pages, and nothing beside it', async () => {
     const under = [...Array.from({ length: 23 }, (_, i) => `quota/o1/${i}.bin`), 'quota/o1/deep/er/x.bin'];
     for (const [i, k] of under.entries()) await store.put(k, Buffer.alloc(i + 1, 1));
     for (const k of ['quota/o10/0.bin', 'quota/o1.json', 'quota/o0/1.bin']) await store.put(k, Buffer.alloc(1000, 1));
     expect(await store.bytesUnder('quota/o1')).toBe((under.length * (under.length + 1)) / 2);
     expect(await store.bytesUnder('quota/o1.json')).toBe(1000);
     expect(await store.bytesUnder('quota/never')).toBe(0);
+    const before = Date.now() - 60_000;
+    const listed: { key: string; modifiedMs: number }[] = [];
+    for await (const e of store.listUnder('quota/o1')) listed.push(e);
+    expect(listed.map((e) => e.key).sort()).toEqual([...under].sort());
+    for (const e of listed) expect(e.modifiedMs, e.key).toBeGreaterThan(before);
     await store.deletePrefix('quota/o1');
     expect(await store.bytesUnder('quota/o1')).toBe(0);
+    for await (const e of store.listUnder('quota/o1')) throw new Error(`still listed: ${e.key}`);
   });
 
   it('refuses keys outside the key alphabet or climbing out, before touching storage', async () => {

@@ -24,6 +24,9 @@ import { http } from '../helpers/server.js';
 /** A blob store whose disk can be made full: every write fails with ENOSPC while `full`. */
 class FillableBlobStore extends MemoryBlobStore {
   full = false;
+  constructor() {
+    super(() => blobsNow ?? Date.now());
+  }
   private check(): void {
     if (this.full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
   }
@@ -38,6 +41,8 @@ class FillableBlobStore extends MemoryBlobStore {
 }
 
 const RETENTION_MS = 60_000;
+/** The blob store's clock, when a test moves it. */
+let blobsNow: number | undefined;
 const TINY_TENSOR = { data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'uint8' };
 
 describe('storage that can be reclaimed', () => {
@@ -125,22 +130,29 @@ describe('storage that can be reclaimed', () => {
     expect(Object.keys(doc.paths['/files/upload/tensors/{request_id}'].delete.responses)).toContain('404');
   });
 
-  it('expires settled tasks (rows and blobs) after the retention window; waiting ones stay', async () => {
+  it('expires settled tasks (rows and blobs) and tensor uploads after the retention window; waiting tasks and newer uploads stay', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await submit(alice, { video_base64: Buffer.from(`v${i}`).toString('base64') })).body.request_id);
     await catalog.tasks.complete(ids[0], { embedding: [1] });
     await catalog.tasks.fail(ids[1], 'bad video');
-    expect(await engine.services.tasks.expire(Date.now())).toBe(0); // inside the window
+    expect((await http(url, 'POST', '/files/upload/tensors', { key: alice, json: { service: 'tagging', request_id: 'old-1', video_input: TINY_TENSOR } })).status).toBe(200);
+    expect(await engine.services.tasks.expire(Date.now())).toEqual({ tasks: 0, tensorUploads: 0 }); // inside the window
     expect(await engine.housekeeping()).toEqual([]);
+    blobsNow = Date.now() + RETENTION_MS + 500; // written later: still inside the window then
+    expect((await http(url, 'POST', '/files/upload/tensors', { key: bob, json: { service: 'tagging', request_id: 'new-1', video_input: TINY_TENSOR } })).status).toBe(200);
     const later = Date.now() + RETENTION_MS + 1000;
     const expired = await engine.services.tasks.expire(later);
-    expect(expired).toBeGreaterThanOrEqual(2);
+    expect(expired.tasks).toBeGreaterThanOrEqual(2);
+    expect(expired.tensorUploads).toBeGreaterThanOrEqual(1);
     expect(await catalog.tasks.byId(ids[0])).toBeUndefined();
     expect(await catalog.tasks.byId(ids[1])).toBeUndefined();
     expect(await blobs.has(`tasks/alice/${ids[0]}/video_base64`)).toBe(false);
     expect(await blobs.has(`tasks/alice/${ids[1]}/video_base64`)).toBe(false);
     expect((await catalog.tasks.byId(ids[2]))?.status).toBe('pending');
     expect(await blobs.has(`tasks/alice/${ids[2]}/video_base64`)).toBe(true);
+    expect(await blobs.bytesUnder('tensors/alice/old-1')).toBe(0);
+    expect(await blobs.has('tensors/bob/new-1/video_input.bin')).toBe(true);
+    blobsNow = undefined;
   });
 
   it('a full disk answers 507 with a clear message and stores nothing; the same requests succeed once space is back', async () => {
