@@ -283,26 +283,14 @@ export class S3BlobStore implements BlobStore {
   }
 
   async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
-    checkBlobKey(prefix);
-    let token: string | undefined;
-    do {
-      const page = await this.listPage(`${prefix}/`, token);
-      for (const [i, key] of page.keys.entries()) yield { key, modifiedMs: page.modified[i] };
-      token = page.next;
-    } while (token !== undefined);
+    for await (const e of this.entries(`${checkBlobKey(prefix)}/`)) yield { key: e.key, modifiedMs: e.modified };
   }
 
   async bytesUnder(prefix: string): Promise<number> {
-    checkBlobKey(prefix);
     // The key itself, if there is one, comes first in S3's order among the keys starting so.
-    const first = await this.listPage(prefix);
+    const first = await this.listPage(checkBlobKey(prefix));
     let n = first.keys[0] === prefix ? first.sizes[0] : 0;
-    let token: string | undefined;
-    do {
-      const page = await this.listPage(`${prefix}/`, token);
-      for (const size of page.sizes) n += size;
-      token = page.next;
-    } while (token !== undefined);
+    for await (const e of this.entries(`${prefix}/`)) n += e.size;
     return n;
   }
 
@@ -310,10 +298,15 @@ export class S3BlobStore implements BlobStore {
 
   /** Every key under `prefix` (a key prefix as given, `thumbs/` or `thumbs/ab`), in S3's order. */
   async *list(prefix = ''): AsyncGenerator<string> {
+    for await (const e of this.entries(prefix)) yield e.key;
+  }
+
+  /** Every object whose key starts with `prefix`, with its size and write time, across listing pages. */
+  private async *entries(prefix: string): AsyncGenerator<{ key: string; size: number; modified: number }> {
     let token: string | undefined;
     do {
       const page = await this.listPage(prefix, token);
-      yield* page.keys;
+      for (const [i, key] of page.keys.entries()) yield { key, size: page.sizes[i], modified: page.modified[i] };
       token = page.next;
     } while (token !== undefined);
   }
