@@ -116,12 +116,15 @@ export class UnavailableError extends VidembedError {
   override readonly status = 503;
   override readonly code = 'unavailable';
   override readonly exitCode = 69;
+  /** What cannot be reached, in words ("the database", "the blob store"). */
+  readonly dependency: string;
   constructor(
     message: string,
     readonly retryAfterSeconds = 5,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; dependency?: string },
   ) {
     super(message, options);
+    this.dependency = options?.dependency ?? 'a dependency';
   }
 }
 

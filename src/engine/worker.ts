@@ -82,7 +82,10 @@ export class Worker {
     const info: WorkerInfo = { pid: process.pid, host: os.hostname(), ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}) };
     const log = (line: string) => this.opts.log?.(line);
     const beat = () => registry.heartbeat(this.id, info).catch((err: unknown) => log(`heartbeat failed: ${errorMessage(err)}`));
-    const outage = new Outage(log, this.opts.backoffMs);
+    const outage = new Outage(log, 'the job store', this.opts.backoffMs);
+    // What a job needs besides the queue (the blob store, the catalog's other tables): a job handed
+    // back for its outage is claimed again only after a wait, growing while it lasts.
+    const jobDeps = new Outage(log, 'what the job needs', this.opts.backoffMs);
     // Rare (a process died between two writes): swept at start, then at most every STRANDED_SWEEP_MS.
     let sweptAt = 0;
     const stranded = async () => {
@@ -136,7 +139,9 @@ export class Worker {
           await outage.wait(err, signal);
           continue;
         }
-        await this.work(job, { leaseMs, heartbeatMs, signal, log, outage });
+        const interruptedBy = await this.work(job, { leaseMs, heartbeatMs, signal, log, outage });
+        if (interruptedBy === undefined) jobDeps.over();
+        else await jobDeps.wait(interruptedBy, signal);
         idleSince = Date.now();
       }
     } finally {
@@ -149,9 +154,10 @@ export class Worker {
    * Runs one claimed job and settles it. When the store fails under it (the job's own writes or
    * the settling), the job is neither failed nor lost: once the store answers again it goes back
    * to the queue (its attempt not counted) and is redone; results land only under the claim's
-   * token, so a job whose results did commit is not redone.
+   * token, so a job whose results did commit is not redone. Answers the outage that interrupted
+   * the job, if one did.
    */
-  private async work(job: ClaimedJob, o: { leaseMs: number; heartbeatMs: number; signal: AbortSignal; log: (line: string) => void; outage: Outage }): Promise<void> {
+  private async work(job: ClaimedJob, o: { leaseMs: number; heartbeatMs: number; signal: AbortSignal; log: (line: string) => void; outage: Outage }): Promise<unknown> {
     const { queue } = this.engine.catalog;
     const { leaseMs, signal, log } = o;
     log(`job ${job.id} ${job.kind} ${job.refId} attempt ${job.attempts}`);
@@ -188,13 +194,13 @@ export class Worker {
       while (!signal.aborted) {
         try {
           const back = await queue.release(job.id, job.token);
-          o.outage.over();
           log(`job ${job.id} ${back ? 'back in the queue' : 'already settled or taken over by another claim'}`);
           break;
         } catch (retryErr) {
           await o.outage.wait(retryErr, signal);
         }
       }
+      return err;
     } finally {
       clearInterval(renewTimer);
       signal.removeEventListener('abort', onStop);
@@ -203,8 +209,8 @@ export class Worker {
 }
 
 /**
- * Backoff while the job store (or a dependency of a job) cannot be reached: waits grow from
- * `backoffMs[0]` to `backoffMs[1]` (doubling), one log line when it starts and one per wait, and
+ * Backoff while `what` (the job store, or what a job needs) cannot be reached: waits grow from
+ * `backoffMs[0]` to `backoffMs[1]` (doubling), one log line per wait naming what failed, and
  * `over()` says once that it answered again.
  */
 class Outage {
@@ -214,6 +220,7 @@ class Outage {
 
   constructor(
     private readonly log: (line: string) => void,
+    private readonly what: string,
     backoffMs: readonly [number, number] = [500, 5_000],
   ) {
     [this.first, this.most] = backoffMs;
@@ -223,15 +230,15 @@ class Outage {
     const ms = Math.min(this.most, this.first * 2 ** Math.min(this.failures, 20));
     this.failures++;
     const down = asUnavailable(err);
-    const why = down ? `cannot reach the job store (${errorMessage(down.cause ?? down)})` : `the job store failed (${errorMessage(err)})`;
-    this.log(`${why}; retrying in ${(ms / 1000).toFixed(1)} s`);
+    const why = down ? `cannot reach ${down.dependency} (${errorMessage(down.cause ?? down)})` : `${this.what} failed (${errorMessage(err)})`;
+    this.log(`${why}; retrying in ${ms / 1000} s`);
     await sleep(ms, undefined, { signal }).catch(() => {});
   }
 
   /** True once after failures, when a call succeeded again. */
   over(): boolean {
     if (this.failures === 0) return false;
-    this.log(`the job store answers again after ${this.failures} failed attempt(s)`);
+    this.log(`${this.what} answers again after ${this.failures} failed attempt(s)`);
     this.failures = 0;
     return true;
   }

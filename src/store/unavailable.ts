@@ -71,7 +71,7 @@ export function asUnavailable(err: unknown): UnavailableError | undefined {
     if (isOutage(e)) {
       const what = dependencyOf(e);
       // The driver's words (addresses, ports) stay in the cause, for logs, not in the answer.
-      return new UnavailableError(`${what} cannot be reached right now; retry in a few seconds`, 5, { cause: err });
+      return new UnavailableError(`${what} cannot be reached right now; retry in a few seconds`, 5, { cause: err, dependency: what });
     }
   }
   return undefined;

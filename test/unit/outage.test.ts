@@ -187,7 +187,7 @@ describe('a worker whose job store goes away', () => {
     stop.abort();
     await expect(running).resolves.toBeUndefined();
     expect(runs).toEqual(['vid_1']);
-    expect(logs.some((l) => l.startsWith('cannot reach the job store (connect ECONNREFUSED'))).toBe(true);
+    expect(logs.some((l) => l.startsWith('cannot reach the database (connect ECONNREFUSED'))).toBe(true);
     expect(logs.some((l) => l.includes('answers again'))).toBe(true);
   });
 
@@ -211,5 +211,26 @@ describe('a worker whose job store goes away', () => {
     expect(failedSubjects).toEqual([]);
     // Handed back (attempt 1 uncounted), then claimed again: one counted attempt.
     expect((await memory.queue.get(jobId))!.attempts).toBe(1);
+  });
+
+  it('waits, with growing backoff, before claiming again a job handed back while what it needs is out of reach', async () => {
+    const db = new Switch();
+    const blobStoreDown = () => new S3RequestError('GET videos/v.mp4: cannot reach http://127.0.0.1:9000: ECONNREFUSED', undefined, undefined);
+    const { h, memory, runs, failedSubjects } = host(db, async (_ref, attempt) => {
+      if (attempt <= 3) throw blobStoreDown();
+      return 'done';
+    });
+    const jobId = await memory.queue.enqueue('video.process', 'vid_1');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    const running = new Worker(h, { ...opts, backoffMs: [5, 40], log: (l) => void lines.push(l) }).run(stop.signal);
+    while ((await memory.queue.get(jobId))?.status !== 'done') await new Promise((r) => setTimeout(r, 2));
+    stop.abort();
+    await running;
+    expect(runs).toEqual(['vid_1', 'vid_1', 'vid_1', 'vid_1']);
+    expect(failedSubjects).toEqual([]);
+    const waits = lines.filter((l) => l.startsWith('cannot reach the blob store')).map((l) => Number(/retrying in ([\d.]+) s/.exec(l)![1]));
+    expect(waits).toEqual([0.005, 0.01, 0.02]);
+    expect(lines.some((l) => l.startsWith('what the job needs answers again'))).toBe(true);
   });
 });
