@@ -153,7 +153,7 @@ describe.skipIf(!pgOk)('PostgreSQL stopped for 20 s under a serve and a worker t
     }, 'every video processed');
     expect((await http(url, 'GET', '/readyz')).status).toBe(200);
     for (const p of procs) expect(p.child.exitCode, `${p.name} still running`).toBeNull();
-    expect(logs()).toContain('cannot reach the job store');
+    expect(logs()).toContain('cannot reach the database');
 
     // Exactly once: one job per video, done; each video's segments written once (none ever deleted).
     const check = openPgPool(db.url, 1);
