@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBlobStore, pathsFor, s3StoreOptions } from '../../src/engine/config.js';
 import { BlobNotFoundError, LocalBlobStore, type BlobStore } from '../../src/store/blobs.js';
 import { S3BlobStore, canonicalQuery, signV4, uriEncode, type S3BlobStoreOptions } from '../../src/store/s3-blobs.js';
+import { asUnavailable } from '../../src/store/unavailable.js';
 import { evalPhotos, makeStillClip, removeDir, repoRoot, tempDir } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { LocalEngine } from '../../src/engine/engine.js';
@@ -306,6 +307,13 @@ describe('S3BlobStore against s3rver', () => {
     await p.close();
     const store = new S3BlobStore(s3Options({ endpoint: url, attempts: 1 }));
     await expect(store.get('videos/a.mp4')).rejects.toThrow(`GET videos/a.mp4: cannot reach ${url}: ECONNREFUSED`);
+    // An outage, not a fault: the server answers 503 for it, a worker hands its job back (docs/operations.md).
+    const down = asUnavailable(await store.get('videos/a.mp4').catch((e: unknown) => e));
+    expect(down?.status).toBe(503);
+    expect(down?.dependency).toBe('the blob store');
+    // With retries (the default 4, backoff from 200 ms), then the same clear error.
+    const retrying = new S3BlobStore(s3Options({ endpoint: url }));
+    await expect(retrying.has('videos/a.mp4')).rejects.toThrow(`HEAD videos/a.mp4: cannot reach ${url}: ECONNREFUSED`);
   });
 
   it('keeps stores with different prefixes apart in one bucket', async () => {
