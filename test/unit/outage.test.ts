@@ -9,7 +9,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InsufficientStorageError, NotFoundError, UnavailableError, ValidationError } from '../../src/api/errors.js';
+import { InsufficientStorageError, NotFoundError, StorageQuotaError, UnavailableError, ValidationError } from '../../src/api/errors.js';
+import { errorFromResponse } from '../../src/client/http-errors.js';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { Worker, type JobHost } from '../../src/engine/worker.js';
 import { buildServer } from '../../src/server/app.js';
@@ -86,6 +87,17 @@ describe('telling outages and full disks from other failures', () => {
     }
     expect(asNoSpace(new Error('boom'))).toBeUndefined();
     expect(asNoSpace(refused())).toBeUndefined();
+  });
+});
+
+describe('the remote client reads the new statuses back as the same errors', () => {
+  it('503 (with its Retry-After), 507 and 413 storage_quota_exceeded', () => {
+    const down = errorFromResponse(503, { detail: 'the database cannot be reached right now; retry in a few seconds', code: 'unavailable' }, '7');
+    expect(down).toBeInstanceOf(UnavailableError);
+    expect((down as UnavailableError).retryAfterSeconds).toBe(7);
+    expect(errorFromResponse(507, { detail: 'full', code: 'insufficient_storage' })).toBeInstanceOf(InsufficientStorageError);
+    expect(errorFromResponse(413, { detail: 'over', code: 'storage_quota_exceeded' })).toBeInstanceOf(StorageQuotaError);
+    expect(errorFromResponse(413, { detail: 'big', code: 'payload_too_large' })).not.toBeInstanceOf(StorageQuotaError);
   });
 });
 
