@@ -1,9 +1,10 @@
 /**
  * Outages are weather (issue 21), on a real PostgreSQL cluster and real processes: a `serve` (with
  * its worker) and a `vidembed worker`, sharing the database and a storage directory, both holding a
- * job, while PostgreSQL is stopped (`pg_ctl stop -m fast`) for ~20 s and started again:
+ * job, and a `serve --no-worker` beside them, while PostgreSQL is stopped (`pg_ctl stop -m fast`)
+ * for ~20 s and started again:
  *
- * - both processes stay up and resume by themselves (nobody restarts them);
+ * - all three processes stay up and resume by themselves (nobody restarts them);
  * - meanwhile the API answers 503 with Retry-After and a JSON error, never 500; /healthz stays 200
  *   and says the database is down; /readyz answers 503;
  * - every video ends processed, each by one committed result (its job done once, its segments
@@ -89,6 +90,10 @@ describe.skipIf(!pgOk)('PostgreSQL stopped for 20 s under a serve and a worker t
     const url = `http://127.0.0.1:${port}`;
     await until(async () => serve.log.includes('vidembed serving on'), 'serve listening', 120_000);
     start('worker', ['worker']);
+    const apiPort = await freePort();
+    const api = start('serve-no-worker', ['serve', '--no-worker', '--port', String(apiPort)]);
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    await until(async () => api.log.includes('vidembed serving on'), 'serve --no-worker listening', 120_000);
 
     const created = await http(url, 'POST', '/collections', { key, json: { name: 'outage' } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -119,6 +124,7 @@ describe.skipIf(!pgOk)('PostgreSQL stopped for 20 s under a serve and a worker t
     while (Date.now() < outageEnds) {
       const list = await http(url, 'GET', '/collections', { key });
       note('GET /collections', list.status);
+      note('GET /collections (serve --no-worker)', (await http(apiUrl, 'GET', '/collections', { key })).status);
       if (list.status === 503) {
         expect(Number(list.headers['retry-after'])).toBeGreaterThan(0);
         expect(list.body).toMatchObject({ code: 'unavailable' });
@@ -138,7 +144,7 @@ describe.skipIf(!pgOk)('PostgreSQL stopped for 20 s under a serve and a worker t
     for (const [what, statuses] of seen) {
       expect(statuses.filter((s) => s >= 500 && s !== 503), `${what}: ${statuses.join(',')}`).toEqual([]);
     }
-    for (const what of ['GET /collections', 'GET /videos/{id}/status', 'POST /collections', 'GET /readyz', 'POST upload']) {
+    for (const what of ['GET /collections', 'GET /collections (serve --no-worker)', 'GET /videos/{id}/status', 'POST /collections', 'GET /readyz', 'POST upload']) {
       expect(seen.get(what), what).toContain(503);
     }
     expect(new Set(seen.get('GET /healthz'))).toEqual(new Set([200]));
@@ -152,6 +158,9 @@ describe.skipIf(!pgOk)('PostgreSQL stopped for 20 s under a serve and a worker t
       return all.every((s) => s === 'processed');
     }, 'every video processed');
     expect((await http(url, 'GET', '/readyz')).status).toBe(200);
+    const fromApi = await http(apiUrl, 'GET', `/collections/${collection}/videos`, { key });
+    expect(fromApi.status).toBe(200);
+    expect(fromApi.body.map((v: { status: string }) => v.status)).toEqual(ids.map(() => 'processed'));
     for (const p of procs) expect(p.child.exitCode, `${p.name} still running`).toBeNull();
     expect(logs()).toContain('cannot reach the database');
 
