@@ -235,3 +235,23 @@ export function s3Settings(env: Env = process.env): {
     sessionToken: set(env.AWS_SESSION_TOKEN) ? env.AWS_SESSION_TOKEN : undefined,
   };
 }
+
+// ---- storage that can be reclaimed (docs/operations.md) ---------------------------------------
+
+/** Settled async tasks (with their payloads) are kept this long by default: 7 days. */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * VIDEMBED_RETENTION_DAYS: how long a settled async task (its result and payload) is kept before
+ * workers delete it (a positive number, fractions allowed; default 7).
+ */
+export function retentionMs(env: Env = process.env): number {
+  const days = Number(env.VIDEMBED_RETENTION_DAYS);
+  return set(env.VIDEMBED_RETENTION_DAYS) && Number.isFinite(days) && days > 0 ? days * 24 * 3600 * 1000 : DEFAULT_RETENTION_MS;
+}
+
+/** VIDEMBED_STORAGE_QUOTA_MB: bytes (in MiB) each owner may store (videos, tensor uploads, task payloads); unset: no limit. */
+export function storageQuotaBytes(env: Env = process.env): number | undefined {
+  const mib = Number(env.VIDEMBED_STORAGE_QUOTA_MB);
+  return set(env.VIDEMBED_STORAGE_QUOTA_MB) && Number.isFinite(mib) && mib >= 0 ? Math.floor(mib * 1024 ** 2) : undefined;
+}

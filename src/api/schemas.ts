@@ -4,6 +4,7 @@
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
 import { LIMITS } from './defaults.js';
+import { CLIENT_ID_RE } from './principal.js';
 import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
 import { SPEECH_SETTINGS } from '../speech/engines.js';
 
@@ -163,7 +164,17 @@ const tinyTensor = { data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'u
  */
 export const schemas = {
   health: {
-    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } } },
+    // Liveness: always 200 while the process runs; `degraded` names the dependencies that are down (docs/operations.md).
+    response: {
+      type: 'object',
+      required: ['status'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok: every dependency answered its last probe' },
+        database: { type: 'string', enum: ['up', 'down'], description: 'only when degraded' },
+        storage: { type: 'string', enum: ['up', 'down'], description: 'the blob store; only when degraded' },
+        detail: str,
+      },
+    },
   },
   openapi: {
     response: {
@@ -596,5 +607,23 @@ export const schemas = {
   videoThumbnail: {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
+  },
+} as const;
+
+/**
+ * Readiness (issue 21): `/readyz` answers 200 while the database and the blob store answer, else
+ * 503 with Retry-After (the error body), so a load balancer stops sending traffic.
+ */
+const requestDeleted = { type: 'object', required: ['request_id', 'deleted'], properties: { request_id: str, deleted: { type: 'boolean', const: true } } } as const;
+
+export const operationsSchemas = {
+  ready: {
+    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ready' } } },
+  },
+  // Storage that can be reclaimed: a task (row, result, payload) and a tensor upload, by their owner.
+  deleteTask: { params: { type: 'object', required: ['request_id'], properties: { request_id: str } }, response: requestDeleted },
+  deleteTensors: {
+    params: { type: 'object', required: ['request_id'], properties: { request_id: { type: 'string', pattern: CLIENT_ID_RE.source } } },
+    response: requestDeleted,
   },
 } as const;

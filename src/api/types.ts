@@ -6,7 +6,7 @@
  * (a path on this machine), the ingest of a local file, and the VideoService interface.
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { schemas, tagsSchema } from './schemas.js';
+import type { operationsSchemas, schemas, tagsSchema } from './schemas.js';
 
 type Ops = typeof schemas;
 
@@ -145,3 +145,6 @@ export interface VideoService {
   uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse>;
   close(): Promise<void>;
 }
+
+/** DELETE of a task or a tensor upload (issue 21). */
+export type TaskDeleteResponse = Named<FromSchema<typeof operationsSchemas.deleteTask.response>>;

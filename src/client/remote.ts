@@ -2,7 +2,7 @@ import { openAsBlob } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
-import { BadRequestError, NotFoundError, RateLimitedError, UpstreamError } from '../api/errors.js';
+import { BadRequestError, NotFoundError, RateLimitedError, UnavailableError, UpstreamError } from '../api/errors.js';
 import type {
   AsyncStatusResponse,
   AsyncSubmitRequest,
@@ -41,7 +41,7 @@ import { errorFromResponse } from './http-errors.js';
 export interface RemoteOptions {
   baseUrl: string;
   apiKey?: string;
-  /** Retries on 429 (honouring Retry-After), 502 and connection errors. */
+  /** Retries on 429 and 503 (honouring Retry-After), 502 and connection errors. */
   retries?: number;
   timeoutMs?: number;
 }
@@ -94,8 +94,8 @@ export class RemoteService implements VideoService {
       if (res.statusCode >= 200 && res.statusCode < 300) return parsed as T;
       const retryAfter = headerValue(res.headers['retry-after']);
       const err = errorFromResponse(res.statusCode, parsed, retryAfter);
-      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502)) {
-        const wait = err instanceof RateLimitedError ? err.retryAfterSeconds * 1000 : backoff(attempt);
+      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+        const wait = err instanceof RateLimitedError || err instanceof UnavailableError ? err.retryAfterSeconds * 1000 : backoff(attempt);
         await sleep(wait);
         continue;
       }

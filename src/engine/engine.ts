@@ -204,6 +204,15 @@ export class LocalEngine implements VideoService {
   async failStranded(): Promise<number> {
     return this.services.jobs.failStranded();
   }
+  /** Idle workers' upkeep: tasks past their retention deleted, videos that failed for lack of space retried once there is room. */
+  async housekeeping(): Promise<string[]> {
+    const expired = await this.services.tasks.expire();
+    const retried = await this.services.jobs.retryNoSpace();
+    return [
+      ...(expired.tasks || expired.tensorUploads ? [`deleted ${expired.tasks} task(s) and ${expired.tensorUploads} tensor upload(s) past their retention`] : []),
+      ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : []),
+    ];
+  }
   async failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
     return this.services.jobs.failSubject(job, message);
   }

@@ -20,6 +20,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { tensorRoutes } from './routes/tensors.js';
 import { videoRoutes } from './routes/videos.js';
 import { registerUi, UiSessions } from './ui.js';
+import { cleanPartialUploads } from './uploads.js';
 
 export interface ServerOptions {
   /** Require API keys (default true). Off only when asked for explicitly (`serve --no-auth`). */
@@ -100,6 +101,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
   const uploadsDir = path.join(library.paths.home, 'uploads');
   await mkdir(uploadsDir, { recursive: true });
+  await cleanPartialUploads(uploadsDir); // left by a process killed mid-upload
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });
 
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));

@@ -1,10 +1,11 @@
 import { errorBody, validationErrorBody } from '../api/schemas.js';
 
 /**
- * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
- * route 401, 429 and 402 (the auth hook's, in that order): those are added here, not listed.
+ * Error statuses a route lists itself. Every route can also answer 500, every authenticated
+ * route 401, 429 and 402 (the auth hook's, in that order), and every route but the open ones 503
+ * (a dependency out of reach) and 507 (a full disk): those are added here, not listed.
  */
-export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 504;
+export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 503 | 504 | 507;
 
 /** Named request examples, as OpenAPI's Media Type `examples`. */
 export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;
@@ -35,14 +36,16 @@ const ERRORS: Record<number, string> = {
   402: 'quota used up',
   404: "unknown id (another owner's ids answer 404 too)",
   409: 'conflict: a duplicate collection name, a tensor request_id uploaded twice, or (admins) a collection name several owners share',
-  413: 'payload too large',
+  413: "payload too large, or (storage_quota_exceeded) storing it would pass the owner's storage quota",
   414: 'a path parameter over 256 characters',
   416: 'the Range asked for lies outside the file (Content-Range: bytes */size)',
   422: 'validation error; detail lists {loc, msg, type}',
   429: 'rate limit exceeded; retry after Retry-After seconds',
   500: 'internal error (detail says what failed, never where on the server)',
   502: 'fetching video_url failed',
+  503: 'a dependency (the database, the blob store) cannot be reached right now; retry after Retry-After seconds',
   504: 'synchronous call over its time budget; the work was cancelled',
+  507: "the server's storage is full; nothing was stored",
 };
 
 const SUCCESS: Record<number, string> = { 200: 'OK', 201: 'created', 202: 'accepted' };
@@ -92,7 +95,9 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     }
 
     const status = r.status ?? 200;
-    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : [])]);
+    // Every API operation reads the catalog (and its key) and may write: 503 while the database
+    // cannot be reached, 507 when its disk (or the blob store's) is full.
+    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...(r.open ? [] : [503, 507])]);
     const responses: Record<string, unknown> = {
       [String(status)]: { description: SUCCESS[status] ?? 'success', content: json(r.schema?.response ?? { type: 'object' }) },
     };
@@ -112,7 +117,7 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
       const schema = code === 422 ? validationErrorBody : errorBody;
       const description = code === 422 && r.mediaErrors ? `${ERRORS[422]}; code invalid_media when the input is not usable video` : ERRORS[code];
       const response: Record<string, unknown> = { description, content: json(schema) };
-      if (code === 429) {
+      if (code === 429 || code === 503) {
         response.headers = { 'Retry-After': { description: 'seconds until a request may succeed', required: true, schema: { type: 'integer', minimum: 1 } } };
       }
       responses[String(code)] = response;

@@ -23,6 +23,7 @@ import type { VideoRow } from '../store/videos.js';
 import type { Paths } from '../engine/config.js';
 import type { FetchPolicy } from '../engine/fetch-video.js';
 import { redactError } from '../engine/redact.js';
+import { retentionMs, storageQuotaBytes } from '../env.js';
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -45,6 +46,10 @@ export interface LibraryPorts {
   maxTensorBytes: number;
   /** Called after work is queued so that something runs it (the CLI starts a background worker). */
   onWorkQueued: () => void | Promise<void>;
+  /** How long a settled async task is kept (TasksService.expire); default VIDEMBED_RETENTION_DAYS. */
+  retentionMs?: number;
+  /** Bytes each owner may store (src/services/quota.ts); default VIDEMBED_STORAGE_QUOTA_MB, else no limit. */
+  storageQuotaBytes?: number;
 }
 
 /** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
@@ -70,6 +75,8 @@ export class Library implements LibraryPorts {
   readonly maxUploadBytes: number;
   readonly maxTensorBytes: number;
   readonly onWorkQueued: () => void | Promise<void>;
+  readonly retentionMs: number;
+  readonly storageQuotaBytes?: number;
 
   constructor(ports: LibraryPorts) {
     this.paths = ports.paths;
@@ -84,6 +91,8 @@ export class Library implements LibraryPorts {
     this.maxUploadBytes = ports.maxUploadBytes;
     this.maxTensorBytes = ports.maxTensorBytes;
     this.onWorkQueued = ports.onWorkQueued;
+    this.retentionMs = ports.retentionMs ?? retentionMs();
+    this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
   }
 
   /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */

@@ -54,6 +54,10 @@ export interface EngineOptions {
    * The library closes it.
    */
   textEncoder?: QueryTextEncoder;
+  /** How long settled async tasks are kept (default VIDEMBED_RETENTION_DAYS, else 7 days). */
+  retentionMs?: number;
+  /** Bytes each owner may store (default VIDEMBED_STORAGE_QUOTA_MB, else no limit). */
+  storageQuotaBytes?: number;
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -87,6 +91,8 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
+    retentionMs: opts.retentionMs,
+    ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   return { library, localStore };
 }

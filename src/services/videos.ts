@@ -1,4 +1,6 @@
 /** Videos: upload, status, details, thumbnails, the original file, list, delete, reprocess, near-duplicates. */
+import { requeueVideo } from './no-space.js';
+import { checkStorageQuota } from './quota.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
@@ -59,6 +61,7 @@ export class VideosService {
         return { video_id: video.id, status: video.status, duplicate: true, near_duplicate: { filename: video.filename, coverage: round3(coverage), similarity: round3(similarity) } };
       }
     }
+    await checkStorageQuota(lib, p, st.size); // a duplicate (answered above) adds nothing
     const id = newId('vid');
     const key = `videos/${id}${safeExtension(file.filename)}`;
     await lib.blobs.putFile(key, file.path, { move: file.move });
@@ -175,10 +178,8 @@ export class VideosService {
   /** Processes a video again (after a failure, or to pick up new analyzers). */
   async reprocess(p: Principal, videoId: string): Promise<VideoStatusResponse> {
     const v = await this.lib.video(p, videoId);
-    await this.lib.catalog.transaction(async (tx) => {
-      await tx.queue.cancelFor(v.id);
-      await tx.queue.enqueue('video.process', v.id);
-    });
+    // A failed video answers its new state ('processing', the old error gone), not the failure.
+    await requeueVideo(this.lib.catalog, v);
     await this.lib.onWorkQueued();
     return this.status(p, v.id);
   }

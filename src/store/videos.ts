@@ -129,6 +129,20 @@ export class VideosRepo {
       .run(message, nowIso(), id);
   }
 
+  bytesOfOwner(owner: string): number {
+    return this.db
+      .prepare(`SELECT COALESCE(SUM(v.size_bytes), 0) FROM videos v JOIN collections c ON c.id = v.collection_id WHERE c.owner = ?`)
+      .pluck()
+      .get(owner) as number;
+  }
+
+  failedWith(message: string, limit: number): string[] {
+    return this.db
+      .prepare(`SELECT id FROM videos WHERE status = 'failed' AND error_message = ? ORDER BY updated_at, rowid LIMIT ?`)
+      .pluck()
+      .all(message, limit) as string[];
+  }
+
   idsForCollection(collectionId: string, statuses: VideoStatus[]): string[] {
     return this.db
       .prepare(`SELECT id FROM videos WHERE collection_id = ? AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, rowid`)

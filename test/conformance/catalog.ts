@@ -348,6 +348,40 @@ export function conformance(backend: () => Backend): void {
       expect(await c.videos.countsByStatus(other.id)).toEqual({ uploaded: 1, processing: 0, processed: 0, failed: 0 });
       expect(await c.videos.countsByStatus('col_missing')).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
     });
+
+    it('bytesOfOwner: the sizes of the videos in the owner\'s collections, summed; 0 for none', async () => {
+      const mine = await c.collections.insert({ name: 'm1', description: '', model: 'm', dim: 4, owner: 'ann' });
+      const mine2 = await c.collections.insert({ name: 'm2', description: '', model: 'm', dim: 4, owner: 'ann' });
+      const theirs = await c.collections.insert({ name: 't', description: '', model: 'm', dim: 4, owner: 'ben' });
+      expect(await c.videos.bytesOfOwner('ann')).toBe(0);
+      await c.videos.insert({ id: 'vid_q1', collection_id: mine.id, filename: 'a.mp4', blob_key: 'videos/a.mp4', size_bytes: 3_000_000_000 });
+      await c.videos.insert({ id: 'vid_q2', collection_id: mine2.id, filename: 'b.mp4', blob_key: 'videos/b.mp4', size_bytes: 5 });
+      await c.videos.insert({ id: 'vid_q3', collection_id: theirs.id, filename: 'c.mp4', blob_key: 'videos/c.mp4', size_bytes: 7 });
+      expect(await c.videos.bytesOfOwner('ann')).toBe(3_000_000_005);
+      expect(await c.videos.bytesOfOwner('ben')).toBe(7);
+      expect(await c.videos.bytesOfOwner('nobody')).toBe(0);
+      await c.videos.delete('vid_q1');
+      expect(await c.videos.bytesOfOwner('ann')).toBe(5);
+    });
+
+    it('failedWith: failed videos of every collection with exactly that message, least recently updated first, limited', async () => {
+      const a = await collection('a');
+      const b = await collection('b');
+      const vs = [await video(a.id), await video(b.id), await video(a.id), await video(a.id), await video(b.id)];
+      const full = 'storage full';
+      await c.videos.markFailed(vs[1].id, full);
+      await c.videos.markFailed(vs[0].id, full);
+      await c.videos.markFailed(vs[2].id, 'storage full!'); // another message
+      await c.videos.markProcessing(vs[3].id); // not failed
+      await c.videos.markFailed(vs[4].id, full);
+      await c.videos.markProcessed(vs[4].id, null); // failed once, processed now
+      const got = await c.videos.failedWith(full, 10);
+      expect([...got].sort()).toEqual([vs[0].id, vs[1].id].sort());
+      const rows = await Promise.all(got.map(async (id) => (await c.videos.byId(id))!.updated_at));
+      expect(rows).toEqual([...rows].sort());
+      expect(await c.videos.failedWith(full, 1)).toEqual(got.slice(0, 1));
+      expect(await c.videos.failedWith('nothing failed so', 10)).toEqual([]);
+    });
   });
 
   describe('tasks', () => {
@@ -388,6 +422,28 @@ export function conformance(backend: () => Backend): void {
       expectIso(done!.updated_at);
       await c.tasks.fail('req_1', 'late failure');
       expect(await c.tasks.byId('req_1')).toMatchObject({ status: 'failed', error_message: 'late failure', result_json: JSON.stringify(result) });
+    });
+
+    it('delete removes the task (a missing id: nothing); settledBefore: completed and failed ones updated before the time, least recent first, limited', async () => {
+      for (const id of ['req_a', 'req_b', 'req_c', 'req_d', 'req_e']) await c.tasks.insert(id, 'embedding', {});
+      await c.tasks.complete('req_b', {});
+      await c.tasks.fail('req_c', 'x');
+      await c.tasks.markProcessing('req_d'); // unsettled: never listed
+      await c.tasks.complete('req_e', {});
+      const rows = await Promise.all(['req_b', 'req_c', 'req_e'].map(async (id) => (await c.tasks.byId(id))!));
+      const latest = rows.map((r) => r.updated_at).sort().at(-1)!;
+      const after = new Date(Date.parse(latest) + 1000).toISOString();
+      const settled = await c.tasks.settledBefore(after, 10);
+      expect(settled.map((t) => t.id).sort()).toEqual(['req_b', 'req_c', 'req_e']);
+      for (const t of settled) expect(sortedKeys(t)).toEqual([...TASK_FIELDS].sort());
+      expect(settled.map((t) => t.updated_at)).toEqual(settled.map((t) => t.updated_at).sort());
+      expect(await c.tasks.settledBefore(after, 2)).toEqual(settled.slice(0, 2));
+      expect(await c.tasks.settledBefore(new Date(Date.parse(rows[0].created_at) - 60_000).toISOString(), 10)).toEqual([]);
+      await c.tasks.delete('req_c');
+      await c.tasks.delete('req_missing');
+      expect(await c.tasks.byId('req_c')).toBeUndefined();
+      expect((await c.tasks.settledBefore(after, 10)).map((t) => t.id).sort()).toEqual(['req_b', 'req_e']);
+      expect(await c.tasks.byId('req_a')).toMatchObject({ status: 'pending' });
     });
   });
 

@@ -7,7 +7,7 @@ import { http, openApiDocument, responseProblems, startTestServer, type TestServ
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
-const OPEN = ['/healthz', '/openapi.json'];
+const OPEN = ['/healthz', '/openapi.json', '/readyz'];
 
 function operations(doc: Json): { path: string; method: string; op: Json }[] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
@@ -74,11 +74,14 @@ describe('GET /openapi.json', () => {
         'encodeVideo',
         'submitEmbeddingTask',
         'getTaskStatus',
+        'deleteTask',
         'tagVideo',
         'submitTaggingTask',
         'uploadTensors',
+        'deleteTensors',
         'health',
         'openapi',
+        'ready',
         'reindexCollection',
         'findDuplicates',
         'getCollection',
@@ -194,9 +197,9 @@ describe('GET /openapi.json', () => {
     const off = buildOpenApi(routes, { auth: false }) as Json;
     expect(off.security).toEqual([]);
     expect(off.paths['/collections'].get.security).toEqual([]);
-    expect(Object.keys(off.paths['/collections'].get.responses).sort()).toEqual(['200', '422', '500']);
+    expect(Object.keys(off.paths['/collections'].get.responses).sort()).toEqual(['200', '422', '500', '503', '507']);
     const on = buildOpenApi(routes) as Json;
-    expect(Object.keys(on.paths['/collections'].get.responses).sort()).toEqual(['200', '401', '402', '422', '429', '500']);
+    expect(Object.keys(on.paths['/collections'].get.responses).sort()).toEqual(['200', '401', '402', '422', '429', '500', '503', '507']);
     expect(on.paths['/healthz'].get.security).toEqual([]);
   });
 

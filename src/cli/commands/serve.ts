@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BadRequestError } from '../../api/errors.js';
+import { BadRequestError, errorMessage } from '../../api/errors.js';
 import type { LocalEngine } from '../../engine/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
@@ -42,7 +42,12 @@ export function registerServe(program: Command, run: Run): void {
           await serveUntilStopped(ctx.paths.home, opts, {
             ready: async (address, engine) => {
               process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
-              if (opts.auth && (await engine.catalog.keys.list()).every((k) => k.revoked_at)) {
+              // A database out of reach at start is an outage like any other: say so and serve (503s).
+              const keys = opts.auth ? await engine.catalog.keys.list().catch((err: unknown) => {
+                process.stderr.write(`the database cannot be reached yet (${errorMessage(err)}): answering 503 until it can\n`);
+                return undefined;
+              }) : undefined;
+              if (keys?.every((k) => k.revoked_at)) {
                 process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
               }
             },
@@ -98,8 +103,10 @@ export async function serveUntilStopped(
     throw err;
   }
   const stopWorker = new AbortController();
-  const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
-  const working = worker?.run(stopWorker.signal);
+  const log = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
+  const worker = opts.worker ? new Worker(engine, { log }) : undefined;
+  // The worker waits out outages itself; were it ever to stop on an error, the server keeps serving.
+  const working = worker?.run(stopWorker.signal).catch((err: unknown) => log(`the worker stopped: ${errorMessage(err)}`));
   // The CLI on this machine sends its searches here (no model load per call).
   const warm = warmIdleMs() > 0 ? await startWarmHost(engine, home) : undefined;
   await hooks.ready(address, engine);

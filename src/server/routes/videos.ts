@@ -8,7 +8,8 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, VidembedError } from '../../api/errors.js';
 import { schemas } from '../../api/schemas.js';
 import type { VideoFile } from '../../services/index.js';
-import { newId } from '../../store/ids.js';
+import { isTransient } from '../../store/unavailable.js';
+import { partialUploadPath } from '../uploads.js';
 import { collectionParam, type RoutesOptions } from '../plumbing.js';
 
 export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
@@ -32,7 +33,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
             part.file.resume();
             throw new BadRequestError('more than one "file" part: send exactly one');
           }
-          const tmp = path.join(uploadsDir, `${newId('vid')}.part`);
+          const tmp = partialUploadPath(uploadsDir);
           saved = { path: tmp, filename: path.basename(part.filename || 'upload').replace(/[\u0000-\u001f]/g, '') || 'upload' };
           await pipeline(part.file, createWriteStream(tmp));
           if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
@@ -42,7 +43,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
         return await services.videos.upload(principal, collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true, skipDuplicates: skip_duplicates === true });
       } catch (err) {
         // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
-        if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;
+        if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode || isTransient(err)) throw err;
         if (err instanceof Error && !(err as NodeJS.ErrnoException).syscall) throw new BadRequestError(`malformed multipart body: ${err.message}`);
         throw err;
       } finally {

@@ -207,6 +207,22 @@ export class PgVideosCatalog implements VideosCatalog {
     return (await this.q.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
   }
 
+  async bytesOfOwner(owner: string): Promise<number> {
+    const { rows } = await this.q.query<{ n: number }>(
+      `SELECT COALESCE(SUM(v.size_bytes), 0)::float8 AS n FROM videos v JOIN collections c ON c.id = v.collection_id WHERE c.owner = $1`,
+      [owner],
+    );
+    return rows[0].n;
+  }
+
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    const { rows } = await this.q.query<{ id: string }>(
+      `SELECT id FROM videos WHERE status = 'failed' AND error_message = $1 ORDER BY updated_at, seq LIMIT $2`,
+      [message, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
   async markFailed(id: string, message: string): Promise<void> {
     await this.q.query(
       `UPDATE videos SET status = 'failed', progress = NULL, error_message = $2, updated_at = clock_timestamp() WHERE id = $1`,
@@ -268,6 +284,18 @@ export class PgTasksCatalog implements TasksCatalog {
 
   async fail(id: string, message: string): Promise<void> {
     await this.q.query(`UPDATE tasks SET status = 'failed', error_message = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, message]);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.q.query('DELETE FROM tasks WHERE id = $1', [id]);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    const { rows } = await this.q.query<TaskRow>(
+      `SELECT ${TASK_COLS} FROM tasks WHERE status IN ('completed', 'failed') AND updated_at < $1::timestamptz ORDER BY updated_at, id LIMIT $2`,
+      [before, limit],
+    );
+    return rows;
   }
 }
 

@@ -126,6 +126,14 @@ export class SqliteVideosCatalog implements VideosCatalog {
     return this.repo.stranded();
   }
 
+  async bytesOfOwner(owner: string): Promise<number> {
+    return this.repo.bytesOfOwner(owner);
+  }
+
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    return this.repo.failedWith(message, limit);
+  }
+
   async markFailed(id: string, message: string): Promise<void> {
     this.repo.markFailed(id, message);
   }
@@ -160,6 +168,14 @@ export class SqliteTasksCatalog implements TasksCatalog {
 
   async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
     return this.repo.stranded();
+  }
+
+  async delete(id: string): Promise<void> {
+    this.repo.delete(id);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    return this.repo.settledBefore(before, limit).map(task);
   }
 
   async fail(id: string, message: string): Promise<void> {

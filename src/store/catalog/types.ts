@@ -75,6 +75,9 @@ export interface CollectionsCatalog {
  *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given). Each of
  *   these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
+ * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
+ *   recently updated first, at most `limit` (those failed for lack of space are retried).
+ * - bytesOfOwner: the size_bytes of every video in the owner's collections, summed (0: none).
  * - stranded: videos 'uploaded' or 'processing' none of whose jobs (the job queue's, same store) is
  *   queued or running, so none will finish them; with the last_error of the job updated last (null
  *   when it recorded none, or there is no job at all).
@@ -92,6 +95,8 @@ export interface VideosCatalog {
   markProcessed(id: string, tagsJson: string | null): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
+  failedWith(message: string, limit: number): Promise<string[]>;
+  bytesOfOwner(owner: string): Promise<number>;
   idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
   countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
 }
@@ -104,6 +109,9 @@ export interface VideosCatalog {
  *   fail: 'failed' with the message (a result stored before stays).
  * - stranded: tasks 'pending' or 'processing' that no queued or running job will finish (as for
  *   videos).
+ * - delete removes the task (of a missing id: nothing). settledBefore: tasks 'completed' or
+ *   'failed' last updated before `before` (ISO 8601), least recently updated first, at most `limit`
+ *   (retention, docs/operations.md).
  */
 export interface TasksCatalog {
   insert(id: string, kind: TaskKind, request: unknown, owner?: string): Promise<TaskRow>;
@@ -112,6 +120,8 @@ export interface TasksCatalog {
   complete(id: string, result: unknown): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   fail(id: string, message: string): Promise<void>;
+  delete(id: string): Promise<void>;
+  settledBefore(before: string, limit: number): Promise<TaskRow[]>;
 }
 
 /**

@@ -206,6 +206,22 @@ class MemoryVideosCatalog implements VideosCatalog {
     this.set(id, { status: 'failed', progress: null, error_message: message });
   }
 
+  async bytesOfOwner(owner: string): Promise<number> {
+    const { collections, videos } = this.store.state;
+    let n = 0;
+    for (const v of videos.values()) if (collections.get(v.collection_id)?.owner === owner) n += v.size_bytes;
+    return n;
+  }
+
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    // The store's map keeps insertion order: a stable sort by update time keeps it among equals.
+    return [...this.store.state.videos.values()]
+      .filter((v) => v.status === 'failed' && v.error_message === message)
+      .sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : 0))
+      .slice(0, limit)
+      .map((v) => v.id);
+  }
+
   async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
     return this.of(collectionId)
       .filter((v) => statuses.includes(v.status))
@@ -257,6 +273,18 @@ class MemoryTasksCatalog implements TasksCatalog {
 
   async fail(id: string, message: string): Promise<void> {
     this.set(id, { status: 'failed', error_message: message });
+  }
+
+  async delete(id: string): Promise<void> {
+    this.store.state.tasks.delete(id);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    return [...this.store.state.tasks.values()]
+      .filter((t) => (t.status === 'completed' || t.status === 'failed') && t.updated_at < before)
+      .sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, limit)
+      .map((t) => ({ ...t }));
   }
 }
 

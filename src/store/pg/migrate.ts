@@ -246,9 +246,16 @@ export async function pgSchemaVersion(pool: pg.Pool): Promise<number> {
  * next query gets a fresh connection or fails with its own error.
  */
 export function openPgPool(url: string, max = 4): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // A server that does not answer (a partition rather than a refusal) fails a checkout in 10 s
+  // instead of never: the caller sees an outage (503, a worker's backoff), not a hang.
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
   pool.on('error', (err) => {
     process.emitWarning(`vidembed: an idle PostgreSQL connection failed: ${err.message}`);
+  });
+  // A checked-out client whose server goes away between two of its queries emits 'error' with no
+  // listener of the pool's attached: noted here (its next query fails and is handled there).
+  pool.on('connect', (client) => {
+    client.on('error', (err) => process.emitWarning(`vidembed: a PostgreSQL connection failed: ${err.message}`));
   });
   return pool;
 }
