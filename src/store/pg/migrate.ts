@@ -192,6 +192,22 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE segments DROP COLUMN shot_size, DROP COLUMN camera_movement, DROP COLUMN shooting_angle;
     `,
   },
+  {
+    // Footage indexed in place (issue 22, as SQLite migration 17): the user's file at path, its
+    // content fingerprint and modification time; the folders each collection indexes in place.
+    version: 7,
+    name: 'videos indexed in place: fingerprint, file mtime; folders indexed in place',
+    sql: `
+      ALTER TABLE videos ADD COLUMN fingerprint text, ADD COLUMN file_mtime timestamptz;
+      CREATE INDEX videos_fingerprint ON videos (collection_id, fingerprint) WHERE fingerprint IS NOT NULL;
+      CREATE TABLE library_folders (
+        collection_id text NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        path text NOT NULL,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (collection_id, path)
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
