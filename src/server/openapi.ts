@@ -4,7 +4,7 @@ import { errorBody, validationErrorBody } from '../api/schemas.js';
  * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
  * route 401, 429 and 402 (the auth hook's, in that order): those are added here, not listed.
  */
-export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 504;
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 504;
 
 /** Named request examples, as OpenAPI's Media Type `examples`. */
 export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;

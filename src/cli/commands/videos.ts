@@ -7,9 +7,11 @@ import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
 import { waitForVideo } from '../wait.js';
+import { printScan } from './rescan.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { formatTranscript, isTranscriptFormat, TRANSCRIPT_FORMATS } from '../../speech/format.js';
 import { resolveSpeech } from '../../speech/engines.js';
+import { isVideoFile, VIDEO_EXTENSIONS, walkFiles } from '../../services/footage-files.js';
 
 export function registerVideos(program: Command, run: Run): void {
   program
@@ -20,14 +22,28 @@ export function registerVideos(program: Command, run: Run): void {
     .option('--no-wait', 'return as soon as the files are stored (the default)')
     .option('--force', 'add files whose bytes the collection already holds')
     .option('--skip-duplicates', 'also skip files whose pictures the collection already holds (re-encoded, resized or trimmed copies)')
+    .option('--in-place', 'index the files where they are: nothing is copied, folders are remembered for `vidembed rescan`')
     .description('upload videos into a collection; a background worker processes them')
     .addHelpText(
       'after',
       '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and counted.\nA file whose bytes are already in the collection is skipped (--force adds it again).\nWith --skip-duplicates, so is a file whose pictures are already in one of its videos (each file is\ndecoded once more to compare its pictures; `vidembed duplicates` finds copies already stored).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json\n  $ vidembed upload ./exports/ --skip-duplicates --wait',
     )
-    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean; skipDuplicates?: boolean }, cmd: Command) =>
+    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean; skipDuplicates?: boolean; inPlace?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const collectionId = await resolveCollection(ctx, opts.collection);
+        if (opts.inPlace) {
+          // Folders in place: indexed where they lie and remembered (a server resolves them inside its library folders).
+          const folders = await inPlaceFolders(paths, Boolean(ctx.local));
+          paths = paths.filter((p) => !folders.given.includes(p));
+          let failed = 0;
+          for (const dir of folders.dirs) {
+            const res = await ctx.service.scanLibrary(collectionId, { path: dir });
+            if (globals.json) printJson(res);
+            else printScan(res);
+            if (opts.wait) for (const a of res.added) failed += (await waitForVideo(ctx.service, a.video_id, { json: globals.json, label: path.basename(a.file) })).status === 'failed' ? 1 : 0;
+          }
+          if (!paths.length) return failed ? 6 : 0;
+        }
         const { files, skipped } = await expandVideoPaths(paths);
         // The background worker logs it; say it here too, where the user looks.
         if (ctx.local && !globals.json) {
@@ -42,7 +58,7 @@ export function registerVideos(program: Command, run: Run): void {
         let sent = 0;
         for (const [i, f] of files.entries()) {
           progress.text = `uploading ${i + 1}/${files.length} files, ${formatBytes(sent)} of ${formatBytes(total)}: ${path.basename(f.path)}`;
-          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates });
+          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates, inPlace: opts.inPlace });
           sent += f.size;
           const near = uploaded.near_duplicate;
           rows.push({ file: f.path, res: uploaded, duplicate: uploaded.duplicate, near });
@@ -194,7 +210,7 @@ export function registerVideos(program: Command, run: Run): void {
           list.map((v) => [
             v.video_id,
             v.filename,
-            `${v.status}${v.status === 'processing' && v.progress !== undefined ? ` ${Math.round(v.progress)}%` : ''}${v.error_message ? `: ${v.error_message}` : ''}`,
+            `${v.missing ? 'file missing (vidembed rescan), ' : ''}${v.status}${v.status === 'processing' && v.progress !== undefined ? ` ${Math.round(v.progress)}%` : ''}${v.error_message ? `: ${v.error_message}` : ''}`,
             v.duration ? formatSeconds(v.duration) : '',
             v.width ? `${v.width}x${v.height}` : '',
             v.created_at.slice(0, 19).replace('T', ' '),
@@ -230,10 +246,7 @@ export async function confirmOrRefuse(question: string, yes: boolean | undefined
   if (!(await confirm({ message: question, default: false }))) throw new BadRequestError('cancelled: nothing was deleted');
 }
 
-/** File extensions `upload` takes from folders and globs. */
-export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.mkv', '.webm', '.avi', '.ogv', '.ogg', '.mpg', '.mpeg', '.wmv', '.flv', '.3gp', '.mts', '.m2ts', '.ts', '.mxf'];
-
-const isVideo = (file: string) => VIDEO_EXTENSIONS.includes(path.extname(file).toLowerCase());
+const isVideo = isVideoFile;
 
 /** Glob pattern → RegExp over a relative path: `**` any folders, `*` and `?` inside one name. */
 function globToRegExp(glob: string): RegExp {
@@ -250,14 +263,7 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-async function walk(dir: string, out: string[]): Promise<void> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.name.startsWith('.')) continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) await walk(p, out);
-    else if (e.isFile()) out.push(p);
-  }
-}
+const walk = (dir: string, out: string[]) => walkFiles(dir, out).then(() => {});
 
 /**
  * Files, folders (recursive) and globs → the video files to upload (sorted, de-duplicated) and how
@@ -294,6 +300,13 @@ export async function expandVideoPaths(args: string[]): Promise<{ files: { path:
   }
   const files = await Promise.all([...found].sort().map(async (p) => ({ path: p, size: (await stat(p)).size })));
   return { files, skipped };
+}
+
+/** The folders among `upload --in-place` arguments: absolute locally, as given for a server (it resolves them in its library). */
+async function inPlaceFolders(args: string[], local: boolean): Promise<{ given: string[]; dirs: string[] }> {
+  const given: string[] = [];
+  for (const a of args) if (!local || (await stat(a).catch(() => undefined))?.isDirectory()) if (!/[*?]/.test(a)) given.push(a);
+  return { given, dirs: given.map((a) => (local ? path.resolve(a) : a)) };
 }
 
 function formatBytes(n: number): string {
