@@ -179,7 +179,7 @@ describe('a server indexes in place only inside its --library folders', () => {
     expect(videos.body.map((v: { filename: string }) => v.filename)).toEqual(['a.mp4']);
   });
 
-  it('a server without --library folders reads no path a client sends;', async () => {
+  it('a server without --library folders reads no path a client sends; a scan reports a deleted file as missing', async () => {
     const plain = await startTestServer();
     try {
       const c = await http(plain.url, 'POST', '/collections', { key: plain.key, json: { name: 'x' } });
