@@ -227,7 +227,7 @@ describe('the CLI, as a user types it', () => {
     // `open` plays the last search's result at its moment, or prints where it is.
     const printed = await runCli(['open', '1', '--print'], env);
     expect(printed.code, printed.stderr).toBe(0);
-    expect(printed.stdout).toMatch(/\/videos\/vid_[^ ]+\.mp4 {2}at 0:00\.0–0:04\.0 \(0 s\)\n$/);
+    expect(printed.stdout).toMatch(/\/videos\/vid_[^ ]+\.mp4 {2}\(dog\.mp4\) {2}at 0:00\.0–0:04\.0 \(0 s\)\n$/);
     const bin = path.join(dir, 'bin');
     mkdirSync(bin);
     // No video player exists on this machine: a stand-in mpv records how it was started.
