@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { Worker } from '../../src/engine/worker.js';
 import { runCli } from '../helpers/cli.js';
-import { ffmpeg, removeDir, tempDir } from '../helpers/clips.js';
+import { makeTestPatternClip, removeDir, tempDir } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -14,12 +14,7 @@ import { http, startTestServer, type TestServer } from '../helpers/server.js';
  * moved and deleted outside the tool, then `rescan`; a server indexes only its --library folders.
  */
 
-/** A small real clip: `seconds` of ffmpeg's test pattern (its content differs by seconds and size). */
-async function clip(file: string, seconds: number, size = '160x90'): Promise<string> {
-  mkdirSync(path.dirname(file), { recursive: true });
-  await ffmpeg(['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=10:duration=${seconds}`, '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-preset', 'ultrafast', file]);
-  return file;
-}
+const clip = makeTestPatternClip;
 
 const blobFiles = (home: string) => (existsSync(path.join(home, 'blobs')) ? readdirSync(path.join(home, 'blobs'), { recursive: true }).map(String) : []);
 
@@ -100,13 +95,14 @@ describe('upload DIR --in-place, then rescan after renames, moves and deletions 
 
   it('indexes one file in place; a non-video file is refused with one line and a non-zero exit', async () => {
     const one = await clip(path.join(dir, 'single', 'one.mp4'), 1, '128x72');
-    const up = await cli('upload', one, '--in-place', '--collection', 'card', '--json');
+    expect((await cli('collection', 'create', 'single')).code).toBe(0);
+    const up = await cli('upload', one, '--in-place', '--collection', 'single', '--json');
     expect(up.code, up.stderr).toBe(0);
     expect((await cli('video', 'show', up.json.video_id, '--json')).json).toMatchObject({ in_place: true, file: one });
     const text = path.join(dir, 'single', 'notes.txt');
     writeFileSync(text, 'hello\n');
     for (const extra of [['--in-place'], []]) {
-      const bad = await cli('upload', text, '--collection', 'card', ...extra);
+      const bad = await cli('upload', text, '--collection', 'single', ...extra);
       expect(bad.code).toBe(6);
       expect(bad.stderr.trim().split('\n')).toEqual([`vidembed: error: ${extra.length ? text : 'notes.txt'} is not a video: a text file, not a video`]);
     }

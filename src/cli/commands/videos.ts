@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { readdir, stat } from 'node:fs/promises';
-import { BadRequestError, NotFoundError } from '../../api/errors.js';
+import { stat } from 'node:fs/promises';
+import { BadRequestError, MediaError, NotFoundError } from '../../api/errors.js';
 import type { UploadVideoResponse, VideoStatus, VideoStatusResponse } from '../../api/types.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
@@ -51,15 +51,25 @@ export function registerVideos(program: Command, run: Run): void {
           const { reason } = resolveSpeech(setting);
           if (reason && setting !== 'off') process.stderr.write(`note: videos are indexed without what is said in them: ${reason}\n`);
         }
-        if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped ? ` (${skipped} other file${skipped === 1 ? '' : 's'} skipped)` : ''}`);
+        if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped.length ? ` (${skipped.length} other file${skipped.length === 1 ? '' : 's'} skipped)` : ''}`);
         const total = files.reduce((a, f) => a + f.size, 0);
+        const collection = await ctx.service.getCollection(collectionId);
+        if (!globals.json && files.length > 1) process.stderr.write(`uploading ${files.length} files to collection ${collection.name}\n`);
         const progress = spinner('uploading', { json: globals.json }).start();
         const rows: { file: string; res: UploadVideoResponse | VideoStatusResponse; duplicate?: boolean; near?: UploadVideoResponse['near_duplicate'] }[] = [];
         let sent = 0;
         for (const [i, f] of files.entries()) {
           progress.text = `uploading ${i + 1}/${files.length} files, ${formatBytes(sent)} of ${formatBytes(total)}: ${path.basename(f.path)}`;
-          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates, inPlace: opts.inPlace });
+          // One file that is not a video fails the command; among several it is skipped and listed.
+          const uploaded = await ctx.service
+            .uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates, inPlace: opts.inPlace })
+            .catch((err: unknown) => {
+              if (files.length === 1 || !(err instanceof MediaError)) throw err;
+              skipped.push({ file: f.path, reason: err.message.replace(/^.* is not a video: /, 'not a video: ') });
+              return undefined;
+            });
           sent += f.size;
+          if (!uploaded) continue;
           const near = uploaded.near_duplicate;
           rows.push({ file: f.path, res: uploaded, duplicate: uploaded.duplicate, near });
           if (uploaded.duplicate && !globals.json) {
@@ -74,7 +84,7 @@ export function registerVideos(program: Command, run: Run): void {
         progress.stop();
         const added = rows.filter((r) => !r.duplicate);
         if (opts.wait) {
-          for (const r of added) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, label: path.basename(r.file) });
+          for (const [k, r] of added.entries()) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, label: `${k + 1}/${added.length} ${path.basename(r.file)}` });
         }
         const outputs = rows.map((r) => r.res);
         const failures = rows.filter((r) => r.res.status === 'failed').length;
@@ -106,9 +116,10 @@ export function registerVideos(program: Command, run: Run): void {
           `${added.length} uploaded`,
           opts.wait ? `${added.filter((r) => r.res.status === 'processed').length} processed, ${failures} failed` : '',
           rows.length - added.length ? `${rows.length - added.length} already there${nears ? ` (${nears} as near-duplicates)` : ''}` : '',
-          skipped ? `${skipped} non-video file${skipped === 1 ? '' : 's'} skipped` : '',
+          skipped.length ? `${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped (not videos)` : '',
         ].filter(Boolean);
-        process.stderr.write(`${counts.join(', ')}\n`);
+        for (const s of skipped) process.stderr.write(`skipped ${path.relative(process.cwd(), s.file) || s.file}: ${s.reason}\n`);
+        process.stderr.write(`collection ${collection.name}: ${counts.join(', ')}\n`);
         if (!opts.wait && added.length) process.stderr.write(`processing in the background: vidembed video status ${added[0].res.video_id} (or upload --wait next time)\n`);
         return failures ? 6 : 0;
       }),
@@ -269,9 +280,10 @@ const walk = (dir: string, out: string[]) => walkFiles(dir, out).then(() => {});
  * Files, folders (recursive) and globs → the video files to upload (sorted, de-duplicated) and how
  * many other files were skipped. A path given by name is taken whatever its extension.
  */
-export async function expandVideoPaths(args: string[]): Promise<{ files: { path: string; size: number }[]; skipped: number }> {
+export async function expandVideoPaths(args: string[]): Promise<{ files: { path: string; size: number }[]; skipped: { file: string; reason: string }[] }> {
   const found = new Set<string>();
-  let skipped = 0;
+  const skipped: { file: string; reason: string }[] = [];
+  const skip = (file: string) => skipped.push({ file, reason: `not a video file (by its extension; ${VIDEO_EXTENSIONS.length} are taken: --help)` });
   for (const arg of args) {
     const abs = path.resolve(arg);
     if (/[*?]/.test(arg)) {
@@ -283,7 +295,7 @@ export async function expandVideoPaths(args: string[]): Promise<{ files: { path:
       for (const f of all) {
         if (!re.test(path.relative(base, f).split(path.sep).join('/'))) continue;
         if (isVideo(f)) found.add(f);
-        else skipped++;
+        else skip(f);
       }
       continue;
     }
@@ -294,7 +306,7 @@ export async function expandVideoPaths(args: string[]): Promise<{ files: { path:
       await walk(abs, all);
       for (const f of all) {
         if (isVideo(f)) found.add(f);
-        else skipped++;
+        else skip(f);
       }
     } else found.add(abs);
   }
