@@ -168,9 +168,11 @@ describe('a server indexes in place only inside its --library folders', () => {
       const r = await scan({ path: p });
       expect([p, r.status, r.body.code]).toEqual([p, 403, 'forbidden']);
     }
-    // The link to a file outside is not followed; the folder's scan again adds nothing.
+    // The link to a file outside is not followed; the folder's scan again (a body or none) adds nothing.
     const again = await scan({});
     expect([again.status, again.body.added, again.body.unchanged]).toEqual([200, [], 1]);
+    const bare = await http(s.url, 'POST', `/collections/${cid}/library-scan`, { key: s.key });
+    expect([bare.status, bare.body.unchanged]).toEqual([200, 1]);
     const videos = await http(s.url, 'GET', `/collections/${cid}/videos`, { key: s.key });
     expect(videos.body.map((v: { filename: string }) => v.filename)).toEqual(['a.mp4']);
   });

@@ -34,7 +34,10 @@ export function printScan(res: RescanResponse): void {
   for (const c of res.changed) out.push(`changed  ${c.video_id}  ${rel(c.file)} (processed again)`);
   for (const m of res.moved) out.push(`moved    ${m.video_id}  ${rel(m.from)} -> ${rel(m.to)}`);
   for (const m of res.missing) out.push(`missing  ${m.video_id}  ${rel(m.file)}`);
-  for (const s of res.skipped) out.push(`skipped  ${rel(s.file)}: ${s.reason}`);
+  // Files refused or left out are listed; the many that are not videos by their name (sidecars, stills) are counted.
+  const byName = res.skipped.filter((s) => s.reason.startsWith('not a video file (by its extension)'));
+  for (const s of res.skipped) if (!byName.includes(s)) out.push(`skipped  ${rel(s.file)}: ${s.reason}`);
+  if (byName.length) out.push(`skipped  ${byName.length} file${byName.length === 1 ? '' : 's'} that are not videos by their extension${byName.length <= 3 ? ` (${byName.map((s) => rel(s.file)).join(', ')})` : ''}`);
   if (out.length) process.stdout.write(`${out.join('\n')}\n`);
   process.stderr.write(
     `collection ${res.collection_name}: ${res.added.length} added, ${res.changed.length} changed, ${res.moved.length} moved, ${res.missing.length} missing, ${res.unchanged} unchanged, ${res.skipped.length} skipped (folders: ${res.folders.map(rel).join(', ') || 'none'})\n`,

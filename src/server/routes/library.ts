@@ -5,6 +5,10 @@ import { collectionParam, type RoutesOptions } from '../plumbing.js';
 
 export const libraryRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
   const { routes, services, who, libraryRoots } = ctx;
+  // A scan of the collection's folders needs no body: none is read as {} (this plugin's routes only).
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined || request.body === null) request.body = {};
+  });
   routes.add(
     app,
     {
@@ -17,6 +21,6 @@ export const libraryRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ct
         "index footage in place: a folder inside the server's library folders (`serve --library DIR`; any other path, `..` or a link out: 403), or the collection's folders again (new, changed, moved and missing files)",
       schema: inPlaceSchemas.libraryScan,
     },
-    async (request) => services.inPlace.libraryScan(who(request), collectionParam(request.params), (request.body ?? {}) as { path?: string }, libraryRoots),
+    async (request) => services.inPlace.libraryScan(who(request), collectionParam(request.params), request.body, libraryRoots),
   );
 };
