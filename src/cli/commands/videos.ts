@@ -40,7 +40,11 @@ export function registerVideos(program: Command, run: Run): void {
             const res = await ctx.service.scanLibrary(collectionId, { path: dir });
             if (globals.json) printJson(res);
             else printScan(res);
-            if (opts.wait) for (const a of res.added) failed += (await waitForVideo(ctx.service, a.video_id, { json: globals.json, label: path.basename(a.file) })).status === 'failed' ? 1 : 0;
+            if (!opts.wait) continue;
+            for (const [k, a] of res.added.entries()) {
+              const st = await waitForVideo(ctx.service, a.video_id, { json: globals.json, label: `${k + 1}/${res.added.length} ${path.basename(a.file)}` });
+              if (st.status === 'failed') failed++;
+            }
           }
           if (!paths.length) return failed ? 6 : 0;
         }
