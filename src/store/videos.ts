@@ -147,9 +147,14 @@ export class VideosRepo {
    * or running (a worker died between failing a job and failing its video). With the last_error of
    * their job updated last (null when it recorded none, or there is no job).
    */
-  /** Videos stored before blob keys: kept by an absolute path on this machine. */
+  /** Videos stored before blob keys: kept by an absolute path on this machine (not the user's files in place). */
   countWithPathOnly(): number {
-    return this.db.prepare(`SELECT COUNT(*) FROM videos WHERE blob_key IS NULL OR blob_key = ''`).pluck().get() as number;
+    return this.db.prepare(`SELECT COUNT(*) FROM videos WHERE (blob_key IS NULL OR blob_key = '') AND fingerprint IS NULL`).pluck().get() as number;
+  }
+
+  /** Videos in place: the user's files, read from their folders on this machine. */
+  countInPlace(): number {
+    return this.db.prepare('SELECT COUNT(*) FROM videos WHERE fingerprint IS NOT NULL').pluck().get() as number;
   }
 
   stranded(): Array<{ id: string; last_error: string | null }> {

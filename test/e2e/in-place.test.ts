@@ -106,6 +106,9 @@ describe('upload DIR --in-place, then rescan after renames, moves and deletions 
       expect(bad.code).toBe(6);
       expect(bad.stderr.trim().split('\n')).toEqual([`vidembed: error: ${extra.length ? text : 'notes.txt'} is not a video: a text file, not a video`]);
     }
+    // Deleting the collection takes its videos, never the user's file.
+    expect((await cli('collection', 'delete', 'single', '--yes')).code).toBe(0);
+    expect(existsSync(one)).toBe(true);
   });
 });
 
