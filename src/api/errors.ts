@@ -36,6 +36,13 @@ export class QuotaExceededError extends VidembedError {
   override readonly exitCode = 75;
 }
 
+/** A path the caller may not have read: outside the folders a server indexes in place. */
+export class ForbiddenError extends VidembedError {
+  override readonly status = 403;
+  override readonly code = 'forbidden';
+  override readonly exitCode = 77;
+}
+
 export class NotFoundError extends VidembedError {
   override readonly status = 404;
   override readonly code: string = 'not_found';
@@ -170,6 +177,7 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
   BadRequestError,
   UnauthorizedError,
   QuotaExceededError,
+  ForbiddenError,
   NotFoundError,
   ConflictError,
   PayloadTooLargeError,

@@ -131,6 +131,8 @@ const videoSummary = {
     codec: str,
     size_bytes: { type: 'integer', minimum: 0 },
     created_at: str,
+    in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
+    missing: { type: 'boolean', const: true, description: 'in place, and its file is not where it was (moved, renamed or deleted): `vidembed rescan` follows moved files' },
   },
 } as const;
 
@@ -625,5 +627,49 @@ export const operationsSchemas = {
   deleteTensors: {
     params: { type: 'object', required: ['request_id'], properties: { request_id: { type: 'string', pattern: CLIENT_ID_RE.source } } },
     response: requestDeleted,
+  },
+} as const;
+
+// ---- Footage in place (issue 22): a library scan of folders a server's admin configured. ----
+
+const scanItem = { type: 'object', required: ['video_id', 'file'], properties: { video_id: str, file: str } } as const;
+
+export const inPlaceSchemas = {
+  libraryScan: {
+    params: collectionParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            "a folder inside one of the server's library folders (`vidembed serve --library DIR`): absolute, or relative to a library folder. Indexed in place and remembered for later scans. Without it, the collection's folders are scanned again",
+        },
+      },
+    },
+    response: {
+      type: 'object',
+      required: ['collection_id', 'collection_name', 'folders', 'added', 'changed', 'moved', 'missing', 'unchanged', 'skipped'],
+      additionalProperties: true,
+      properties: {
+        collection_id: str,
+        collection_name: str,
+        folders: { type: 'array', items: str, description: 'the folders the collection indexes in place' },
+        added: { type: 'array', items: scanItem, description: 'new videos (queued for processing)' },
+        changed: { type: 'array', items: scanItem, description: 'files whose bytes changed (processed again)' },
+        moved: {
+          type: 'array',
+          items: { type: 'object', required: ['video_id', 'from', 'to'], properties: { video_id: str, from: str, to: str } },
+          description: 'files moved or renamed (the same fingerprint): the same video at its new path',
+        },
+        missing: { type: 'array', items: scanItem, description: 'videos whose file is gone (kept, listed as missing)' },
+        unchanged: count,
+        skipped: { type: 'array', items: { type: 'object', required: ['file', 'reason'], properties: { file: str, reason: str } }, description: 'files not taken, and why' },
+      },
+    },
+    examples: { folder: { summary: 'index a folder of the library in place', value: { path: 'card-2026-05' } } },
   },
 } as const;

@@ -3,6 +3,7 @@ import {
   ConflictError,
   InsufficientStorageError,
   MediaError,
+  ForbiddenError,
   NotFoundError,
   PayloadTooLargeError,
   QuotaExceededError,
@@ -28,6 +29,8 @@ export function errorFromResponse(status: number, body: unknown, retryAfter?: st
       return new UnauthorizedError(`${detail ?? 'unauthorized'} (check VIDEMBED_API_KEY or --api-key)`);
     case 402:
       return new QuotaExceededError(detail ?? 'quota exceeded');
+    case 403:
+      return new ForbiddenError(detail ?? 'forbidden');
     case 404:
       return new NotFoundError(detail ?? 'not found');
     case 409:

@@ -35,6 +35,8 @@ import type {
   VideoService,
   VideoStatusResponse,
   TranscriptResponse,
+  LibraryScanRequest,
+  RescanResponse,
 } from '../api/types.js';
 import { errorFromResponse } from './http-errors.js';
 
@@ -177,7 +179,15 @@ export class RemoteService implements VideoService {
     return this.call('GET', `/collections/${encodeURIComponent(id)}/duplicates${q.size ? `?${q}` : ''}`);
   }
 
+  async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
+    const id = (await this.getCollection(collectionIdOrName)).id;
+    return this.call('POST', `/collections/${encodeURIComponent(id)}/library-scan`, req);
+  }
+
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {
+    if (file.inPlace) {
+      throw new BadRequestError(`a server reads no file of this machine in place: upload ${file.filename} without --in-place, or index a folder of the server's library (\`vidembed upload DIR --in-place\` names a folder under \`serve --library\`)`);
+    }
     const st = await stat(file.path).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${file.path}`);
     if (!st.isFile()) throw new BadRequestError(`${file.path} is a directory, not a video file`);

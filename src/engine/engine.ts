@@ -36,6 +36,8 @@ import type {
   VideoService,
   VideoStatusResponse,
   VideoSummary,
+  LibraryScanRequest,
+  RescanResponse,
 } from '../api/types.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import { validateRequest } from '../api/validate.js';
@@ -161,6 +163,11 @@ export class LocalEngine implements VideoService {
   }
   async reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
     return this.services.videos.reprocess(this.principal, videoId);
+  }
+  async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
+    const { inPlace } = this.services;
+    if (req.path !== undefined) await inPlace.addFolder(this.principal, collectionIdOrName, req.path);
+    return inPlace.rescan(this.principal, collectionIdOrName);
   }
   async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
     return this.services.videos.duplicates(this.principal, collectionIdOrName, validateRequest('duplicates', 'querystring', req));

@@ -19,6 +19,7 @@ import { taggingRoutes } from './routes/tagging.js';
 import { taskRoutes } from './routes/tasks.js';
 import { tensorRoutes } from './routes/tensors.js';
 import { videoRoutes } from './routes/videos.js';
+import { libraryRoutes } from './routes/library.js';
 import { registerUi, UiSessions } from './ui.js';
 import { cleanPartialUploads } from './uploads.js';
 
@@ -38,6 +39,8 @@ export interface ServerOptions {
   ui?: UiSessions;
   /** The API keys requests are checked against (required unless `auth` is false). */
   keys?: KeyStore;
+  /** Folders whose footage clients may index in place (`serve --library DIR`); none: no path from a client is read. */
+  libraryRoots?: string[];
 }
 
 /**
@@ -132,8 +135,9 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     uploadsDir,
     maxUploadBytes,
     tensorBodyLimit,
+    libraryRoots: opts.libraryRoots ?? [],
   };
-  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes]) {
+  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes, libraryRoutes]) {
     await app.register(plugin, { ctx });
   }
 

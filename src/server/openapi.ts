@@ -5,7 +5,7 @@ import { errorBody, validationErrorBody } from '../api/schemas.js';
  * route 401, 429 and 402 (the auth hook's, in that order), and every route but the open ones 503
  * (a dependency out of reach) and 507 (a full disk): those are added here, not listed.
  */
-export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 503 | 504 | 507;
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 503 | 504 | 507;
 
 /** Named request examples, as OpenAPI's Media Type `examples`. */
 export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;

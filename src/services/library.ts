@@ -6,7 +6,7 @@
  * (src/services/open.ts). It knows no backend by class.
  */
 import { createReadStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { ConflictError, MediaError, NotFoundError, ValidationError, errorMessage } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
 import type { Analyzer } from '../analysis/types.js';
@@ -50,6 +50,8 @@ export interface LibraryPorts {
   retentionMs?: number;
   /** Bytes each owner may store (src/services/quota.ts); default VIDEMBED_STORAGE_QUOTA_MB, else no limit. */
   storageQuotaBytes?: number;
+  /** Refuses a file that is not a video (text, a still image, audio only), naming it `name` (MediaError). */
+  checkVideo: (file: string, name: string) => Promise<void>;
 }
 
 /** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
@@ -77,6 +79,7 @@ export class Library implements LibraryPorts {
   readonly onWorkQueued: () => void | Promise<void>;
   readonly retentionMs: number;
   readonly storageQuotaBytes?: number;
+  readonly checkVideo: (file: string, name: string) => Promise<void>;
 
   constructor(ports: LibraryPorts) {
     this.paths = ports.paths;
@@ -93,6 +96,7 @@ export class Library implements LibraryPorts {
     this.onWorkQueued = ports.onWorkQueued;
     this.retentionMs = ports.retentionMs ?? retentionMs();
     this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
+    this.checkVideo = ports.checkVideo;
   }
 
   /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
@@ -142,6 +146,9 @@ export class Library implements LibraryPorts {
    * before blob keys was kept at.
    */
   async localVideoFile(v: VideoRow): Promise<{ path: string; release(): Promise<void> }> {
+    if (v.fingerprint !== null && !(await stat(v.path).catch(() => undefined))) {
+      throw new MediaError(`${v.path} is not there any more (moved, renamed or deleted outside vidembed?): \`vidembed rescan\` follows moved files`);
+    }
     if (!v.blob_key) return { path: v.path, release: async () => {} };
     try {
       return await this.blobs.localFile(v.blob_key);
@@ -151,9 +158,12 @@ export class Library implements LibraryPorts {
     }
   }
 
-  /** The video's file, thumbnails, transcript and playback proxy; missing ones are no error (the catalog rows are gone already). */
+  /**
+   * The video's file, thumbnails, transcript and playback proxy; missing ones are no error (the
+   * catalog rows are gone already). A video in place is the user's own file: it is never deleted.
+   */
   async removeVideoFiles(v: VideoRow): Promise<void> {
-    await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
+    if (v.fingerprint === null) await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
     await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
     await this.blobs.delete(transcriptKey(v.id)).catch(() => {});
     await this.blobs.delete(playbackKey(v.id)).catch(() => {});

@@ -15,6 +15,7 @@ import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../engine/config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../engine/fetch-video.js';
 import { Library } from './library.js';
+import { assertVideoFile } from '../media/is-video.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import { speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
 
@@ -58,6 +59,11 @@ export interface EngineOptions {
   retentionMs?: number;
   /** Bytes each owner may store (default VIDEMBED_STORAGE_QUOTA_MB, else no limit). */
   storageQuotaBytes?: number;
+  /**
+   * Refuses a file that is not a video before it is stored (MediaError naming `name`); default:
+   * ffmpeg's probe (src/media/is-video.ts). Unit tests that upload placeholder bytes pass one that takes any file.
+   */
+  checkVideo?: (file: string, name: string) => Promise<void>;
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -83,6 +89,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     blobs,
     // A directory store keeps each blob as a file on this machine (the CLI shows its path).
     blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
+    checkVideo: opts.checkVideo ?? assertVideoFile,
     embedderFor,
     analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
     speechFor: opts.speechFor ?? ((setting, language) => speechAnalyzerFor(setting, process.env, language)),

@@ -263,6 +263,25 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    // Footage indexed in place (issue 22): the video is the user's file at \`path\` (never deleted
+    // by vidembed), known by its content fingerprint (src/services/in-place.ts) and modification
+    // time, so \`rescan\` sees it changed, moved or gone. The folders indexed in place, per
+    // collection, are what \`rescan\` walks again for new files.
+    version: 17,
+    name: 'videos indexed in place: fingerprint, file mtime; folders indexed in place',
+    sql: `
+      ALTER TABLE videos ADD COLUMN fingerprint TEXT;
+      ALTER TABLE videos ADD COLUMN file_mtime TEXT;
+      CREATE INDEX videos_fingerprint ON videos(collection_id, fingerprint) WHERE fingerprint IS NOT NULL;
+      CREATE TABLE library_folders (
+        collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (collection_id, path)
+      );
+    `,
+  },
+  {
     // How a browser plays a video (issue 22): 'original' (its own file plays), 'proxy' (an H.264
     // copy was made at ingest: blob playback/<id>.mp4), 'none' (neither); NULL until processed.
     version: 18,

@@ -217,6 +217,8 @@ export function conformance(backend: () => Backend): void {
         tags_json: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
+        fingerprint: null,
+        file_mtime: null,
       });
       expect(sortedKeys(byKey)).toEqual([...VIDEO_FIELDS].sort());
       expectIso(byKey.created_at);
@@ -381,6 +383,57 @@ export function conformance(backend: () => Backend): void {
       expect(rows).toEqual([...rows].sort());
       expect(await c.videos.failedWith(full, 1)).toEqual(got.slice(0, 1));
       expect(await c.videos.failedWith('nothing failed so', 10)).toEqual([]);
+    });
+
+    it('in place: path with fingerprint and file_mtime (both or neither, never with a blob key); byFingerprint the oldest of the collection; fileSeen moves it', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      const mtime = '2026-05-01T10:00:00.123Z';
+      const v = await c.videos.insert({ id: 'vid_here', collection_id: col.id, filename: 'a b é.mov', path: '/footage/a b é.mov', size_bytes: 7, fingerprint: 'fp1:aa', file_mtime: mtime });
+      expect(v).toMatchObject({ path: '/footage/a b é.mov', blob_key: null, fingerprint: 'fp1:aa', file_mtime: mtime, status: 'uploaded' });
+      expect(sortedKeys(v)).toEqual([...VIDEO_FIELDS].sort());
+      expect(await c.videos.byId(v.id)).toEqual(v);
+      for (const bad of [
+        { id: 'vid_nomtime', fingerprint: 'fp1:bb', path: '/x' },
+        { id: 'vid_nofp', file_mtime: mtime, path: '/x' },
+        { id: 'vid_key', fingerprint: 'fp1:bb', file_mtime: mtime, blob_key: 'videos/x' },
+      ]) {
+        await expect(c.videos.insert({ collection_id: col.id, filename: 'x', size_bytes: 1, ...bad })).rejects.toThrow(/in place|exactly one/);
+        expect(await c.videos.byId(bad.id)).toBeUndefined();
+      }
+      nextMillisecond();
+      const copy = await c.videos.insert({ id: 'vid_copy', collection_id: col.id, filename: 'c.mov', path: '/elsewhere/c.mov', size_bytes: 7, fingerprint: 'fp1:aa', file_mtime: mtime });
+      await c.videos.insert({ id: 'vid_there', collection_id: other.id, filename: 'a.mov', path: '/footage/a.mov', size_bytes: 7, fingerprint: 'fp1:cc', file_mtime: mtime });
+      expect((await c.videos.byFingerprint(col.id, 'fp1:aa'))?.id).toBe(v.id);
+      expect(await c.videos.byFingerprint(col.id, 'fp1:cc')).toBeUndefined();
+      expect((await c.videos.byFingerprint(other.id, 'fp1:cc'))?.id).toBe('vid_there');
+
+      nextMillisecond();
+      const seen = { path: '/footage/day 2/renamed.mov', filename: 'renamed.mov', size_bytes: 9, fingerprint: 'fp1:dd', file_mtime: '2026-05-02T11:00:00.000Z' };
+      await c.videos.fileSeen(v.id, seen);
+      const moved = (await c.videos.byId(v.id))!;
+      expect(moved).toMatchObject(seen);
+      expect(moved.updated_at > v.updated_at).toBe(true);
+      expect((await c.videos.byFingerprint(col.id, 'fp1:aa'))?.id).toBe(copy.id);
+      // A video the library holds is not in place: fileSeen leaves it alone.
+      const held = await video(col.id);
+      await c.videos.fileSeen(held.id, seen);
+      expect(await c.videos.byId(held.id)).toEqual(held);
+    });
+
+    it('folders in place: added once per collection, listed in the order added, forgotten with the collection', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      await c.folders.add(col.id, '/footage/b');
+      await c.folders.add(col.id, '/footage/a');
+      await c.folders.add(col.id, '/footage/b');
+      await c.folders.add(other.id, '/footage/b');
+      expect(await c.folders.list(col.id)).toEqual(['/footage/b', '/footage/a']);
+      expect(await c.folders.list(other.id)).toEqual(['/footage/b']);
+      await expect(c.folders.add('col_missing', '/x')).rejects.toThrow();
+      await c.collections.delete(col.id);
+      expect(await c.folders.list(col.id)).toEqual([]);
+      expect(await c.folders.list(other.id)).toEqual(['/footage/b']);
     });
   });
 

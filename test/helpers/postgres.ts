@@ -105,7 +105,7 @@ export function usePgTestDatabase(tables: string[]): { readonly url: string } {
   beforeEach(async () => {
     const pool = openPgPool(db!.url, 1);
     try {
-      await pool.query(`TRUNCATE ${tables.join(', ')}`);
+      await pool.query(`TRUNCATE ${tables.join(', ')} CASCADE`); // and the tables that refer to them
     } finally {
       await pool.end();
     }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApi, type RouteDoc } from '../../src/server/openapi.js';
-import { http, openApiDocument, responseProblems, startTestServer, type TestServer } from '../helpers/server.js';
+import { http, openApiDocument, responseProblems, startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -37,7 +37,7 @@ describe('GET /openapi.json', () => {
   let s: TestServer;
   let doc: Json;
   beforeAll(async () => {
-    s = await startTestServer({ engine: { maxUploadBytes: 64 * 1024, maxTensorBytes: 4096 }, server: { maxJsonBytes: 64 * 1024 } });
+    s = await startTestServer({ engine: { maxUploadBytes: 64 * 1024, maxTensorBytes: 4096, checkVideo: anyFileIsVideo }, server: { maxJsonBytes: 64 * 1024 } });
     const r = await http(s.url, 'GET', '/openapi.json');
     expect(r.status).toBe(200);
     doc = r.body;
@@ -80,6 +80,7 @@ describe('GET /openapi.json', () => {
         'uploadTensors',
         'deleteTensors',
         'health',
+        'libraryScan',
         'openapi',
         'ready',
         'reindexCollection',
@@ -170,7 +171,7 @@ describe('GET /openapi.json', () => {
         for (const ex of examples) expect(validate(ex), `${method} ${path} example ${JSON.stringify(ex)}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       }
     }
-    expect(bodies).toBe(10);
+    expect(bodies).toBe(11);
   });
 
   it('documents path parameters of every templated path', () => {

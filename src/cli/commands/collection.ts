@@ -34,7 +34,7 @@ export function registerCollection(program: Command, run: Run): void {
         if (!isSpeechSetting(opts.speech)) throw new ValidationError([{ loc: ['body', 'speech'], msg: `must be one of ${SPEECH_SETTINGS.join(', ')}`, type: 'value_error.enum' }]);
         const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model, speech: opts.speech, language: opts.language });
         // The first collection becomes the default, so upload and search work without --collection.
-        if (!readUserConfig(ctx.paths).default_collection) writeUserConfig(ctx.paths, { default_collection: res.collection_id });
+        if (!readUserConfig(ctx.paths).default_collection) writeUserConfig(ctx.paths, { default_collection: res.collection_id, default_collection_name: res.name });
         if (globals.json) printJson(res);
         else {
           process.stdout.write(`created collection ${res.name} (${res.collection_id}, model ${res.model})\n`);
@@ -103,7 +103,7 @@ export function registerCollection(program: Command, run: Run): void {
         await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'} (files included)?`, opts.yes, globals.json);
         const res = await ctx.service.deleteCollection(c.id);
         const config = readUserConfig(ctx.paths);
-        if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined });
+        if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined, default_collection_name: undefined });
         if (globals.json) return printJson(res);
         process.stdout.write(`deleted collection ${c.name} (${res.videos ?? 0} videos)\n`);
       }),
@@ -137,7 +137,7 @@ export function registerCollection(program: Command, run: Run): void {
     .action(async (name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const c = await ctx.service.getCollection(name);
-        writeUserConfig(ctx.paths, { default_collection: c.id });
+        writeUserConfig(ctx.paths, { default_collection: c.id, default_collection_name: c.name });
         if (globals.json) printJson(c);
         else process.stdout.write(`default collection: ${c.name} (${c.id})\n`);
       }),

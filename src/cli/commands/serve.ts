@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError, errorMessage } from '../../api/errors.js';
 import type { LocalEngine } from '../../engine/engine.js';
@@ -18,6 +19,8 @@ export interface ServeOptions {
   log?: boolean;
   /** Threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: the event loop). */
   encoderThreads?: number;
+  /** Folders clients may index in place (repeatable `--library DIR`). */
+  library?: string[];
 }
 
 export function registerServe(program: Command, run: Run): void {
@@ -32,6 +35,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
     .option('--log', 'log every request as JSON lines')
     .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
+    .option('--library <dir>', 'a folder whose footage clients may index in place (POST /collections/{id}/library-scan); repeatable', (v: string, all: string[] = []) => [...all, v])
     .description('serve the HTTP API, and the web page at /, over the local engine')
     .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
     .action(async (opts: ServeOptions, cmd: Command) =>
@@ -90,6 +94,7 @@ export async function serveUntilStopped(
     syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
     logger: Boolean(opts.log),
     ui: hooks.ui,
+    libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
   });
   // Listen first: a busy port is a one-line error and exit code, with no worker left running.
   let address: string;

@@ -16,7 +16,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
   const { routes, services, who, uploadsDir, maxUploadBytes } = ctx;
   routes.add(
     app,
-    { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414], summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
+    { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414, 422], mediaErrors: true, summary: 'upload a video file (multipart, part "file"); a file without moving pictures (text, a still image, audio only) is refused (422 invalid_media) and not stored', schema: schemas.uploadVideo, status: 202, multipart: true },
     async (request) => {
       const principal = who(request);
       const collectionId = (await services.collections.get(principal, collectionParam(request.params))).id; // 404 before reading any bytes

@@ -2,12 +2,12 @@ import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
-import type { MediaInfo, VideoRow } from '../videos.js';
+import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js';
 import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, NewSegment, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoRow, MediaInfo };
+export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -65,7 +65,12 @@ export interface CollectionsCatalog {
  * - insert: stored either by blob key or, as before keys, by absolute path: exactly one of the two
  *   (a non-empty one), else it rejects and stores nothing. The other reads as '' (path) or null
  *   (blob_key). A new video is 'uploaded', progress null, created_at = updated_at. The collection
- *   must exist (else it rejects); deleting the collection deletes its videos.
+ *   must exist (else it rejects); deleting the collection deletes its videos. A video in place
+ *   (the user's file, issue 22) is stored by path with a fingerprint and a file_mtime, both or
+ *   neither (else it rejects); other videos read null in both.
+ * - byFingerprint: the oldest video in place of that collection with that fingerprint.
+ * - fileSeen: a video in place found at a new path or with new bytes: path, filename, size,
+ *   fingerprint and file_mtime replaced, updated_at moved; of a video not in place it does nothing.
  * - byContent: the oldest video of that collection (only that one) with those bytes (SHA-256).
  * - page: newest first (videos created in the same millisecond: the later insert first), optionally
  *   of one status, then limit / offset. listByCollection and idsForCollection: oldest first.
@@ -83,8 +88,10 @@ export interface CollectionsCatalog {
  *   when it recorded none, or there is no job at all).
  */
 export interface VideosCatalog {
-  insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow>;
+  insert(v: NewVideo): Promise<VideoRow>;
   byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined>;
+  byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined>;
+  fileSeen(id: string, file: VideoFileSeen): Promise<void>;
   byId(id: string): Promise<VideoRow | undefined>;
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;
   delete(id: string): Promise<void>;
@@ -99,6 +106,17 @@ export interface VideosCatalog {
   bytesOfOwner(owner: string): Promise<number>;
   idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
   countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
+}
+
+/**
+ * Folders indexed in place (issue 22), per collection: `rescan` walks them again for new files.
+ * - add records an absolute folder for the collection (the same one again: nothing); the
+ *   collection must exist. list: the collection's folders in the order added. Deleting the
+ *   collection forgets its folders.
+ */
+export interface FoldersCatalog {
+  add(collectionId: string, dir: string): Promise<void>;
+  list(collectionId: string): Promise<string[]>;
 }
 
 /**
@@ -238,6 +256,7 @@ export interface Catalog {
   readonly keys: KeysCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
   /**
@@ -270,6 +289,8 @@ export const VIDEO_FIELDS = [
   'tags_json',
   'created_at',
   'updated_at',
+  'fingerprint',
+  'file_mtime',
 ] as const satisfies readonly (keyof VideoRow)[];
 export const TASK_FIELDS = ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'] as const satisfies readonly (keyof TaskRow)[];
 export const API_KEY_FIELDS = ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role'] as const satisfies readonly (keyof ApiKeyRow)[];

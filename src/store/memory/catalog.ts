@@ -14,10 +14,14 @@ import {
   type KeysCatalog,
   type TaskRow,
   type TasksCatalog,
+  type FoldersCatalog,
+  type NewVideo,
+  type VideoFileSeen,
   type VideoRow,
   type MediaInfo,
   type VideosCatalog,
 } from '../catalog/types.js';
+import { checkNewVideo } from '../videos.js';
 import { nowIso } from '../db.js';
 import { gated } from '../gate.js';
 import { newId } from '../ids.js';
@@ -79,6 +83,7 @@ class MemoryCollectionsCatalog implements CollectionsCatalog {
     for (const v of [...state.videos.values()]) if (v.collection_id === id) deleteVideo(state, v.id);
     for (const [sid, s] of state.segments) if (s.row.collection_id === id) state.segments.delete(sid);
     state.collections.delete(id);
+    state.folders.delete(id);
   }
 
   async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
@@ -123,8 +128,8 @@ class MemoryVideosCatalog implements VideosCatalog {
     if (v && when(v)) Object.assign(v, patch, { updated_at: nowIso() });
   }
 
-  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
-    if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
+  async insert(v: NewVideo): Promise<VideoRow> {
+    checkNewVideo(v);
     const state = this.store.state;
     if (!state.collections.has(v.collection_id)) throw new Error(`videos.insert: no collection ${v.collection_id}`);
     if (state.videos.has(v.id)) throw new Error(`videos.insert: video ${v.id} exists`);
@@ -148,11 +153,22 @@ class MemoryVideosCatalog implements VideosCatalog {
       tags_json: null,
       created_at: now,
       updated_at: now,
+      fingerprint: v.fingerprint ?? null,
+      file_mtime: v.file_mtime ?? null,
       content_sha256: v.content_sha256 ?? null,
       seq: state.nextSeq(),
     };
     state.videos.set(row.id, row);
     return video(row);
+  }
+
+  async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
+    const v = this.of(collectionId).find((x) => x.fingerprint === fingerprint);
+    return v && video(v);
+  }
+
+  async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
+    this.set(id, { path: f.path, filename: f.filename, size_bytes: f.size_bytes, fingerprint: f.fingerprint, file_mtime: f.file_mtime }, (v) => v.fingerprint !== null);
   }
 
   async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
@@ -359,6 +375,22 @@ class MemoryKeysCatalog implements KeysCatalog {
   }
 }
 
+/** Folders indexed in place, per collection. */
+class MemoryFoldersCatalog implements FoldersCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  async add(collectionId: string, dir: string): Promise<void> {
+    const { state } = this.store;
+    if (!state.collections.has(collectionId)) throw new Error(`folders.add: no collection ${collectionId}`);
+    const list = state.folders.get(collectionId) ?? [];
+    if (!list.includes(dir)) state.folders.set(collectionId, [...list, dir]);
+  }
+
+  async list(collectionId: string): Promise<string[]> {
+    return [...(this.store.state.folders.get(collectionId) ?? [])];
+  }
+}
+
 /** A catalog on an in-memory store. Several catalogs on one store act as connections to one database. */
 export class MemoryCatalog implements Catalog {
   readonly collections: CollectionsCatalog;
@@ -367,6 +399,7 @@ export class MemoryCatalog implements Catalog {
   readonly keys: KeysCatalog;
   readonly segments: MemorySegmentsCatalog;
   readonly signatures: MemorySignaturesCatalog;
+  readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
   private readonly tx: CatalogTx;
@@ -379,6 +412,7 @@ export class MemoryCatalog implements Catalog {
     this.keys = g(new MemoryKeysCatalog(store));
     this.segments = g(new MemorySegmentsCatalog(store));
     this.signatures = g(new MemorySignaturesCatalog(store));
+    this.folders = g(new MemoryFoldersCatalog(store));
     this.queue = g(new MemoryJobQueue(store));
     this.registry = g(new MemoryWorkerRegistry(store));
     this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };

@@ -193,6 +193,22 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    // Footage indexed in place (issue 22, as SQLite migration 17): the user's file at path, its
+    // content fingerprint and modification time; the folders each collection indexes in place.
+    version: 7,
+    name: 'videos indexed in place: fingerprint, file mtime; folders indexed in place',
+    sql: `
+      ALTER TABLE videos ADD COLUMN fingerprint text, ADD COLUMN file_mtime timestamptz;
+      CREATE INDEX videos_fingerprint ON videos (collection_id, fingerprint) WHERE fingerprint IS NOT NULL;
+      CREATE TABLE library_folders (
+        collection_id text NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        path text NOT NULL,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (collection_id, path)
+      );
+    `,
+  },
+  {
     // As SQLite migration 18: 'original', 'proxy' (blob playback/<id>.mp4) or 'none'; NULL until processed.
     version: 8,
     name: 'how a browser plays each video (original file or playback proxy)',
