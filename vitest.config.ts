@@ -9,12 +9,15 @@ const MODEL_SUITES = [
   'test/e2e/duplicates.test.ts',
   'test/e2e/engine.test.ts',
   'test/e2e/pg-cluster.test.ts',
+  'test/e2e/pg-outage.test.ts',
+  'test/e2e/readme-remote.test.ts',
   'test/e2e/search-by-example.test.ts',
   'test/e2e/search-quality.test.ts',
   'test/e2e/server.test.ts',
   'test/e2e/tagging.test.ts',
   'test/e2e/text-encoder-pool.test.ts',
   'test/e2e/web-transcript.test.ts',
+  'test/e2e/web-playback.test.ts',
   'test/e2e/web-ui.test.ts',
 ];
 

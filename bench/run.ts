@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, load. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, playback, load. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -24,6 +24,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   scale: async () => (await import('./pg-scale.js')).benchPgScale(),
   // Ingest with and without the speech analyzer (continuous speech, no speech, no audio); memory while hearing a long talk.
   speech: async () => (await import('./speech.js')).benchSpeech(),
+  // Seconds of playback proxy per second of footage, on the eval videos browsers do not play.
+  playback: async () => (await import('./playback.js')).benchPlayback(),
   // 12 synchronous encodes and 3 largest tensor uploads at once: every answer 200/429/503, /healthz p99.
   load: async () => (await import('./load.js')).benchLoad(),
 };

@@ -73,6 +73,17 @@ export function pocketsphinxOverride(env: Env = process.env): string | undefined
   return set(env.VIDEMBED_POCKETSPHINX) ? env.VIDEMBED_POCKETSPHINX : undefined;
 }
 
+/** VIDEMBED_WHISPER_BINDING: whisper.node's native `index.node` for this platform (default: @fugood/node-whisper-<platform>-<arch>). */
+export function whisperBindingOverride(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_WHISPER_BINDING) ? env.VIDEMBED_WHISPER_BINDING : undefined;
+}
+
+/** VIDEMBED_WHISPER_THREADS: threads whisper transcribes with (default 2). */
+export function whisperThreads(env: Env = process.env): number {
+  const n = Number(env.VIDEMBED_WHISPER_THREADS);
+  return set(env.VIDEMBED_WHISPER_THREADS) && Number.isInteger(n) && n > 0 ? n : 2;
+}
+
 /** VIDEMBED_CMUDICT: a CMU pronouncing dictionary (default: the one pocketsphinx-en-us installs). */
 export function cmudictPath(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_CMUDICT) ? env.VIDEMBED_CMUDICT : undefined;
@@ -272,4 +283,24 @@ export function syncLimits(env: Env = process.env): { sync: number; syncPerKey: 
     largeBodiesPerKey: positive(env.VIDEMBED_LARGE_BODY_MAX_PER_KEY, 1),
     largeBodyBytes: count(env.VIDEMBED_LARGE_BODY_MB, 8) * 1024 * 1024,
   };
+}
+
+// ---- storage that can be reclaimed (docs/operations.md) ---------------------------------------
+
+/** Settled async tasks (with their payloads) are kept this long by default: 7 days. */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * VIDEMBED_RETENTION_DAYS: how long a settled async task (its result and payload) is kept before
+ * workers delete it (a positive number, fractions allowed; default 7).
+ */
+export function retentionMs(env: Env = process.env): number {
+  const days = Number(env.VIDEMBED_RETENTION_DAYS);
+  return set(env.VIDEMBED_RETENTION_DAYS) && Number.isFinite(days) && days > 0 ? days * 24 * 3600 * 1000 : DEFAULT_RETENTION_MS;
+}
+
+/** VIDEMBED_STORAGE_QUOTA_MB: bytes (in MiB) each owner may store (videos, tensor uploads, task payloads); unset: no limit. */
+export function storageQuotaBytes(env: Env = process.env): number | undefined {
+  const mib = Number(env.VIDEMBED_STORAGE_QUOTA_MB);
+  return set(env.VIDEMBED_STORAGE_QUOTA_MB) && Number.isFinite(mib) && mib >= 0 ? Math.floor(mib * 1024 ** 2) : undefined;
 }

@@ -6,16 +6,23 @@
 
 import { $, el, enc, fmtTime } from './dom.js';
 import { createTranscript } from './transcript.js';
+import { createPlayer } from './player.js';
+import { createVideoView } from './video-view.js';
+import { isWeak, searchSummary } from './results.js';
 
 const KEY = 'vidembed.key';
 const COLLECTION = 'vidembed.collection';
 const POLL_MS = 1000;
+/** Results per search page ("Show more" asks for the next). */
+const PAGE = 20;
+/** The largest picture the API takes as a query. */
+const MAX_PICTURE_BYTES = 32 * 1024 * 1024;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let config = { auth: true, filters: {} };
 let collections = [];
-const state = { key: sessionStorage.getItem(KEY), collection: sessionStorage.getItem(COLLECTION), lastQuery: '', gridTimer: 0 };
+const state = { key: sessionStorage.getItem(KEY), collection: sessionStorage.getItem(COLLECTION), gridTimer: 0, query: null, picture: null };
 
 class ApiError extends Error {
   constructor(status, message, code) {
@@ -134,6 +141,8 @@ async function enter() {
   $('app').hidden = false;
   $('sign-out').hidden = !config.auth;
   await loadCollections();
+  const m = /^#video=([^&]+)/.exec(location.hash);
+  if (m) await videoView.open(decodeURIComponent(m[1])).catch(showError);
 }
 
 $('login-form').addEventListener(
@@ -157,8 +166,9 @@ $('sign-out').addEventListener(
     try {
       await api('DELETE', '/ui/session');
     } finally {
-      $('player').removeAttribute('src');
-      transcript.clear();
+      const playing = player.videoId();
+      if (playing) player.forget(playing);
+      videoView.close();
       signedOut();
       notice('Signed out.');
     }
@@ -185,7 +195,9 @@ function setCollection(id) {
   const none = !id;
   for (const c of ['file-input', 'search-text', 'delete-collection', 'refresh']) $(c).disabled = none;
   $('results').replaceChildren();
+  $('more-results').hidden = true;
   $('search-status').textContent = '';
+  state.query = null;
   void loadVideos().catch(showError);
 }
 
@@ -238,14 +250,16 @@ function videoCard(v) {
   const del = el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete ${v.filename}` });
   del.addEventListener('click', guarded(() => deleteVideo(v)));
   const play = el('button', { type: 'button', class: 'secondary', text: 'Play', 'aria-label': `Play ${v.filename}` });
-  play.addEventListener('click', () => playMoment({ video_id: v.video_id, start: 0, end: v.duration ?? 0, filename: v.filename }));
+  play.addEventListener('click', () => player.play({ video_id: v.video_id, start: 0, end: v.duration ?? 0, filename: v.filename }));
+  const moments = el('button', { type: 'button', class: 'secondary', text: 'Moments', 'aria-label': `Moments of ${v.filename}` });
+  moments.addEventListener('click', guarded(() => videoView.open(v.video_id)));
   return el(
     'li',
     { class: 'card', 'data-video-id': v.video_id, 'data-status': v.status },
     processed ? el('img', { class: 'thumb', src: `/videos/${enc(v.video_id)}/thumbnail`, alt: `Poster of ${v.filename}`, loading: 'lazy' }) : el('div', { class: 'thumb', role: 'img', 'aria-label': 'no poster yet' }),
     el('p', { class: 'title', text: v.filename }),
     el('p', { class: `meta status-${v.status}`, text: `${status}${v.duration ? ` · ${fmtTime(v.duration)}` : ''}${v.error_message ? `: ${v.error_message}` : ''}` }),
-    el('div', { class: 'row' }, play, del),
+    el('div', { class: 'row' }, play, moments, del),
   );
 }
 
@@ -253,16 +267,11 @@ async function deleteVideo(v) {
   if (!confirm(`Delete ${v.filename}? Its file is removed from the server.`)) return;
   await api('DELETE', `/videos/${enc(v.video_id)}`);
   details.delete(v.video_id);
-  for (const r of document.querySelectorAll(`#results [data-video-id="${CSS.escape(v.video_id)}"]`)) r.closest('li')?.remove();
-  const left = $('results').children.length;
-  if (state.lastQuery) $('search-status').textContent = `${left} result${left === 1 ? '' : 's'} left for “${state.lastQuery}”.`;
-  if ($('player').dataset.videoId === v.video_id) {
-    $('player').removeAttribute('src');
-    $('player').load();
-    delete $('player').dataset.videoId;
-    $('now-playing').textContent = '';
-    transcript.clear();
-  }
+  for (const r of document.querySelectorAll(`#results .result[data-video-id="${CSS.escape(v.video_id)}"]`)) r.closest('li')?.remove();
+  const left = $('results').querySelectorAll('.result').length;
+  if (state.query) $('search-status').textContent = `${left} result${left === 1 ? '' : 's'} left for ${state.query.label}.`;
+  player.forget(v.video_id);
+  if (videoView.current() === v.video_id) videoView.close();
   await loadVideos();
   void refreshCounts();
   notice(`${v.filename} deleted.`);
@@ -416,32 +425,94 @@ function fillFilters() {
   const menus = Object.entries(config.filters ?? {}).map(([kind, labels]) => {
     const sel = el('select', { id: `f-${kind}` }, el('option', { value: '', text: 'any' }), ...labels.map((l) => el('option', { value: l, text: l.replaceAll('_', ' ') })));
     sel.dataset.filter = kind;
-    sel.addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
+    sel.addEventListener('change', guarded(again));
     return el('label', {}, `${config.filter_titles?.[kind] ?? kind.replaceAll('_', ' ')} `, sel);
   });
   $('filter-menus').replaceChildren(...menus);
 }
 
-async function search() {
+/** What the form asks (words, what is said, a picture), or null when it asks nothing. */
+function formQuery() {
   const text = $('search-text').value.trim();
-  if (!text || !state.collection) return;
   // Said only: the words are looked for in what is said (the transcripts), nowhere else.
-  const said = $('said-only').checked;
-  const body = { [said ? 'said' : 'text']: text, top_k: 20 };
+  if ($('said-only').checked) return text ? { base: { said: text }, label: `“${text}” said` } : null;
+  const pic = state.picture;
+  if (!text && !pic) return null;
+  const base = {};
+  if (text) base.text = text;
+  if (pic) base.image_base64 = pic.base64;
+  return { base, label: [text && `“${text}”`, pic && `the picture ${pic.name}`].filter(Boolean).join(' and '), fromForm: true };
+}
+
+/** The query with the page's filters, Explain and paging. */
+function withOptions(base, offset) {
+  const body = { ...base, top_k: PAGE };
+  if (offset) body.offset = offset;
   for (const sel of document.querySelectorAll('[data-filter]')) if (sel.value) body[sel.dataset.filter] = sel.value;
   if ($('explain').checked) body.explain = true;
-  state.lastQuery = text;
+  return body;
+}
+
+async function search() {
+  if (!state.collection) return;
+  const q = formQuery();
+  if (!q) return void ($('search-status').textContent = 'Type some words, or choose a picture, to search.');
+  await runSearch(q);
+}
+
+/** The last search again, as the filters and switches now say (a form search reads the form again). */
+async function again() {
+  if (!state.query) return;
+  if (state.query.fromForm) return search();
+  await runSearch(state.query);
+}
+
+/** A new search: its first page replaces the results. */
+async function runSearch(q) {
+  const body = withOptions(q.base);
+  state.query = { ...q, next: undefined, likely: 0, weak: 0, shown: 0 };
   $('search-status').textContent = 'Searching…';
+  $('more-results').hidden = true;
   const out = await api('POST', `/collections/${enc(state.collection)}/search`, body);
+  // Likely matches first; the weak ones (confidence "low") under a line of their own.
+  $('results').replaceChildren(el('li', { class: 'weak-line', hidden: true }, el('h3', { text: 'Weaker matches' })));
+  showPage(out, body.explain === true);
+}
+
+/** Appends a page of results: likely ones above the weaker-matches line, weak ones below it. */
+function showPage(out, explain) {
+  const q = state.query;
   const list = $('results');
-  list.replaceChildren(...out.results.map((r) => el('li', {}, resultCard(r, body.explain === true))));
-  const warn = out.warnings?.length ? ` ${out.warnings.join(' ')}` : '';
-  $('search-status').textContent = `${out.results.length} result${out.results.length === 1 ? '' : 's'} for “${text}”${said ? ' said' : ''}.${warn}`;
+  const line = list.querySelector('.weak-line');
+  for (const r of out.results) {
+    const weak = isWeak(r);
+    const li = el('li', weak ? { class: 'weak' } : {}, ...resultCard(r, explain));
+    if (weak) list.append(li);
+    else line.before(li);
+    q[weak ? 'weak' : 'likely']++;
+  }
+  line.hidden = q.weak === 0;
+  q.next = out.next_offset;
+  $('more-results').hidden = !q.next;
+  $('search-status').textContent = searchSummary({ likely: q.likely, weak: q.weak, label: q.label, warnings: out.warnings ?? [] });
   void fillTags(out.results);
 }
 
+$('more-results').addEventListener(
+  'click',
+  guarded(async () => {
+    const q = state.query;
+    if (!q?.next) return;
+    const body = withOptions(q.base, q.next);
+    const out = await api('POST', `/collections/${enc(state.collection)}/search`, body);
+    if (state.query !== q) return;
+    showPage(out, body.explain === true);
+  }),
+);
+
+/** A result: the moment (a button that plays it) and "More like this" (a search by that moment). */
 function resultCard(r, explain) {
-  const b = el('button', { type: 'button', class: 'result', 'data-video-id': r.video_id, 'data-start': r.start, 'data-end': r.end });
+  const b = el('button', { type: 'button', class: 'result', 'data-video-id': r.video_id, 'data-start': r.start, 'data-end': r.end, 'data-confidence': r.confidence_label });
   b.setAttribute('aria-label', `Play ${r.filename} from ${fmtTime(r.start)} to ${fmtTime(r.end)}${r.said ? `, where it says “${r.said.text.replaceAll('*', '')}”` : ''}`);
   const thumb = typeof r.thumbnail_url === 'string' && r.thumbnail_url.startsWith('/') ? r.thumbnail_url : `/videos/${enc(r.video_id)}/thumbnail?t=${r.start}`;
   b.append(
@@ -455,8 +526,13 @@ function resultCard(r, explain) {
     if (r.description) b.append(el('p', { class: 'meta', text: `saw: ${r.description}` }));
     b.append(el('p', { class: 'meta', text: r.matched_words?.length ? `matched words: ${r.matched_words.join(', ')}` : 'no query word matched: found by similarity' }));
   }
-  b.addEventListener('click', () => playMoment(r, b));
-  return b;
+  b.addEventListener('click', () => player.play(r, b));
+  const like = el('button', { type: 'button', class: 'secondary like', text: 'More like this', 'aria-label': `More like ${r.filename} at ${fmtTime(r.start)}` });
+  like.addEventListener(
+    'click',
+    guarded(() => runSearch({ base: { like: { video_id: r.video_id, t: r.start } }, label: `moments like ${r.filename} at ${fmtTime(r.start)}` })),
+  );
+  return [b, like];
 }
 
 /** What is said around a spoken match, its matched words (between asterisks in `said.text`) marked. */
@@ -510,66 +586,64 @@ $('search-form').addEventListener(
 $('said-only').addEventListener('change', (ev) => {
   $('search-text').placeholder = ev.target.checked ? 'words that are said' : 'a dog on the grass';
 });
-for (const id of ['explain', 'said-only']) {
-  $(id).addEventListener('change', guarded(async () => state.lastQuery && $('search-text').value.trim() && (await search())));
+for (const id of ['explain', 'said-only']) $(id).addEventListener('change', guarded(again));
+
+// ---- search by picture ------------------------------------------------------------------------
+
+/** Takes a picture as (part of) the query, shows it, and searches. */
+async function setPicture(file) {
+  if (!file) return;
+  if (!/^image\//.test(file.type)) throw new Error(`${file.name} is not a picture: choose a JPEG, PNG or WebP image.`);
+  if (file.size > MAX_PICTURE_BYTES) throw new Error(`${file.name} is over 32 MiB: choose a smaller picture.`);
+  const base64 = await new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onerror = () => reject(new Error(`${file.name} could not be read`));
+    reader.readAsDataURL(file);
+  });
+  clearPicture();
+  state.picture = { name: file.name, base64, url: URL.createObjectURL(file) };
+  $('search-picture-img').src = state.picture.url;
+  $('search-picture-name').textContent = file.name;
+  $('search-picture').hidden = false;
+  if ($('said-only').checked) $('said-only').checked = false; // a picture is not something said
+  await search();
 }
 
-// ---- player -----------------------------------------------------------------------------------
-
-const player = $('player');
-const transcript = createTranscript({ api, player, box: $('transcript'), status: $('transcript-status') });
-let pending = null; // the moment to seek to once the file's metadata is in
-let stopAt = null; // pause here (the moment's end)
-let ourSeek = false;
-
-function playMoment(r, button) {
-  for (const b of document.querySelectorAll('.result.playing')) b.classList.remove('playing');
-  button?.classList.add('playing');
-  $('now-playing').textContent = `${r.filename}: ${fmtTime(r.start)}–${fmtTime(r.end)}`;
-  const moment = { start: Number(r.start) || 0, end: Number(r.end) || 0 };
-  void transcript.show(r.video_id, r.said);
-  if (player.dataset.videoId === r.video_id && player.readyState >= 1) return seekTo(moment);
-  pending = moment;
-  player.dataset.videoId = r.video_id;
-  player.src = `/videos/${enc(r.video_id)}/file`;
+function clearPicture() {
+  if (state.picture) URL.revokeObjectURL(state.picture.url);
+  state.picture = null;
+  $('search-picture').hidden = true;
+  $('search-picture-img').removeAttribute('src');
+  $('search-image').value = '';
 }
 
-function seekTo(m) {
-  stopAt = m.end > m.start ? m.end : null;
-  ourSeek = true;
-  player.currentTime = m.start;
-  player.play().catch(() => {
-    /* the user can press play */
+$('search-image').addEventListener('change', guarded((ev) => setPicture(ev.target.files?.[0])));
+$('clear-picture').addEventListener('click', () => {
+  clearPicture();
+  $('search-text').focus();
+});
+const pictureZone = $('search-form');
+for (const type of ['dragenter', 'dragover']) {
+  pictureZone.addEventListener(type, (ev) => {
+    ev.preventDefault();
+    $('picture-drop').classList.add('over');
   });
 }
+for (const type of ['dragleave', 'drop']) pictureZone.addEventListener(type, () => $('picture-drop').classList.remove('over'));
+pictureZone.addEventListener(
+  'drop',
+  guarded(async (ev) => {
+    ev.preventDefault();
+    ev.stopPropagation();
+    await setPicture([...(ev.dataTransfer?.files ?? [])][0]);
+  }),
+);
 
-player.addEventListener('loadedmetadata', () => {
-  if (!pending) return;
-  const m = pending;
-  pending = null;
-  seekTo(m);
-});
-player.addEventListener('seeking', () => {
-  if (!ourSeek) stopAt = null; // the user took over
-  ourSeek = false;
-});
-function checkStop() {
-  if (stopAt !== null && player.currentTime >= stopAt) {
-    stopAt = null;
-    player.pause();
-  }
-}
-// timeupdate comes every 15-250 ms; where the browser offers it, every frame is checked too.
-player.addEventListener('timeupdate', checkStop);
-if ('requestVideoFrameCallback' in HTMLVideoElement.prototype) {
-  const onFrame = () => {
-    checkStop();
-    player.requestVideoFrameCallback(onFrame);
-  };
-  player.requestVideoFrameCallback(onFrame);
-}
-player.addEventListener('error', () => {
-  if (player.getAttribute('src')) showError('The video could not be played (this browser may not decode its format, or the session ended: reload the page).');
-});
+// ---- player and the page of one video ---------------------------------------------------------
+
+const transcript = createTranscript({ api, player: $('player'), box: $('transcript'), status: $('transcript-status') });
+const player = createPlayer({ api, transcript, onMoments: (id) => guarded(() => videoView.open(id))() });
+const videoView = createVideoView({ api, player, tagWords });
 
 start().catch(showError);

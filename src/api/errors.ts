@@ -36,6 +36,13 @@ export class QuotaExceededError extends VidembedError {
   override readonly exitCode = 75;
 }
 
+/** A path the caller may not have read: outside the folders a server indexes in place. */
+export class ForbiddenError extends VidembedError {
+  override readonly status = 403;
+  override readonly code = 'forbidden';
+  override readonly exitCode = 77;
+}
+
 export class NotFoundError extends VidembedError {
   override readonly status = 404;
   override readonly code: string = 'not_found';
@@ -51,6 +58,13 @@ export class ConflictError extends VidembedError {
 export class PayloadTooLargeError extends VidembedError {
   override readonly status = 413;
   override readonly code = 'payload_too_large';
+  override readonly exitCode = 5;
+}
+
+/** Storing this would take the owner past their storage quota (the caller's limit: 413; a full disk is 507). */
+export class StorageQuotaError extends VidembedError {
+  override readonly status = 413;
+  override readonly code = 'storage_quota_exceeded';
   override readonly exitCode = 5;
 }
 
@@ -110,6 +124,34 @@ export class TimeoutError extends VidembedError {
   override readonly exitCode = 8;
 }
 
+/**
+ * A dependency (the database, the blob store) cannot be reached right now: nothing is wrong with
+ * the request, and the same request may succeed after `retryAfterSeconds` (src/store/unavailable.ts
+ * recognizes the drivers' errors; docs/operations.md).
+ */
+export class UnavailableError extends VidembedError {
+  override readonly status = 503;
+  override readonly code = 'unavailable';
+  override readonly exitCode = 69;
+  /** What cannot be reached, in words ("the database", "the blob store"). */
+  readonly dependency: string;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+    options?: { cause?: unknown; dependency?: string },
+  ) {
+    super(message, options);
+    this.dependency = options?.dependency ?? 'a dependency';
+  }
+}
+
+/** The server's disk (or the database's) is full: nothing was stored; retry once space is freed. */
+export class InsufficientStorageError extends VidembedError {
+  override readonly status = 507;
+  override readonly code = 'insufficient_storage';
+  override readonly exitCode = 74;
+}
+
 export class ModelError extends VidembedError {
   override readonly status = 500;
   override readonly code = 'model_error';
@@ -134,7 +176,7 @@ export interface WireError {
 
 export function errorToWire(err: unknown): WireError {
   if (err instanceof ValidationError) return { name: err.name, message: err.message, issues: err.issues };
-  if (err instanceof RateLimitedError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+  if (err instanceof RateLimitedError || err instanceof UnavailableError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
   if (err instanceof VidembedError) return { name: err.name, message: err.message };
   if (err instanceof Error) return { name: 'Error', message: err.message };
   return { name: 'Error', message: String(err) };
@@ -145,13 +187,16 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
   BadRequestError,
   UnauthorizedError,
   QuotaExceededError,
+  ForbiddenError,
   NotFoundError,
   ConflictError,
   PayloadTooLargeError,
+  StorageQuotaError,
   RangeNotSatisfiableError,
   MediaError,
   UpstreamError,
   TimeoutError,
+  InsufficientStorageError,
   ModelError,
 };
 
@@ -159,6 +204,7 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
 export function errorFromWire(e: WireError): Error {
   if (e.name === 'ValidationError') return new ValidationError(e.issues ?? e.message);
   if (e.name === 'RateLimitedError') return new RateLimitedError(e.message, e.retryAfterSeconds ?? 1);
+  if (e.name === 'UnavailableError') return new UnavailableError(e.message, e.retryAfterSeconds);
   const Cls = WIRE_CLASSES[e.name];
   return Cls ? new Cls(e.message) : new Error(e.message);
 }

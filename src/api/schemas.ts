@@ -4,8 +4,8 @@
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
 import { TENSOR_MAX_SIDE } from '../engine/tensors.js';
-import { CLIENT_ID_RE } from './principal.js';
 import { LIMITS } from './defaults.js';
+import { CLIENT_ID_RE } from './principal.js';
 import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
 import { SPEECH_SETTINGS } from '../speech/engines.js';
 
@@ -164,6 +164,8 @@ const videoSummary = {
     codec: str,
     size_bytes: { type: 'integer', minimum: 0 },
     created_at: str,
+    in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
+    missing: { type: 'boolean', const: true, description: 'in place, and its file is not where it was (moved, renamed or deleted): `vidembed rescan` follows moved files' },
   },
 } as const;
 
@@ -182,6 +184,7 @@ const collectionSummary = {
     dim: { type: 'integer', minimum: 1 },
     recipe: { type: 'object', additionalProperties: str, description: 'analyzer versions behind its vectors (`speech`: the speech engine behind its transcripts)' },
     speech: { type: 'string', enum: [...SPEECH_SETTINGS], description: 'its speech setting (`collection create --speech`)' },
+    language: { type: 'string', description: 'the language spoken in its videos (BCP 47, `collection create --language`)' },
     needs_reindex: { type: 'boolean', description: 'the engine would make its vectors differently now: POST /collections/{id}/reindex' },
   },
 } as const;
@@ -196,7 +199,17 @@ const tinyTensor = { data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'u
  */
 export const schemas = {
   health: {
-    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } } },
+    // Liveness: always 200 while the process runs; `degraded` names the dependencies that are down (docs/operations.md).
+    response: {
+      type: 'object',
+      required: ['status'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok: every dependency answered its last probe' },
+        database: { type: 'string', enum: ['up', 'down'], description: 'only when degraded' },
+        storage: { type: 'string', enum: ['up', 'down'], description: 'the blob store; only when degraded' },
+        detail: str,
+      },
+    },
   },
   openapi: {
     response: {
@@ -317,6 +330,12 @@ export const schemas = {
         description: collectionDescription,
         model: str,
         speech: { type: 'string', enum: [...SPEECH_SETTINGS], default: 'auto', description: 'who transcribes what is said: `auto` (the best engine installed), `off`, or an engine' },
+        language: {
+          type: 'string',
+          pattern: '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$',
+          default: 'en',
+          description: 'the language spoken in its videos (BCP 47). Speech is only transcribed by an engine that knows it; otherwise each video says why it has no transcript',
+        },
       },
     },
     response: {
@@ -332,6 +351,7 @@ export const schemas = {
         model: str,
         dim: { type: 'integer', minimum: 1 },
         speech: { type: 'string', enum: [...SPEECH_SETTINGS] },
+        language: str,
       },
     },
     examples: {
@@ -575,6 +595,8 @@ export const schemas = {
       properties: {
         ...videoSummary.properties,
         tags: { type: 'object', additionalProperties: true },
+        playback: { type: 'string', enum: ['original', 'proxy', 'none'], description: 'how a browser plays it: its own file, a playback copy made at ingest (H.264 MP4), or not at all; absent before processing' },
+        playback_url: { type: 'string', description: 'API path of what plays in a browser: /videos/{id}/file when the original does, else /videos/{id}/playback; absent when nothing does' },
         segments: {
           type: 'array',
           items: {
@@ -651,5 +673,67 @@ export const jobSchemas = {
   cancelJob: {
     params: { type: 'object', required: ['job_id'], properties: { job_id: str } },
     response: { ...jobSummary, required: [...jobSummary.required, 'cancelled'], properties: { ...jobSummary.properties, cancelled: { type: 'boolean', const: true } } },
+  },
+} as const;
+
+/**
+ * Readiness (issue 21): `/readyz` answers 200 while the database and the blob store answer, else
+ * 503 with Retry-After (the error body), so a load balancer stops sending traffic.
+ */
+const requestDeleted = { type: 'object', required: ['request_id', 'deleted'], properties: { request_id: str, deleted: { type: 'boolean', const: true } } } as const;
+
+export const operationsSchemas = {
+  ready: {
+    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ready' } } },
+  },
+  // Storage that can be reclaimed: a task (row, result, payload) and a tensor upload, by their owner.
+  deleteTask: { params: { type: 'object', required: ['request_id'], properties: { request_id: str } }, response: requestDeleted },
+  deleteTensors: {
+    params: { type: 'object', required: ['request_id'], properties: { request_id: { type: 'string', pattern: CLIENT_ID_RE.source } } },
+    response: requestDeleted,
+  },
+} as const;
+
+// ---- Footage in place (issue 22): a library scan of folders a server's admin configured. ----
+
+const scanItem = { type: 'object', required: ['video_id', 'file'], properties: { video_id: str, file: str } } as const;
+
+export const inPlaceSchemas = {
+  libraryScan: {
+    params: collectionParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            "a folder inside one of the server's library folders (`vidembed serve --library DIR`): absolute, or relative to a library folder. Indexed in place and remembered for later scans. Without it, the collection's folders are scanned again",
+        },
+      },
+    },
+    response: {
+      type: 'object',
+      required: ['collection_id', 'collection_name', 'folders', 'added', 'changed', 'moved', 'missing', 'unchanged', 'skipped'],
+      additionalProperties: true,
+      properties: {
+        collection_id: str,
+        collection_name: str,
+        folders: { type: 'array', items: str, description: 'the folders the collection indexes in place' },
+        added: { type: 'array', items: scanItem, description: 'new videos (queued for processing)' },
+        changed: { type: 'array', items: scanItem, description: 'files whose bytes changed (processed again)' },
+        moved: {
+          type: 'array',
+          items: { type: 'object', required: ['video_id', 'from', 'to'], properties: { video_id: str, from: str, to: str } },
+          description: 'files moved or renamed (the same fingerprint): the same video at its new path',
+        },
+        missing: { type: 'array', items: scanItem, description: 'videos whose file is gone (kept, listed as missing)' },
+        unchanged: count,
+        skipped: { type: 'array', items: { type: 'object', required: ['file', 'reason'], properties: { file: str, reason: str } }, description: 'files not taken, and why' },
+      },
+    },
+    examples: { folder: { summary: 'index a folder of the library in place', value: { path: 'card-2026-05' } } },
   },
 } as const;

@@ -6,7 +6,7 @@
  * (a path on this machine), the ingest of a local file, and the VideoService interface.
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { schemas, tagsSchema } from './schemas.js';
+import type { inPlaceSchemas, operationsSchemas, schemas, tagsSchema } from './schemas.js';
 
 type Ops = typeof schemas;
 
@@ -112,6 +112,8 @@ export interface IngestFile {
   move?: boolean;
   /** Store it even when the collection already holds the same bytes. */
   force?: boolean;
+  /** Index the user's file where it lies (its path, fingerprint and mtime): nothing is copied. Local only. */
+  inPlace?: boolean;
   /** Skip it when its pictures are already in a video of the collection (re-encoded, resized or trimmed). */
   skipDuplicates?: boolean;
 }
@@ -140,6 +142,12 @@ export interface VideoService {
   /** Groups of near-identical videos of a collection (re-encoded, resized, trimmed copies). */
   findDuplicates(collectionIdOrName: string, req?: DuplicatesRequest): Promise<DuplicatesResponse>;
   uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse>;
+  /**
+   * Footage in place: indexes the folder `req.path` where it lies (remembered for later scans),
+   * then brings the collection's folders up to date (new, changed, moved, missing files). Locally
+   * any folder; on a server only inside its library folders (`serve --library DIR`).
+   */
+  scanLibrary(collectionIdOrName: string, req?: LibraryScanRequest): Promise<RescanResponse>;
   videoStatus(videoId: string): Promise<VideoStatusResponse>;
   search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;
   encodeText(req: EncodeTextRequest): Promise<EncodeTextResponse>;
@@ -151,3 +159,9 @@ export interface VideoService {
   uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse>;
   close(): Promise<void>;
 }
+
+/** DELETE of a task or a tensor upload (issue 21). */
+export type TaskDeleteResponse = Named<FromSchema<typeof operationsSchemas.deleteTask.response>>;
+/** `vidembed rescan`, `POST /collections/{id}/library-scan`: what a scan of footage in place found. */
+export type RescanResponse = Named<FromSchema<(typeof inPlaceSchemas)['libraryScan']['response']>>;
+export type LibraryScanRequest = Named<FromSchema<(typeof inPlaceSchemas)['libraryScan']['body']>>;

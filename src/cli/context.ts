@@ -1,5 +1,5 @@
 import { defaultCollection, remoteSettings } from '../env.js';
-import { BadRequestError } from '../api/errors.js';
+import { BadRequestError, NotFoundError } from '../api/errors.js';
 import type { VideoService } from '../api/types.js';
 import { pathsFor, readUserConfig, resolveHome, warmIdleMs, type Paths } from '../engine/config.js';
 import { callWarm, WARM_OPS, type WarmOp } from '../engine/warm.js';
@@ -100,11 +100,22 @@ function warmContext(paths: Paths, makeEngine: () => Promise<{ engine: LocalEngi
 
 /**
  * The collection a command works on: --collection, else VIDEMBED_COLLECTION, else the configured
- * default, else the only collection there is, else (on a terminal) a picker.
+ * default, else the only collection there is, else (on a terminal) a picker. A remote CLI never
+ * sends this machine's ids: its configured default goes by name (resolved on the server), and a
+ * default the server does not have is passed over.
  */
 export async function resolveCollection(ctx: CliContext, given: string | undefined): Promise<string> {
-  const chosen = given ?? defaultCollection() ?? readUserConfig(ctx.paths).default_collection;
-  if (chosen) return (await ctx.service.getCollection(chosen)).id;
+  const explicit = given ?? defaultCollection();
+  const config = readUserConfig(ctx.paths);
+  const configured = ctx.remoteBaseUrl ? config.default_collection_name : config.default_collection;
+  const chosen = explicit ?? configured;
+  if (chosen) {
+    try {
+      return (await ctx.service.getCollection(chosen)).id;
+    } catch (err) {
+      if (explicit !== undefined || !ctx.remoteBaseUrl || !(err instanceof NotFoundError)) throw err;
+    }
+  }
   const all = await ctx.service.listCollections({ limit: 1000 });
   if (all.length === 1) return all[0].id;
   if (all.length > 1 && isInteractive()) {

@@ -12,7 +12,12 @@ export interface ExportMoment extends SearchResult {
   rank: number;
   /** Frames per second of the source file (from its details), when known. */
   fps?: number;
+  /** The user's own file when the video is indexed in place (exports name it instead of the file name). */
+  path?: string;
 }
+
+/** The file a moment is in, as its user knows it: the path of a video in place, else its original name. */
+const fileOf = (m: ExportMoment) => m.path ?? m.filename;
 
 function csvCell(v: unknown): string {
   const s = v === undefined || v === null ? '' : String(v);
@@ -23,12 +28,16 @@ function csvCell(v: unknown): string {
 
 export function toCsv(moments: ExportMoment[]): string {
   const head = ['rank', 'video_id', 'filename', 'start', 'end', 'relevance', 'similarity', 'confidence', 'confidence_label', 'description'];
-  const rows = moments.map((m) => [m.rank, m.video_id, m.filename, m.start, m.end, m.relevance ?? '', m.similarity, m.confidence ?? '', m.confidence_label ?? '', m.description ?? '']);
+  const rows = moments.map((m) => [m.rank, m.video_id, fileOf(m), m.start, m.end, m.relevance ?? '', m.similarity, m.confidence ?? '', m.confidence_label ?? '', m.description ?? '']);
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
 }
 
 export function toJson(query: string, moments: ExportMoment[]): string {
-  return `${JSON.stringify({ query, moments: moments.map(({ rank, video_id, filename, start, end, relevance, similarity, confidence, confidence_label, fps, description }) => ({ rank, video_id, filename, start, end, relevance, similarity, confidence, confidence_label, fps, description })) }, null, 2)}\n`;
+  const out = moments.map((m) => {
+    const { rank, video_id, start, end, relevance, similarity, confidence, confidence_label, fps, description } = m;
+    return { rank, video_id, filename: fileOf(m), start, end, relevance, similarity, confidence, confidence_label, fps, description };
+  });
+  return `${JSON.stringify({ query, moments: out }, null, 2)}\n`;
 }
 
 function srtTime(seconds: number): string {
@@ -42,7 +51,7 @@ function srtTime(seconds: number): string {
 /** SRT: one cue per moment, timed as in its own file, naming the file and the match. */
 export function toSrt(moments: ExportMoment[]): string {
   return moments
-    .map((m, i) => `${i + 1}\n${srtTime(m.start)} --> ${srtTime(Math.max(m.end, m.start + 0.001))}\n#${m.rank} ${m.filename} (relevance ${(m.relevance ?? m.similarity).toFixed(3)})\n`)
+    .map((m, i) => `${i + 1}\n${srtTime(m.start)} --> ${srtTime(Math.max(m.end, m.start + 0.001))}\n#${m.rank} ${fileOf(m)} (relevance ${(m.relevance ?? m.similarity).toFixed(3)})\n`)
     .join('\n');
 }
 
@@ -95,6 +104,7 @@ export function toEdl(title: string, moments: ExportMoment[]): string {
     lines.push(
       `${event}  AX       V     C        ${framesToTimecode(srcIn, base)} ${framesToTimecode(srcOut, base)} ${framesToTimecode(record, recordBase)} ${framesToTimecode(record + length, recordBase)}`,
       `* FROM CLIP NAME: ${m.filename.replace(/[\r\n]+/g, ' ')}`,
+      ...(m.path ? [`* SOURCE FILE: ${m.path.replace(/[\r\n]+/g, ' ')}`] : []),
       `* COMMENT: rank ${m.rank}, ${m.video_id}, relevance ${(m.relevance ?? m.similarity).toFixed(3)}${base !== recordBase ? `, source at ${base} fps` : ''}`,
       '',
     );

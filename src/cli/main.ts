@@ -15,6 +15,7 @@ import { registerTag } from './commands/tag.js';
 import { registerModels } from './commands/models.js';
 import { registerOpen } from './commands/open.js';
 import { registerDuplicates } from './commands/duplicates.js';
+import { registerRescan } from './commands/rescan.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
@@ -103,6 +104,7 @@ Quick start:
   registerSearch(program, run);
   registerOpen(program, run);
   registerDuplicates(program, run);
+  registerRescan(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);

@@ -2,7 +2,7 @@ import { openAsBlob } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
-import { BadRequestError, NotFoundError, RateLimitedError, UpstreamError } from '../api/errors.js';
+import { BadRequestError, NotFoundError, RateLimitedError, UnavailableError, UpstreamError } from '../api/errors.js';
 import type {
   AsyncStatusResponse,
   AsyncSubmitRequest,
@@ -35,13 +35,15 @@ import type {
   VideoService,
   VideoStatusResponse,
   TranscriptResponse,
+  LibraryScanRequest,
+  RescanResponse,
 } from '../api/types.js';
 import { errorFromResponse } from './http-errors.js';
 
 export interface RemoteOptions {
   baseUrl: string;
   apiKey?: string;
-  /** Retries on 429 (honouring Retry-After), 502 and connection errors. */
+  /** Retries on 429 and 503 (honouring Retry-After), 502 and connection errors. */
   retries?: number;
   timeoutMs?: number;
 }
@@ -94,8 +96,8 @@ export class RemoteService implements VideoService {
       if (res.statusCode >= 200 && res.statusCode < 300) return parsed as T;
       const retryAfter = headerValue(res.headers['retry-after']);
       const err = errorFromResponse(res.statusCode, parsed, retryAfter);
-      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502)) {
-        const wait = err instanceof RateLimitedError ? err.retryAfterSeconds * 1000 : backoff(attempt);
+      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+        const wait = err instanceof RateLimitedError || err instanceof UnavailableError ? err.retryAfterSeconds * 1000 : backoff(attempt);
         await sleep(wait);
         continue;
       }
@@ -177,7 +179,15 @@ export class RemoteService implements VideoService {
     return this.call('GET', `/collections/${encodeURIComponent(id)}/duplicates${q.size ? `?${q}` : ''}`);
   }
 
+  async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
+    const id = (await this.getCollection(collectionIdOrName)).id;
+    return this.call('POST', `/collections/${encodeURIComponent(id)}/library-scan`, req);
+  }
+
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {
+    if (file.inPlace) {
+      throw new BadRequestError(`a server reads no file of this machine in place: upload ${file.filename} without --in-place, or index a folder of the server's library (\`vidembed upload DIR --in-place\` names a folder under \`serve --library\`)`);
+    }
     const st = await stat(file.path).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${file.path}`);
     if (!st.isFile()) throw new BadRequestError(`${file.path} is a directory, not a video file`);

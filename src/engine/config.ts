@@ -52,7 +52,10 @@ export { pixelThread };
 export { keyframeReuse };
 
 export interface UserConfig {
+  /** The default collection's id on the face it was chosen on (the local library, or a server). */
   default_collection?: string;
+  /** Its name: what a remote CLI sends (names resolve on the server; a local id never leaves this machine). */
+  default_collection_name?: string;
   default_model?: string;
   base_url?: string;
   api_key?: string;

@@ -36,6 +36,8 @@ import type {
   VideoService,
   VideoStatusResponse,
   VideoSummary,
+  LibraryScanRequest,
+  RescanResponse,
 } from '../api/types.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import { validateRequest } from '../api/validate.js';
@@ -162,6 +164,11 @@ export class LocalEngine implements VideoService {
   async reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
     return this.services.videos.reprocess(this.principal, videoId);
   }
+  async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
+    const { inPlace } = this.services;
+    if (req.path !== undefined) await inPlace.addFolder(this.principal, collectionIdOrName, req.path);
+    return inPlace.rescan(this.principal, collectionIdOrName);
+  }
   async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
     return this.services.videos.duplicates(this.principal, collectionIdOrName, validateRequest('duplicates', 'querystring', req));
   }
@@ -203,6 +210,15 @@ export class LocalEngine implements VideoService {
   }
   async failStranded(): Promise<number> {
     return this.services.jobs.failStranded();
+  }
+  /** Idle workers' upkeep: tasks past their retention deleted, videos that failed for lack of space retried once there is room. */
+  async housekeeping(): Promise<string[]> {
+    const expired = await this.services.tasks.expire();
+    const retried = await this.services.jobs.retryNoSpace();
+    return [
+      ...(expired.tasks || expired.tensorUploads ? [`deleted ${expired.tasks} task(s) and ${expired.tensorUploads} tensor upload(s) past their retention`] : []),
+      ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : []),
+    ];
   }
   async failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void> {
     return this.services.jobs.failSubject(job, message);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { BadRequestError, MediaError, NotFoundError, PayloadTooLargeError, ValidationError, VidembedError } from '../api/errors.js';
 import type { Analyzer } from '../analysis/types.js';
 import { decodeImage } from '../media/index.js';
+import { assertImageFile } from '../media/is-video.js';
 import type { Embedder } from '../models/embedder.js';
 import { fetchVideoToFile, type FetchPolicy } from './fetch-video.js';
 import { analyzeFrames } from './pipeline.js';
@@ -96,6 +97,7 @@ export async function embedImageQuery(
         throw asImageUrlError(err);
       });
     }
+    await assertImageFile(file, name);
     const maxSide = Math.max(embedder.frameMaxSide, ...analyzers.map((a) => a.frameMaxSide));
     const frame = await decodeImage(file, maxSide, { signal: opts.signal }).catch((err) => {
       // ffmpeg's words name the temp file: say which picture, in the caller's terms.

@@ -52,7 +52,14 @@ async function decodeTensor(t: unknown, field: string, rank: number, dtypes: str
 }
 
 /** Validates a tensor upload (SPEC §4) and stores its parts; answers with their keys. */
-export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobStore, maxBytes: number, owner: string = DEFAULT_OWNER): Promise<TensorUploadResponse> {
+export async function storeTensorUpload(
+  body: TensorUploadRequest,
+  blobs: BlobStore,
+  maxBytes: number,
+  owner: string = DEFAULT_OWNER,
+  /** Throws when storing this many bytes is not allowed (the owner's storage quota). */
+  admit: (bytes: number) => Promise<void> = async () => {},
+): Promise<TensorUploadResponse> {
   if (body === null || typeof body !== 'object') throw new ValidationError([{ loc: ['body'], msg: 'must be an object', type: 'type_error.dict' }]);
   const issues: ValidationIssue[] = [];
   if (body.service !== 'embedding' && body.service !== 'tagging') issues.push({ loc: ['body', 'service'], msg: 'must be "embedding" or "tagging"', type: 'value_error.enum' });
@@ -88,6 +95,7 @@ export async function storeTensorUpload(body: TensorUploadRequest, blobs: BlobSt
   if (await blobs.has(`${base}/video_input.bin`)) {
     throw new ConflictError(`tensors for request_id ${body.request_id} were already uploaded: choose a new request_id`);
   }
+  await admit(video!.bytes.length + (audio?.bytes.length ?? 0));
   const keys: TensorUploadResponse['r2_keys'] = { video_input: `${base}/video_input` };
   await blobs.put(`${keys.video_input}.bin`, video!.bytes);
   await blobs.put(`${keys.video_input}.json`, Buffer.from(JSON.stringify({ shape: video!.shape, dtype: video!.dtype })));

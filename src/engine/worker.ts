@@ -2,12 +2,13 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
-import type { ClaimedJob, ClaimOptions, JobKind } from '../store/queue/types.js';
+import type { ClaimOptions, JobKind } from '../store/queue/types.js';
 import { fairLaneMs as fairLaneSetting } from '../env.js';
 import { DEFAULTS } from './config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
-import type { QueuedJob } from '../store/queue/types.js';
+import type { ClaimedJob, QueuedJob } from '../store/queue/types.js';
+import { asUnavailable } from '../store/unavailable.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { JobContext } from '../services/jobs.js';
 
@@ -17,10 +18,14 @@ export interface JobHost {
   runJob(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<'done' | 'failed'>;
   failJobSubject(job: Pick<QueuedJob, 'kind' | 'refId'>, message: string): Promise<void>;
   failStranded(): Promise<number>;
+  /** Upkeep while idle (retention, retries after a full disk); answers what it did, as log lines. */
+  housekeeping?(): Promise<string[]>;
 }
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
 const STRANDED_SWEEP_MS = 30_000;
+/** How often an idle worker does its upkeep (JobHost.housekeeping). */
+const HOUSEKEEPING_MS = 60_000;
 
 export interface WorkerOptions {
   /** Exit after this long without work; undefined = run until the signal aborts. */
@@ -42,6 +47,8 @@ export interface WorkerOptions {
    * default VIDEMBED_FAIR_LANE_S (src/env.ts); 0: one job at a time.
    */
   fairLaneMs?: number;
+  /** Waits while the job store cannot be reached: the first and the longest (default 0.5 s, doubling to 5 s). */
+  backoffMs?: readonly [number, number];
 }
 
 /**
@@ -79,48 +86,79 @@ export class Worker {
     const heartbeatMs = this.opts.heartbeatMs ?? DEFAULTS.heartbeatMs;
     const pollMs = this.opts.pollMs ?? 500;
     const fairLaneMs = this.opts.fairLaneMs ?? fairLaneSetting();
-    const claimOpts = { leaseMs, heartbeatMs, log: (line: string) => this.opts.log?.(line) };
     const store = this.engine.catalog;
     const { queue, registry } = store;
     const info: WorkerInfo = { pid: process.pid, host: os.hostname(), ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}) };
     const log = (line: string) => this.opts.log?.(line);
     const beat = () => registry.heartbeat(this.id, info).catch((err: unknown) => log(`heartbeat failed: ${errorMessage(err)}`));
-    await beat();
-    // The launcher registered this process under a placeholder until it could speak for itself.
-    await registry.remove(`spawned_${process.pid}`);
-    const reaped = await reapStoppedWorkers(store, this.id);
-    if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
+    const outage = new Outage(log, 'the job store', this.opts.backoffMs);
+    // What a job needs besides the queue (the blob store, the catalog's other tables): a job handed
+    // back for its outage is claimed again only after a wait, growing while it lasts.
+    const jobDeps = new Outage(log, 'what the job needs', this.opts.backoffMs);
     // Rare (a process died between two writes): swept at start, then at most every STRANDED_SWEEP_MS.
     let sweptAt = 0;
     const stranded = async () => {
       if (Date.now() - sweptAt < STRANDED_SWEEP_MS) return;
-      sweptAt = Date.now();
       const n = await this.engine.failStranded();
+      sweptAt = Date.now();
       if (n) log(`failed ${n} video(s) or task(s) whose job had ended without them`);
     };
-    await stranded();
+    let keptAt = 0;
+    const housekeeping = async () => {
+      if (!this.engine.housekeeping || Date.now() - keptAt < HOUSEKEEPING_MS) return;
+      const done = await this.engine.housekeeping();
+      keptAt = Date.now();
+      done.forEach(log);
+    };
+    let started = false;
+    const start = async () => {
+      await beat();
+      // The launcher registered this process under a placeholder until it could speak for itself.
+      await registry.remove(`spawned_${process.pid}`);
+      const reaped = await reapStoppedWorkers(store, this.id);
+      if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
+      await stranded();
+      started = true;
+    };
     const beatTimer = setInterval(() => void beat(), heartbeatMs);
     beatTimer.unref();
     let idleSince = Date.now();
     try {
       while (!signal.aborted) {
-        const job = await this.claim(leaseMs);
-        if (!job) {
-          await reapStoppedWorkers(store, this.id);
-          await stranded();
-          const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
-          if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
-          await sleep(pollMs, undefined, { signal }).catch(() => {});
+        // Any failure of the queue's own calls (the database went away) is waited out with
+        // backoff, never the end of the process; the claim is retried once the store answers.
+        let job: ClaimedJob | undefined;
+        try {
+          if (!started) await start();
+          job = await this.claim(leaseMs);
+          if (outage.over()) await beat();
+          if (!job) {
+            await reapStoppedWorkers(store, this.id);
+            await stranded();
+            await housekeeping();
+            const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
+            if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
+            await sleep(pollMs, undefined, { signal }).catch(() => {});
+            continue;
+          }
+        } catch (err) {
+          if (signal.aborted) break;
+          await outage.wait(err, signal);
           continue;
         }
+        const o = { leaseMs, heartbeatMs, signal, log, outage };
+        // Beside a long job, jobs of owners with nothing running (the fair lane).
         const done = new AbortController();
-        const side = fairLaneMs > 0 ? this.fairLane(signal, done.signal, fairLaneMs, pollMs, claimOpts) : undefined;
+        const side = fairLaneMs > 0 ? this.fairLane(done.signal, fairLaneMs, pollMs, o) : undefined;
+        let interruptedBy: unknown;
         try {
-          await this.runClaimed(job, signal, claimOpts);
+          interruptedBy = await this.work(job, o);
         } finally {
           done.abort();
           await side;
         }
+        if (interruptedBy === undefined) jobDeps.over();
+        else await jobDeps.wait(interruptedBy, signal);
         idleSince = Date.now();
       }
     } finally {
@@ -141,26 +179,34 @@ export class Worker {
 
   /**
    * The second lane: from `afterMs` into the main job until it ends, runs jobs of owners that have
-   * nothing running, one at a time. A job it started is finished even if the main one ends first.
+   * nothing running, one at a time. A job it started is finished even if the main one ends first;
+   * a store that fails is left to the main loop's backoff.
    */
-  private async fairLane(stop: AbortSignal, mainDone: AbortSignal, afterMs: number, pollMs: number, o: RunOptions): Promise<void> {
-    await sleep(afterMs, undefined, { signal: AbortSignal.any([stop, mainDone]) }).catch(() => {});
-    while (!stop.aborted && !mainDone.aborted) {
+  private async fairLane(mainDone: AbortSignal, afterMs: number, pollMs: number, o: Parameters<Worker['work']>[1]): Promise<void> {
+    const until = AbortSignal.any([o.signal, mainDone]);
+    await sleep(afterMs, undefined, { signal: until }).catch(() => {});
+    while (!until.aborted) {
       const job = await this.claim(o.leaseMs, { idleOwnersOnly: true }).catch((err: unknown) => {
         o.log(`fair lane: claim failed: ${errorMessage(err)}`);
         return undefined;
       });
       if (job) {
-        o.log(`fair lane: beside a long job`);
-        await this.runClaimed(job, stop, o);
-      } else await sleep(pollMs, undefined, { signal: AbortSignal.any([stop, mainDone]) }).catch(() => {});
+        o.log('fair lane: a job of another owner beside the long one');
+        await this.work(job, o);
+      } else await sleep(pollMs, undefined, { signal: until }).catch(() => {});
     }
   }
 
-  /** Runs one claimed job to its end under its lease, renewing it; hands it back when `signal` stops the worker. */
-  private async runClaimed(job: ClaimedJob, signal: AbortSignal, o: RunOptions): Promise<void> {
+  /**
+   * Runs one claimed job and settles it. When the store fails under it (the job's own writes or
+   * the settling), the job is neither failed nor lost: once the store answers again it goes back
+   * to the queue (its attempt not counted) and is redone; results land only under the claim's
+   * token, so a job whose results did commit is not redone. Answers the outage that interrupted
+   * the job, if one did.
+   */
+  private async work(job: ClaimedJob, o: { leaseMs: number; heartbeatMs: number; signal: AbortSignal; log: (line: string) => void; outage: Outage }): Promise<unknown> {
     const { queue } = this.engine.catalog;
-    const { leaseMs, heartbeatMs, log } = o;
+    const { leaseMs, signal, log } = o;
     log(`job ${job.id} ${job.kind} ${job.refId} attempt ${job.attempts}`);
     const jobAbort = new AbortController();
     const onStop = () => jobAbort.abort();
@@ -173,19 +219,35 @@ export class Worker {
         },
         (err: unknown) => log(`lease renewal failed: ${errorMessage(err)}`),
       );
-    }, Math.min(heartbeatMs, leaseMs / 3));
+    }, Math.min(o.heartbeatMs, leaseMs / 3));
     try {
-      const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token } };
-      const outcome = await this.engine.runJob(job, ctx);
-      const settled =
-        outcome === 'done'
-          ? ctx.settled || (await queue.complete(job.id, job.token))
-          : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
-      log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
+      try {
+        const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token } };
+        const outcome = await this.engine.runJob(job, ctx);
+        const settled =
+          outcome === 'done'
+            ? ctx.settled || (await queue.complete(job.id, job.token))
+            : await queue.fail(job.id, job.token, 'the work failed; see the video or task for the message');
+        log(`job ${job.id} ${outcome}${settled ? '' : ' (its lease had passed to another claim)'}`);
+      } catch (err) {
+        if (signal.aborted) await queue.release(job.id, job.token);
+        else if (asUnavailable(err)) throw err;
+        else if (await queue.fail(job.id, job.token, errorMessage(err))) await this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
+        log(`job ${job.id} stopped: ${errorMessage(err)}`);
+      }
     } catch (err) {
-      if (signal.aborted) await queue.release(job.id, job.token);
-      else if (await queue.fail(job.id, job.token, errorMessage(err))) await this.engine.failJobSubject(job, `internal error: ${errorMessage(err)}`);
-      log(`job ${job.id} stopped: ${errorMessage(err)}`);
+      // The store failed under the job (or while settling it): hand it back once it answers again.
+      log(`job ${job.id} interrupted: ${errorMessage(asUnavailable(err)?.cause ?? err)}`);
+      while (!signal.aborted) {
+        try {
+          const back = await queue.release(job.id, job.token);
+          log(`job ${job.id} ${back ? 'back in the queue' : 'already settled or taken over by another claim'}`);
+          break;
+        } catch (retryErr) {
+          await o.outage.wait(retryErr, signal);
+        }
+      }
+      return err;
     } finally {
       clearInterval(renewTimer);
       signal.removeEventListener('abort', onStop);
@@ -193,8 +255,38 @@ export class Worker {
   }
 }
 
-interface RunOptions {
-  leaseMs: number;
-  heartbeatMs: number;
-  log: (line: string) => void;
+/**
+ * Backoff while `what` (the job store, or what a job needs) cannot be reached: waits grow from
+ * `backoffMs[0]` to `backoffMs[1]` (doubling), one log line per wait naming what failed, and
+ * `over()` says once that it answered again.
+ */
+class Outage {
+  private failures = 0;
+  private readonly first: number;
+  private readonly most: number;
+
+  constructor(
+    private readonly log: (line: string) => void,
+    private readonly what: string,
+    backoffMs: readonly [number, number] = [500, 5_000],
+  ) {
+    [this.first, this.most] = backoffMs;
+  }
+
+  async wait(err: unknown, signal: AbortSignal): Promise<void> {
+    const ms = Math.min(this.most, this.first * 2 ** Math.min(this.failures, 20));
+    this.failures++;
+    const down = asUnavailable(err);
+    const why = down ? `cannot reach ${down.dependency} (${errorMessage(down.cause ?? down)})` : `${this.what} failed (${errorMessage(err)})`;
+    this.log(`${why}; retrying in ${ms / 1000} s`);
+    await sleep(ms, undefined, { signal }).catch(() => {});
+  }
+
+  /** True once after failures, when a call succeeded again. */
+  over(): boolean {
+    if (this.failures === 0) return false;
+    this.log(`${this.what} answers again after ${this.failures} failed attempt(s)`);
+    this.failures = 0;
+    return true;
+  }
 }

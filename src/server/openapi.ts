@@ -2,10 +2,11 @@ import { errorBody, validationErrorBody } from '../api/schemas.js';
 import { boundedStatuses } from './work-limits.js';
 
 /**
- * Error statuses a route lists itself. Every route can also answer 500, and every authenticated
- * route 401, 429 and 402 (the auth hook's, in that order): those are added here, not listed.
+ * Error statuses a route lists itself. Every route can also answer 500, every authenticated
+ * route 401, 429 and 402 (the auth hook's, in that order), and every route but the open ones 503
+ * (a dependency out of reach) and 507 (a full disk): those are added here, not listed.
  */
-export type ErrorStatus = 400 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 504;
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 414 | 416 | 422 | 502 | 503 | 504 | 507;
 
 /** Named request examples, as OpenAPI's Media Type `examples`. */
 export type Examples = Readonly<Record<string, { readonly summary?: string; readonly value: unknown }>>;
@@ -38,15 +39,16 @@ const ERRORS: Record<number, string> = {
   402: 'quota used up',
   404: "unknown id (another owner's ids answer 404 too)",
   409: 'conflict: a duplicate collection name, a tensor request_id uploaded twice, or (admins) a collection name several owners share',
-  413: 'payload too large',
+  413: "payload too large, or (storage_quota_exceeded) storing it would pass the owner's storage quota",
   414: 'a path parameter over 256 characters',
   416: 'the Range asked for lies outside the file (Content-Range: bytes */size)',
   422: 'validation error; detail lists {loc, msg, type}',
   429: "a limit of the key: its rate, its jobs queued or running, its synchronous analyses or large bodies in progress (docs/limits.md); retry after Retry-After seconds",
   500: 'internal error (detail says what failed, never where on the server)',
   502: 'fetching video_url failed',
-  503: 'the server is at its cap of synchronous analyses or large bodies (docs/limits.md); retry after Retry-After seconds',
+  503: 'a dependency (the database, the blob store) cannot be reached right now, or the server is at its cap of synchronous analyses or large bodies (docs/limits.md); retry after Retry-After seconds',
   504: 'synchronous call over its time budget; the work was cancelled',
+  507: "the server's storage is full; nothing was stored",
 };
 
 const SUCCESS: Record<number, string> = { 200: 'OK', 201: 'created', 202: 'accepted' };
@@ -98,7 +100,9 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
     }
 
     const status = r.status ?? 200;
-    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...boundedStatuses(r.operationId)]);
+    // Every API operation reads the catalog (and its key) and may write: 503 while the database
+    // cannot be reached, 507 when its disk (or the blob store's) is full.
+    const codes = new Set<number>([...r.errors, 500, ...(authenticated ? [401, 402, 429] : []), ...(r.open ? [] : [503, 507]), ...boundedStatuses(r.operationId)]);
     const responses: Record<string, unknown> = {
       [String(status)]: {
         description: SUCCESS[status] ?? 'success',

@@ -116,6 +116,8 @@ export interface ApiContext {
   maxUploadBytes: number;
   /** The body limit of a tensor upload (base64 of maxTensorBytes and its envelope). */
   tensorBodyLimit: number;
+  /** The folders clients may index in place (`serve --library DIR`). */
+  libraryRoots: string[];
 }
 
 /** The options of every route plugin. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
-import { NotFoundError, UnauthorizedError } from '../api/errors.js';
+import { NotFoundError, UnauthorizedError, UnavailableError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import { FILTERABLE_KINDS, filterVocabulary } from '../tags/registry.js';
 
@@ -20,11 +20,16 @@ export const LOGIN_TOKEN_TTL_MS = 2 * 60_000;
 export const UI_SESSION_MAX_AGE_S = 12 * 3600;
 export const MEDIA_COOKIE = 'vidembed_media';
 /** The only routes the media cookie opens, and only for GET. */
-export const MEDIA_ROUTES: ReadonlySet<string> = new Set(['/videos/:video_id/thumbnail', '/videos/:video_id/file']);
+export const MEDIA_ROUTES: ReadonlySet<string> = new Set(['/videos/:video_id/thumbnail', '/videos/:video_id/file', '/videos/:video_id/playback']);
 
 const MAX_TOKENS = 64;
 const MAX_EPHEMERAL_KEYS = 1024;
+/** Media sessions the server keeps in all (memory); when full, a new one is refused (503), never another key's evicted. */
 const MAX_MEDIA_SESSIONS = 10_000;
+/** Media sessions one key (stored or ephemeral) keeps: its oldest goes when it opens one more. */
+export const MAX_MEDIA_SESSIONS_PER_KEY = 16;
+
+const sourceId = (s: MediaSource): string => (s.kind === 'key' ? `key:${s.id}` : `eph:${s.hash}`);
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
@@ -47,7 +52,10 @@ export class UiSessions {
   private readonly keys = new Map<string, Expiring & { principal: Principal }>();
   private readonly media = new Map<string, Expiring & { principal: Principal; source: MediaSource }>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxMediaSessions = MAX_MEDIA_SESSIONS,
+  ) {}
 
   /** A new one-time login token (for the `#login=` fragment of the page's address). */
   mintLoginToken(ttlMs = LOGIN_TOKEN_TTL_MS): string {
@@ -97,7 +105,17 @@ export class UiSessions {
   openMedia(source: MediaSource, principal: Principal): string {
     const sid = randomBytes(32).toString('base64url');
     const now = this.now();
-    prune(this.media, MAX_MEDIA_SESSIONS, now);
+    // Expired sessions go; then the key's own oldest while it is at its cap (Maps keep insertion
+    // order): one key can sign out only itself, never another key's pages.
+    const own: string[] = [];
+    for (const [k, v] of this.media) {
+      if (v.expires <= now) this.media.delete(k);
+      else if (sourceId(v.source) === sourceId(source)) own.push(k);
+    }
+    while (own.length >= MAX_MEDIA_SESSIONS_PER_KEY || (own.length > 0 && this.media.size >= this.maxMediaSessions)) this.media.delete(own.shift()!);
+    if (this.media.size >= this.maxMediaSessions) {
+      throw new UnavailableError('the server holds as many media sessions as it can; try again later', 60);
+    }
     this.media.set(sha256(sid), { principal, source, expires: now + UI_SESSION_MAX_AGE_S * 1000 });
     return sid;
   }
@@ -168,6 +186,9 @@ export const UI_ASSETS: Readonly<Record<string, { file: string; type: string }>>
   '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/ui/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/ui/transcript.js': { file: 'transcript.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/player.js': { file: 'player.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/video-view.js': { file: 'video-view.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/results.js': { file: 'results.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };

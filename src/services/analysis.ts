@@ -58,6 +58,7 @@ export class AnalysisService {
     const { lib } = this;
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: lib.fetchPolicy, maxBytes: lib.maxUploadBytes });
     try {
+      await lib.checkVideo(source.file, source.displayName);
       const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder), speech: lib.speechFor('auto') });
       return { analyzed, embedder };
     } catch (err) {

@@ -19,8 +19,8 @@ import { readUserConfig } from '../engine/config.js';
 import { LIMITS } from '../api/defaults.js';
 import { requireText } from '../engine/validate.js';
 import type { Library } from './library.js';
-import { expectedSpeechVersion } from '../speech/engines.js';
-import { speechSettingOf } from '../speech/store.js';
+import { DEFAULT_SPEECH_LANGUAGE, expectedSpeechVersion } from '../speech/engines.js';
+import { speechLanguageOf, speechSettingOf } from '../speech/store.js';
 
 export class CollectionsService {
   constructor(private readonly lib: Library) {}
@@ -32,20 +32,22 @@ export class CollectionsService {
     await assertModelInstalled(embedder.id);
     const owner = p.owner;
     const speech = req.speech ?? 'auto';
+    const language = req.language ?? DEFAULT_SPEECH_LANGUAGE;
     if ((await this.lib.catalog.collections.byName(name, owner)).length) throw new ConflictError(`a collection named "${name}" already exists`);
     let row: CollectionRow;
     try {
       row = await this.lib.catalog.transaction(async (tx) => {
         const r = await tx.collections.insert({ name, description: req.description ?? '', model: embedder.id, dim: embedder.dim, owner });
         // The recipe records the setting from the start (its versions come with the first video).
-        if (speech !== 'auto') await tx.collections.setRecipe(r.id, { speech_setting: speech });
+        const recipe = { ...(speech !== 'auto' ? { speech_setting: speech } : {}), ...(language !== DEFAULT_SPEECH_LANGUAGE ? { speech_language: language } : {}) };
+        if (Object.keys(recipe).length) await tx.collections.setRecipe(r.id, recipe);
         return r;
       });
     } catch (err) {
       if (err instanceof CollectionNameTakenError) throw new ConflictError(`a collection named "${name}" already exists`);
       throw err;
     }
-    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim, speech };
+    return { collection_id: row.id, name: row.name, description: row.description, created_at: row.created_at, model: row.model, dim: row.dim, speech, language };
   }
 
   async list(p: Principal, req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
@@ -113,7 +115,7 @@ export class CollectionsService {
 
   /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
   private async withRecipe(summary: CollectionSummary): Promise<CollectionSummary> {
-    const { speech_setting: _setting, ...made } = summary.recipe ?? {};
+    const { speech_setting: _setting, speech_language: _language, ...made } = summary.recipe ?? {};
     // Only a recipe with versions (a processed video) says how the vectors were made.
     if (!Object.keys(made).length) return summary;
     let expected: Record<string, string>;
@@ -124,7 +126,7 @@ export class CollectionsService {
       return summary; // an embedder this engine does not know: nothing to compare with
     }
     // Speech is compared where the recipe records it (collections made before speech have none).
-    if (made.speech !== undefined) expected.speech = expectedSpeechVersion(summary.speech ?? 'auto');
+    if (made.speech !== undefined) expected.speech = expectedSpeechVersion(summary.speech ?? 'auto', process.env, summary.language);
     const keys = new Set([...Object.keys(expected), ...Object.keys(made)]);
     summary.needs_reindex = [...keys].some((k) => expected[k] !== made[k]);
     return summary;
@@ -158,5 +160,6 @@ export function toSummary(row: CollectionRow): CollectionSummary {
     dim: row.dim,
     ...(row.recipe_json ? { recipe: JSON.parse(row.recipe_json) as Record<string, string> } : {}),
     speech: speechSettingOf(row.recipe_json),
+    language: speechLanguageOf(row.recipe_json),
   };
 }

@@ -11,11 +11,14 @@ import { QueueService } from './queue.js';
 import { SearchService } from './search.js';
 import { TasksService } from './tasks.js';
 import { VideosService } from './videos.js';
+import { InPlaceService } from './in-place.js';
 
 export interface Services {
   readonly library: Library;
   readonly collections: CollectionsService;
   readonly videos: VideosService;
+  /** Footage indexed where it lies (`upload --in-place`, `rescan`, a server's library scan). */
+  readonly inPlace: InPlaceService;
   readonly search: SearchService;
   /** Embedding and tagging of videos that are not stored. */
   readonly analysis: AnalysisService;
@@ -32,6 +35,7 @@ export function createServices(library: Library): Services {
     library,
     collections: new CollectionsService(library),
     videos: new VideosService(library),
+    inPlace: new InPlaceService(library),
     search: new SearchService(library),
     analysis,
     tasks: new TasksService(library, analysis),

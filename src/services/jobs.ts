@@ -3,19 +3,24 @@
  * (src/engine/worker.ts). Each writes its results only while its claim still holds the job (the
  * fencing token), and completes the job in the same transaction as its results.
  */
+import os from 'node:os';
 import { MediaError, VidembedError, errorMessage } from '../api/errors.js';
 import type { AsyncSubmitRequest, TensorRef } from '../api/types.js';
 import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
 import { displaySize } from '../media/probe.js';
 import { phashToHex } from '../media/phash.js';
 import type { QueuedJob } from '../store/queue/types.js';
+import { asNoSpace, asUnavailable } from '../store/unavailable.js';
+import { haveRoom, NO_SPACE_FAILURE, requeueVideo } from './no-space.js';
+import { joinTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import type { CatalogTx } from '../store/catalog/types.js';
 import { DEFAULTS } from '../engine/config.js';
 import { storeSignature } from '../engine/duplicates.js';
 import { analyzeVideo } from '../engine/pipeline.js';
 import { buildTags } from '../engine/tags.js';
-import { speechSettingOf, storeTranscript } from '../speech/store.js';
+import { speechLanguageOf, speechSettingOf, storeTranscript } from '../speech/store.js';
 import type { AnalysisService } from './analysis.js';
+import { preparePlayback } from './playback.js';
 import type { Library } from './library.js';
 
 export interface JobContext {
@@ -71,7 +76,7 @@ export class VideoProcessJob implements JobHandler {
       if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
       const analyzers = await lib.analyzersFor(embedder);
       const speechSetting = speechSettingOf(collection.recipe_json);
-      const speech = lib.speechFor(speechSetting);
+      const speech = lib.speechFor(speechSetting, speechLanguageOf(collection.recipe_json));
       file = await lib.localVideoFile(video);
       const analyzed = await analyzeVideo(file.path, embedder, {
         analyzers,
@@ -85,11 +90,14 @@ export class VideoProcessJob implements JobHandler {
       });
       await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
       await storeTranscript(lib.blobs, videoId, analyzed.transcript ?? { engine: '', language: '', words: [], duration: analyzed.media.durationSec, reason: analyzed.noTranscript ?? 'no speech analysis' });
+      // From the same file the analysis read (the video's source, wherever it is kept).
+      const playback = await preparePlayback(lib.blobs, video, file.path, analyzed.media, { signal: ctx.signal });
       await lib.catalog.videos.setMediaInfo(videoId, {
         duration: analyzed.media.durationSec,
         ...displaySize(analyzed.media),
         fps: analyzed.media.fps,
         codec: analyzed.media.videoCodec,
+        playback,
       });
       const segments = analyzed.segments.map((s) => ({
         idx: s.idx,
@@ -110,8 +118,10 @@ export class VideoProcessJob implements JobHandler {
         await tx.collections.setRecipe(collection.id, { ...recipeOf(embedder, analyzers), speech_setting: speechSetting, speech: speech.version });
       });
     } catch (err) {
-      if (ctx.signal.aborted) throw err; // shutdown: the job goes back to the queue
-      await lib.catalog.videos.markFailed(videoId, failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
+      // Shutdown, or the store out of reach: the job goes back to the queue (the worker waits for the store).
+      if (ctx.signal.aborted || asUnavailable(err)) throw err;
+      // Out of space: a message the retry sweep recognizes (no-space.ts), not a failure for good.
+      await lib.catalog.videos.markFailed(videoId, asNoSpace(err) ? NO_SPACE_FAILURE : failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
       await lib.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
     } finally {
@@ -145,8 +155,9 @@ export class TaskJob implements JobHandler {
     const task = await lib.catalog.tasks.byId(requestId);
     if (!task) return 'failed';
     await lib.catalog.tasks.markProcessing(requestId);
+    const payload = taskBlobPrefix(task.owner, task.id);
     try {
-      const req = JSON.parse(task.request_json) as AsyncSubmitRequest;
+      const req = await joinTaskPayload(lib.blobs, task.request_json);
       const tensor = req.tensor ? (req as AsyncSubmitRequest & { tensor: TensorRef }) : undefined;
       let result: unknown;
       if (task.kind === 'tagging') {
@@ -155,16 +166,21 @@ export class TaskJob implements JobHandler {
         const res = tensor ? await analysis.encodeTensor(tensor, ctx.signal) : await analysis.encodeVideo(req, { signal: ctx.signal });
         result = { embedding: res.video_embedding, embeddings: res.embeddings, segments: res.segments, model: res.model, dim: res.dim };
       }
-      return await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+      const outcome = await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+      if (outcome === 'done') await lib.blobs.deletePrefix(payload); // the result stays; the payload is done with
+      return outcome;
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
+      if (ctx.signal.aborted || asUnavailable(err)) throw err;
       await lib.catalog.tasks.fail(requestId, failureMessage(lib.redact(err, [])));
+      await lib.blobs.deletePrefix(payload);
       return 'failed';
     }
   }
 
   async fail(requestId: string, message: string): Promise<void> {
     await this.lib.catalog.tasks.fail(requestId, message);
+    const task = await this.lib.catalog.tasks.byId(requestId);
+    if (task) await this.lib.blobs.deletePrefix(taskBlobPrefix(task.owner, task.id));
   }
 }
 
@@ -203,6 +219,18 @@ export class Jobs {
     const tasks = await this.lib.catalog.tasks.stranded();
     for (const t of tasks) await this.lib.catalog.tasks.fail(t.id, why(t.last_error));
     return videos.length + tasks.length;
+  }
+
+  /**
+   * Queues again the videos that failed for lack of space, once the home's and the temp dir's disks
+   * have room (`room` decides; tests pass their own). Workers run it while idle. Returns how many.
+   */
+  async retryNoSpace(room: () => Promise<boolean> = () => haveRoom([this.lib.paths.home, os.tmpdir()]), limit = 100): Promise<number> {
+    const ids = await this.lib.catalog.videos.failedWith(NO_SPACE_FAILURE, limit);
+    if (ids.length === 0 || !(await room())) return 0;
+    for (const id of ids) await requeueVideo(this.lib.catalog, { id, status: 'failed' });
+    await this.lib.onWorkQueued();
+    return ids.length;
   }
 
   /**

@@ -6,7 +6,7 @@
  * (src/services/open.ts). It knows no backend by class.
  */
 import { createReadStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { ConflictError, MediaError, NotFoundError, ValidationError, errorMessage } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
 import type { Analyzer } from '../analysis/types.js';
@@ -15,6 +15,7 @@ import type { QueryTextEncoder } from '../models/text-encoder.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import type { SpeechSetting } from '../speech/engines.js';
 import { transcriptKey } from '../speech/store.js';
+import { playbackKey } from './playback.js';
 import { BlobNotFoundError, type BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
@@ -22,6 +23,7 @@ import type { VideoRow } from '../store/videos.js';
 import type { Paths } from '../engine/config.js';
 import type { FetchPolicy } from '../engine/fetch-video.js';
 import { redactError } from '../engine/redact.js';
+import { retentionMs, storageQuotaBytes } from '../env.js';
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -37,7 +39,8 @@ export interface LibraryPorts {
   /** The analyzers run before an embedder. */
   analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
-  speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
+  /** The speech analyzer for a collection's setting and language (BCP 47; default `en`). */
+  speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Encodes query text (search, encodeText); closed with the library. */
   textEncoder: QueryTextEncoder;
   fetchPolicy: FetchPolicy;
@@ -45,6 +48,12 @@ export interface LibraryPorts {
   maxTensorBytes: number;
   /** Called after work is queued so that something runs it (the CLI starts a background worker). */
   onWorkQueued: () => void | Promise<void>;
+  /** How long a settled async task is kept (TasksService.expire); default VIDEMBED_RETENTION_DAYS. */
+  retentionMs?: number;
+  /** Bytes each owner may store (src/services/quota.ts); default VIDEMBED_STORAGE_QUOTA_MB, else no limit. */
+  storageQuotaBytes?: number;
+  /** Refuses a file that is not a video (text, a still image, audio only), naming it `name` (MediaError). */
+  checkVideo: (file: string, name: string) => Promise<void>;
 }
 
 /** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
@@ -65,12 +74,15 @@ export class Library implements LibraryPorts {
   readonly embedderFor: (id: string) => Embedder;
   readonly modelIds?: () => string[];
   readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
-  readonly speechFor: (setting: SpeechSetting) => SpeechAnalyzer;
+  readonly speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
   readonly fetchPolicy: FetchPolicy;
   readonly maxUploadBytes: number;
   readonly maxTensorBytes: number;
   readonly onWorkQueued: () => void | Promise<void>;
+  readonly retentionMs: number;
+  readonly storageQuotaBytes?: number;
+  readonly checkVideo: (file: string, name: string) => Promise<void>;
 
   constructor(ports: LibraryPorts) {
     this.paths = ports.paths;
@@ -86,6 +98,9 @@ export class Library implements LibraryPorts {
     this.maxUploadBytes = ports.maxUploadBytes;
     this.maxTensorBytes = ports.maxTensorBytes;
     this.onWorkQueued = ports.onWorkQueued;
+    this.retentionMs = ports.retentionMs ?? retentionMs();
+    this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
+    this.checkVideo = ports.checkVideo;
   }
 
   /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
@@ -135,6 +150,9 @@ export class Library implements LibraryPorts {
    * before blob keys was kept at.
    */
   async localVideoFile(v: VideoRow): Promise<{ path: string; release(): Promise<void> }> {
+    if (v.fingerprint !== null && !(await stat(v.path).catch(() => undefined))) {
+      throw new MediaError(`${v.path} is not there any more (moved, renamed or deleted outside vidembed?): \`vidembed rescan\` follows moved files`);
+    }
     if (!v.blob_key) return { path: v.path, release: async () => {} };
     try {
       return await this.blobs.localFile(v.blob_key);
@@ -144,11 +162,15 @@ export class Library implements LibraryPorts {
     }
   }
 
-  /** The video's file, thumbnails and transcript; missing ones are no error (the catalog rows are gone already). */
+  /**
+   * The video's file, thumbnails, transcript and playback proxy; missing ones are no error (the
+   * catalog rows are gone already). A video in place is the user's own file: it is never deleted.
+   */
   async removeVideoFiles(v: VideoRow): Promise<void> {
-    await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
+    if (v.fingerprint === null) await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
     await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
     await this.blobs.delete(transcriptKey(v.id)).catch(() => {});
+    await this.blobs.delete(playbackKey(v.id)).catch(() => {});
   }
 
   /** An error whose message names the user's file, never a path of this machine's data or temp directories. */

@@ -15,6 +15,7 @@ import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../engine/config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../engine/fetch-video.js';
 import { Library } from './library.js';
+import { assertVideoFile } from '../media/is-video.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import { speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
 
@@ -32,7 +33,7 @@ export interface EngineOptions {
   /** The blob store to use instead of opening the home's or `storageUrl`'s. With `catalog` too, the home is never created. */
   blobs?: BlobStore;
   /** The speech analyzer for a collection's speech setting; default src/speech/engines.ts (tests pass fakes). */
-  speechFor?: (setting: SpeechSetting) => SpeechAnalyzer;
+  speechFor?: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
   /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
@@ -54,6 +55,15 @@ export interface EngineOptions {
    * The library closes it.
    */
   textEncoder?: QueryTextEncoder;
+  /** How long settled async tasks are kept (default VIDEMBED_RETENTION_DAYS, else 7 days). */
+  retentionMs?: number;
+  /** Bytes each owner may store (default VIDEMBED_STORAGE_QUOTA_MB, else no limit). */
+  storageQuotaBytes?: number;
+  /**
+   * Refuses a file that is not a video before it is stored (MediaError naming `name`); default:
+   * ffmpeg's probe (src/media/is-video.ts). Unit tests that upload placeholder bytes pass one that takes any file.
+   */
+  checkVideo?: (file: string, name: string) => Promise<void>;
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -79,15 +89,18 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     blobs,
     // A directory store keeps each blob as a file on this machine (the CLI shows its path).
     blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
+    checkVideo: opts.checkVideo ?? assertVideoFile,
     embedderFor,
     modelIds: opts.embedderFor ? undefined : () => listEmbedders().map((e) => e.id),
     analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
-    speechFor: opts.speechFor ?? ((setting) => speechAnalyzerFor(setting)),
+    speechFor: opts.speechFor ?? ((setting, language) => speechAnalyzerFor(setting, process.env, language)),
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
     fetchPolicy: { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy },
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
+    retentionMs: opts.retentionMs,
+    ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   return { library, localStore };
 }

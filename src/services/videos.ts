@@ -1,4 +1,6 @@
 /** Videos: upload, status, details, thumbnails, the original file, list, delete, reprocess, near-duplicates. */
+import { requeueVideo } from './no-space.js';
+import { checkStorageQuota } from './quota.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
@@ -26,12 +28,15 @@ import { newId } from '../store/ids.js';
 import type { VideoRow } from '../store/videos.js';
 import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from '../engine/duplicates.js';
 import type { Library, VideoFile } from './library.js';
+import { playbackUrl, proxyFile } from './playback.js';
+import { InPlaceService } from './in-place.js';
 
 export class VideosService {
   constructor(private readonly lib: Library) {}
 
   async upload(p: Principal, collectionIdOrName: string, file: IngestFile): Promise<UploadVideoResponse> {
     const { lib } = this;
+    if (file.inPlace) return new InPlaceService(lib).add(p, collectionIdOrName, file.path, { force: file.force });
     const collection = await lib.collection(p, collectionIdOrName);
     const st = await stat(file.path).catch(() => undefined);
     if (!st) throw new NotFoundError(`file not found: ${file.path}`);
@@ -54,6 +59,8 @@ export class VideosService {
       if (file.move) await unlink(file.path).catch(() => {});
       return { video_id: existing.id, status: existing.status, duplicate: true };
     }
+    // Only videos are videos: text, a still image or audio is refused before anything is stored.
+    await lib.checkVideo(file.path, file.filename);
     // Near-duplicates (asked for): a quick decode of the file's own, compared with the collection's
     // signatures before anything is stored. A file that does not decode is stored as usual (its
     // processing will say what is wrong with it).
@@ -67,6 +74,7 @@ export class VideosService {
         return { video_id: video.id, status: video.status, duplicate: true, near_duplicate: { filename: video.filename, coverage: round3(coverage), similarity: round3(similarity) } };
       }
     }
+    await checkStorageQuota(lib, p, st.size); // a duplicate (answered above) adds nothing
     const id = newId('vid');
     const key = `videos/${id}${safeExtension(file.filename)}`;
     await lib.blobs.putFile(key, file.path, { move: file.move });
@@ -105,7 +113,8 @@ export class VideosService {
       tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
       facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
-    return { ...toVideoSummary(v), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+    const playback_url = playbackUrl(v);
+    return { ...(await withFileState(v)), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
   }
 
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
@@ -155,13 +164,19 @@ export class VideosService {
     return this.lib.videoFile(await this.lib.video(p, videoId));
   }
 
+  /** The playback proxy of a video whose own file browsers do not play (`GET /videos/{id}/playback`). */
+  async playbackFile(p: Principal, videoId: string): Promise<VideoFile> {
+    return proxyFile(this.lib, await this.lib.video(p, videoId));
+  }
+
   async list(p: Principal, collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     const collection = await this.lib.collection(p, collectionIdOrName);
     const status = req.status || undefined;
-    return (await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 })).map(toVideoSummary);
+    const rows = await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 });
+    return Promise.all(rows.map(withFileState));
   }
 
-  /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed). */
+  /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed; a file in place is the user's and stays). */
   async delete(p: Principal, videoId: string): Promise<DeleteResponse> {
     const v = await this.lib.video(p, videoId);
     const collection = (await this.lib.catalog.collections.byId(v.collection_id))!;
@@ -179,10 +194,8 @@ export class VideosService {
     const v = await this.lib.video(p, videoId);
     const owner = (await this.lib.catalog.collections.byId(v.collection_id))?.owner;
     await checkJobLimit(p.limits, this.lib.catalog.queue, owner ?? p.owner, 1);
-    await this.lib.catalog.transaction(async (tx) => {
-      await tx.queue.cancelFor(v.id);
-      await tx.queue.enqueue('video.process', v.id, undefined, owner);
-    });
+    // A failed video answers its new state ('processing', the old error gone), not the failure.
+    await requeueVideo(this.lib.catalog, v);
     await this.lib.onWorkQueued();
     return this.status(p, v.id);
   }
@@ -203,6 +216,15 @@ export function toVideoSummary(v: VideoRow): VideoSummary {
   if (v.height !== null) out.height = v.height;
   if (v.fps !== null) out.fps = v.fps;
   if (v.codec) out.codec = v.codec;
+  return out;
+}
+
+/** A video's summary, saying whether a video in place still finds its file. */
+async function withFileState(v: VideoRow): Promise<VideoSummary> {
+  const out = toVideoSummary(v);
+  if (v.fingerprint === null) return out;
+  out.in_place = true;
+  if (!(await stat(v.path).catch(() => undefined))?.isFile()) out.missing = true;
   return out;
 }
 

@@ -4,7 +4,7 @@
  * segments' facts and keyword index. And where a collection's speech setting is kept: its recipe.
  */
 import type { BlobStore } from '../store/blobs.js';
-import { isSpeechSetting, type SpeechSetting } from './engines.js';
+import { DEFAULT_SPEECH_LANGUAGE, isSpeechSetting, type SpeechSetting } from './engines.js';
 import type { Transcript } from './types.js';
 
 export function transcriptKey(videoId: string): string {
@@ -24,6 +24,17 @@ export async function loadTranscript(blobs: BlobStore, videoId: string): Promise
     return JSON.parse((await blobs.get(key)).toString('utf8')) as Transcript;
   } catch {
     return undefined; // deleted meanwhile, or unreadable: as if none
+  }
+}
+
+/** The language a collection's recipe says its videos are spoken in (`en` when it says none). */
+export function speechLanguageOf(recipeJson: string | null | undefined): string {
+  if (!recipeJson) return DEFAULT_SPEECH_LANGUAGE;
+  try {
+    const l = (JSON.parse(recipeJson) as Record<string, unknown>).speech_language;
+    return typeof l === 'string' && l ? l : DEFAULT_SPEECH_LANGUAGE;
+  } catch {
+    return DEFAULT_SPEECH_LANGUAGE;
   }
 }
 

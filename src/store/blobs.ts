@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { PassThrough, type Readable } from 'node:stream';
@@ -30,6 +30,10 @@ export interface BlobStore {
   stream(key: string, range?: { start: number; end?: number }): Readable;
   /** Removes every blob under `prefix` (a key's folder); nothing there is no error. */
   deletePrefix(prefix: string): Promise<void>;
+  /** The bytes of every blob under `prefix` (a key's folder, as for deletePrefix); 0 when none (storage quotas). */
+  bytesUnder(prefix: string): Promise<number>;
+  /** Every blob under `prefix`'s folder with when it was last written (ms since the epoch), in no set order (retention). */
+  listUnder(prefix: string): AsyncIterable<{ key: string; modifiedMs: number }>;
 }
 
 export const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -122,6 +126,32 @@ export class LocalBlobStore implements BlobStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     await rm(this.file(prefix), { recursive: true, force: true });
+  }
+
+  async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+    const walk = async function* (dir: string, key: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+      for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) yield* walk(p, `${key}/${e.name}`);
+        else if (e.isFile() && !e.name.endsWith('.tmp')) {
+          const st = await stat(p).catch(() => undefined);
+          if (st) yield { key: `${key}/${e.name}`, modifiedMs: st.mtimeMs };
+        }
+      }
+    };
+    yield* walk(this.file(prefix), prefix);
+  }
+
+  async bytesUnder(prefix: string): Promise<number> {
+    const walk = async (p: string): Promise<number> => {
+      const st = await stat(p).catch(() => undefined);
+      if (!st) return 0;
+      if (!st.isDirectory()) return st.size;
+      let n = 0;
+      for (const name of await readdir(p).catch(() => [] as string[])) n += await walk(path.join(p, name));
+      return n;
+    };
+    return walk(this.file(prefix));
   }
 
   /** Where a key lives on disk (the local CLI shows it; other stores have no path). */

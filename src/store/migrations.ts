@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { subjectOwnerSql } from './queue/types.js';
 
 /**
  * Versioned, append-only migrations. Never edit a released step; add a new one. Vector tables are
@@ -271,15 +272,37 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `
       ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';
       ALTER TABLE jobs ADD COLUMN claim_seq INTEGER;
-      UPDATE jobs SET owner = COALESCE(
-          (SELECT t.owner FROM tasks t WHERE t.id = jobs.ref_id),
-          (SELECT c.owner FROM videos v JOIN collections c ON c.id = v.collection_id WHERE v.id = jobs.ref_id),
-          'default')
-        WHERE status IN ('queued', 'running');
+      UPDATE jobs SET owner = ${subjectOwnerSql('jobs.ref_id')} WHERE status IN ('queued', 'running');
       CREATE INDEX jobs_owner_claim ON jobs (owner, claim_seq);
       CREATE INDEX jobs_owner_status ON jobs (owner, status);
       ALTER TABLE api_keys ADD COLUMN limits_json TEXT;
     `,
+  },
+  {
+    // Footage indexed in place (issue 22): the video is the user's file at \`path\` (never deleted
+    // by vidembed), known by its content fingerprint (src/services/in-place.ts) and modification
+    // time, so \`rescan\` sees it changed, moved or gone. The folders indexed in place, per
+    // collection, are what \`rescan\` walks again for new files.
+    version: 17,
+    name: 'videos indexed in place: fingerprint, file mtime; folders indexed in place',
+    sql: `
+      ALTER TABLE videos ADD COLUMN fingerprint TEXT;
+      ALTER TABLE videos ADD COLUMN file_mtime TEXT;
+      CREATE INDEX videos_fingerprint ON videos(collection_id, fingerprint) WHERE fingerprint IS NOT NULL;
+      CREATE TABLE library_folders (
+        collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (collection_id, path)
+      );
+    `,
+  },
+  {
+    // How a browser plays a video (issue 22): 'original' (its own file plays), 'proxy' (an H.264
+    // copy was made at ingest: blob playback/<id>.mp4), 'none' (neither); NULL until processed.
+    version: 18,
+    name: 'how a browser plays each video (original file or playback proxy)',
+    sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
 ];
 

@@ -313,14 +313,31 @@ export class S3BlobStore implements BlobStore {
     } while (token !== undefined);
   }
 
+  async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+    for await (const e of this.entries(`${checkBlobKey(prefix)}/`)) yield { key: e.key, modifiedMs: e.modified };
+  }
+
+  async bytesUnder(prefix: string): Promise<number> {
+    // The key itself, if there is one, comes first in S3's order among the keys starting so.
+    const first = await this.listPage(checkBlobKey(prefix));
+    let n = first.keys[0] === prefix ? first.sizes[0] : 0;
+    for await (const e of this.entries(`${prefix}/`)) n += e.size;
+    return n;
+  }
+
   // ---- beyond the interface ----
 
   /** Every key under `prefix` (a key prefix as given, `thumbs/` or `thumbs/ab`), in S3's order. */
   async *list(prefix = ''): AsyncGenerator<string> {
+    for await (const e of this.entries(prefix)) yield e.key;
+  }
+
+  /** Every object whose key starts with `prefix`, with its size and write time, across listing pages. */
+  private async *entries(prefix: string): AsyncGenerator<{ key: string; size: number; modified: number }> {
     let token: string | undefined;
     do {
       const page = await this.listPage(prefix, token);
-      yield* page.keys;
+      for (const [i, key] of page.keys.entries()) yield { key, size: page.sizes[i], modified: page.modified[i] };
       token = page.next;
     } while (token !== undefined);
   }
@@ -413,7 +430,7 @@ export class S3BlobStore implements BlobStore {
     res.resume();
   }
 
-  private async listPage(prefix: string, token?: string): Promise<{ keys: string[]; next?: string }> {
+  private async listPage(prefix: string, token?: string): Promise<{ keys: string[]; sizes: number[]; modified: number[]; next?: string }> {
     const query: [string, string][] = [
       ['list-type', '2'],
       ['max-keys', String(this.listPageSize)],
@@ -421,13 +438,15 @@ export class S3BlobStore implements BlobStore {
     ];
     if (token !== undefined) query.push(['continuation-token', token]);
     const xml = (await readAll(await this.request({ method: 'GET', query, what: `LIST ${prefix}` }))).toString();
-    const keys = xmlAll(xml, 'Contents')
-      .map((c) => xmlOne(c, 'Key'))
-      .filter((k): k is string => k !== undefined && k.startsWith(this.prefix))
-      .map((k) => k.slice(this.prefix.length));
+    const entries = xmlAll(xml, 'Contents')
+      .map((c) => ({ key: xmlOne(c, 'Key'), size: Number(xmlOne(c, 'Size') ?? 0), modified: Date.parse(xmlOne(c, 'LastModified') ?? '') || 0 }))
+      .filter((e): e is { key: string; size: number; modified: number } => e.key !== undefined && e.key.startsWith(this.prefix));
+    const keys = entries.map((e) => e.key.slice(this.prefix.length));
+    const sizes = entries.map((e) => e.size);
+    const modified = entries.map((e) => e.modified);
     const next = xmlOne(xml, 'IsTruncated') === 'true' ? xmlOne(xml, 'NextContinuationToken') : undefined;
     if (xmlOne(xml, 'IsTruncated') === 'true' && !next) throw new S3RequestError(`LIST ${prefix}: truncated page without a continuation token`, 200, undefined);
-    return { keys, next };
+    return { keys, sizes, modified, next };
   }
 
   private async deleteKeys(keys: string[]): Promise<void> {

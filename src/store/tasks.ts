@@ -47,6 +47,17 @@ export class TasksRepo {
     return strandedSubjects(this.db, 'tasks', ['pending', 'processing']);
   }
 
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM tasks WHERE id = ?').run(id);
+  }
+
+  /** Settled tasks last updated before `before` (ISO 8601 strings compare as times), least recent first. */
+  settledBefore(before: string, limit: number): TaskRow[] {
+    return this.db
+      .prepare(`SELECT * FROM tasks WHERE status IN ('completed', 'failed') AND updated_at < ? ORDER BY updated_at, id LIMIT ?`)
+      .all(before, limit) as TaskRow[];
+  }
+
   fail(id: string, message: string): void {
     this.db
       .prepare(`UPDATE tasks SET status = 'failed', error_message = ?, updated_at = ? WHERE id = ?`)

@@ -3,6 +3,18 @@ import { strandedSubjects } from './queue/sqlite.js';
 import type { Db } from './db.js';
 import { nowIso } from './db.js';
 
+export type VideoPlayback = 'original' | 'proxy' | 'none';
+
+/** What processing learns of a video's media (`setMediaInfo`). */
+export interface MediaInfo {
+  duration: number;
+  width: number;
+  height: number;
+  fps: number;
+  codec?: string;
+  playback?: VideoPlayback;
+}
+
 export interface VideoRow {
   id: string;
   collection_id: string;
@@ -21,25 +33,74 @@ export interface VideoRow {
   fps: number | null;
   /** Video codec as ffmpeg names it (h264, hevc, vp9…), known once processed. */
   codec: string | null;
+  /** How a browser plays it: its own file, the playback proxy, or not at all; null until processed. */
+  playback: VideoPlayback | null;
   tags_json: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * In place (issue 22): the content fingerprint of the user's file at `path`, which vidembed reads
+   * and never deletes (src/services/in-place.ts); null for videos the library holds.
+   */
+  fingerprint: string | null;
+  /** In place: the file's modification time when it was last seen (ISO, ms); null otherwise. */
+  file_mtime: string | null;
+}
+
+/** What a new video is: stored by blob key, by path (legacy), or in place (path + fingerprint + file_mtime). */
+export interface NewVideo {
+  id: string;
+  collection_id: string;
+  filename: string;
+  path?: string;
+  blob_key?: string;
+  size_bytes: number;
+  content_sha256?: string;
+  fingerprint?: string;
+  file_mtime?: string;
+}
+
+/** A video indexed in place found again: at a new path (moved, renamed) or with new bytes (changed). */
+export interface VideoFileSeen {
+  path: string;
+  filename: string;
+  size_bytes: number;
+  fingerprint: string;
+  file_mtime: string;
+}
+
+/** The rule every backend's insert checks first (one place). */
+export function checkNewVideo(v: NewVideo): void {
+  if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
+  if (!v.fingerprint !== !v.file_mtime || (v.fingerprint && !v.path)) throw new Error('videos.insert: a video in place has a path, a fingerprint and a file_mtime');
 }
 
 export class VideosRepo {
   constructor(private readonly db: Db) {}
 
   /** A new video, stored either by blob key (`blob_key`) or, as before keys, by absolute `path`. */
-  insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): VideoRow {
-    if (!v.blob_key === !v.path) throw new Error('VideosRepo.insert: give exactly one of path and blob_key');
+  insert(v: NewVideo): VideoRow {
+    checkNewVideo(v);
     const now = nowIso();
     this.db
       .prepare(
-        `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, created_at, updated_at, content_sha256)
-         VALUES (?, ?, ?, ?, ?, ?, 'uploaded', ?, ?, ?)`,
+        `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, created_at, updated_at, content_sha256, fingerprint, file_mtime)
+         VALUES (?, ?, ?, ?, ?, ?, 'uploaded', ?, ?, ?, ?, ?)`,
       )
-      .run(v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, now, now, v.content_sha256 ?? null);
+      .run(v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, now, now, v.content_sha256 ?? null, v.fingerprint ?? null, v.file_mtime ?? null);
     return this.byId(v.id)!;
+  }
+
+  /** The oldest video in place of a collection with this fingerprint. */
+  byFingerprint(collectionId: string, fingerprint: string): VideoRow | undefined {
+    return this.db.prepare('SELECT * FROM videos WHERE collection_id = ? AND fingerprint = ? ORDER BY created_at, rowid LIMIT 1').get(collectionId, fingerprint) as VideoRow | undefined;
+  }
+
+  /** A video in place seen again (moved, renamed or changed): its path, name, size, fingerprint, mtime. */
+  fileSeen(id: string, f: VideoFileSeen): void {
+    this.db
+      .prepare('UPDATE videos SET path = ?, filename = ?, size_bytes = ?, fingerprint = ?, file_mtime = ?, updated_at = ? WHERE id = ? AND fingerprint IS NOT NULL')
+      .run(f.path, f.filename, f.size_bytes, f.fingerprint, f.file_mtime, nowIso(), id);
   }
 
   /** The first video of a collection with these bytes (content hash), if any. */
@@ -81,10 +142,10 @@ export class VideosRepo {
   }
 
   /** Media facts once processed; width and height are the displayed size (after rotation). */
-  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): void {
+  setMediaInfo(id: string, info: MediaInfo): void {
     this.db
-      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, codec = ?, updated_at = ? WHERE id = ?')
-      .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, nowIso(), id);
+      .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, codec = ?, playback = ?, updated_at = ? WHERE id = ?')
+      .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null, nowIso(), id);
   }
 
   markProcessed(id: string, tagsJson: string | null): void {
@@ -100,9 +161,14 @@ export class VideosRepo {
    * or running (a worker died between failing a job and failing its video). With the last_error of
    * their job updated last (null when it recorded none, or there is no job).
    */
-  /** Videos stored before blob keys: kept by an absolute path on this machine. */
+  /** Videos stored before blob keys: kept by an absolute path on this machine (not the user's files in place). */
   countWithPathOnly(): number {
-    return this.db.prepare(`SELECT COUNT(*) FROM videos WHERE blob_key IS NULL OR blob_key = ''`).pluck().get() as number;
+    return this.db.prepare(`SELECT COUNT(*) FROM videos WHERE (blob_key IS NULL OR blob_key = '') AND fingerprint IS NULL`).pluck().get() as number;
+  }
+
+  /** Videos in place: the user's files, read from their folders on this machine. */
+  countInPlace(): number {
+    return this.db.prepare('SELECT COUNT(*) FROM videos WHERE fingerprint IS NOT NULL').pluck().get() as number;
   }
 
   stranded(): Array<{ id: string; last_error: string | null }> {
@@ -113,6 +179,20 @@ export class VideosRepo {
     this.db
       .prepare(`UPDATE videos SET status = 'failed', progress = NULL, error_message = ?, updated_at = ? WHERE id = ?`)
       .run(message, nowIso(), id);
+  }
+
+  bytesOfOwner(owner: string): number {
+    return this.db
+      .prepare(`SELECT COALESCE(SUM(v.size_bytes), 0) FROM videos v JOIN collections c ON c.id = v.collection_id WHERE c.owner = ?`)
+      .pluck()
+      .get(owner) as number;
+  }
+
+  failedWith(message: string, limit: number): string[] {
+    return this.db
+      .prepare(`SELECT id FROM videos WHERE status = 'failed' AND error_message = ? ORDER BY updated_at, rowid LIMIT ?`)
+      .pluck()
+      .all(message, limit) as string[];
   }
 
   idsForCollection(collectionId: string, statuses: VideoStatus[]): string[] {

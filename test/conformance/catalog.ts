@@ -213,9 +213,12 @@ export function conformance(backend: () => Backend): void {
         height: null,
         fps: null,
         codec: null,
+        playback: null,
         tags_json: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
+        fingerprint: null,
+        file_mtime: null,
       });
       expect(sortedKeys(byKey)).toEqual([...VIDEO_FIELDS].sort());
       expectIso(byKey.created_at);
@@ -313,8 +316,8 @@ export function conformance(backend: () => Backend): void {
 
       await c.videos.setMediaInfo(v.id, { duration: 12.5, width: 1080, height: 1920, fps: 29.97 });
       expect(await get()).toMatchObject({ duration: 12.5, width: 1080, height: 1920, fps: 29.97, codec: null, status: 'processing' });
-      await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc' });
-      expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc' });
+      await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
+      expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
 
       const tags = JSON.stringify({ tags: ['beach', 'sunset'], score: 0.5 });
       await c.videos.markProcessed(v.id, tags);
@@ -346,6 +349,91 @@ export function conformance(backend: () => Backend): void {
       expect(await c.videos.countsByStatus(col.id)).toEqual({ uploaded: 2, processing: 1, processed: 2, failed: 1 });
       expect(await c.videos.countsByStatus(other.id)).toEqual({ uploaded: 1, processing: 0, processed: 0, failed: 0 });
       expect(await c.videos.countsByStatus('col_missing')).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
+    });
+
+    it('bytesOfOwner: the sizes of the videos in the owner\'s collections, summed; 0 for none', async () => {
+      const mine = await c.collections.insert({ name: 'm1', description: '', model: 'm', dim: 4, owner: 'ann' });
+      const mine2 = await c.collections.insert({ name: 'm2', description: '', model: 'm', dim: 4, owner: 'ann' });
+      const theirs = await c.collections.insert({ name: 't', description: '', model: 'm', dim: 4, owner: 'ben' });
+      expect(await c.videos.bytesOfOwner('ann')).toBe(0);
+      await c.videos.insert({ id: 'vid_q1', collection_id: mine.id, filename: 'a.mp4', blob_key: 'videos/a.mp4', size_bytes: 3_000_000_000 });
+      await c.videos.insert({ id: 'vid_q2', collection_id: mine2.id, filename: 'b.mp4', blob_key: 'videos/b.mp4', size_bytes: 5 });
+      await c.videos.insert({ id: 'vid_q3', collection_id: theirs.id, filename: 'c.mp4', blob_key: 'videos/c.mp4', size_bytes: 7 });
+      expect(await c.videos.bytesOfOwner('ann')).toBe(3_000_000_005);
+      expect(await c.videos.bytesOfOwner('ben')).toBe(7);
+      expect(await c.videos.bytesOfOwner('nobody')).toBe(0);
+      await c.videos.delete('vid_q1');
+      expect(await c.videos.bytesOfOwner('ann')).toBe(5);
+    });
+
+    it('failedWith: failed videos of every collection with exactly that message, least recently updated first, limited', async () => {
+      const a = await collection('a');
+      const b = await collection('b');
+      const vs = [await video(a.id), await video(b.id), await video(a.id), await video(a.id), await video(b.id)];
+      const full = 'storage full';
+      await c.videos.markFailed(vs[1].id, full);
+      await c.videos.markFailed(vs[0].id, full);
+      await c.videos.markFailed(vs[2].id, 'storage full!'); // another message
+      await c.videos.markProcessing(vs[3].id); // not failed
+      await c.videos.markFailed(vs[4].id, full);
+      await c.videos.markProcessed(vs[4].id, null); // failed once, processed now
+      const got = await c.videos.failedWith(full, 10);
+      expect([...got].sort()).toEqual([vs[0].id, vs[1].id].sort());
+      const rows = await Promise.all(got.map(async (id) => (await c.videos.byId(id))!.updated_at));
+      expect(rows).toEqual([...rows].sort());
+      expect(await c.videos.failedWith(full, 1)).toEqual(got.slice(0, 1));
+      expect(await c.videos.failedWith('nothing failed so', 10)).toEqual([]);
+    });
+
+    it('in place: path with fingerprint and file_mtime (both or neither, never with a blob key); byFingerprint the oldest of the collection; fileSeen moves it', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      const mtime = '2026-05-01T10:00:00.123Z';
+      const v = await c.videos.insert({ id: 'vid_here', collection_id: col.id, filename: 'a b é.mov', path: '/footage/a b é.mov', size_bytes: 7, fingerprint: 'fp1:aa', file_mtime: mtime });
+      expect(v).toMatchObject({ path: '/footage/a b é.mov', blob_key: null, fingerprint: 'fp1:aa', file_mtime: mtime, status: 'uploaded' });
+      expect(sortedKeys(v)).toEqual([...VIDEO_FIELDS].sort());
+      expect(await c.videos.byId(v.id)).toEqual(v);
+      for (const bad of [
+        { id: 'vid_nomtime', fingerprint: 'fp1:bb', path: '/x' },
+        { id: 'vid_nofp', file_mtime: mtime, path: '/x' },
+        { id: 'vid_key', fingerprint: 'fp1:bb', file_mtime: mtime, blob_key: 'videos/x' },
+      ]) {
+        await expect(c.videos.insert({ collection_id: col.id, filename: 'x', size_bytes: 1, ...bad })).rejects.toThrow(/in place|exactly one/);
+        expect(await c.videos.byId(bad.id)).toBeUndefined();
+      }
+      nextMillisecond();
+      const copy = await c.videos.insert({ id: 'vid_copy', collection_id: col.id, filename: 'c.mov', path: '/elsewhere/c.mov', size_bytes: 7, fingerprint: 'fp1:aa', file_mtime: mtime });
+      await c.videos.insert({ id: 'vid_there', collection_id: other.id, filename: 'a.mov', path: '/footage/a.mov', size_bytes: 7, fingerprint: 'fp1:cc', file_mtime: mtime });
+      expect((await c.videos.byFingerprint(col.id, 'fp1:aa'))?.id).toBe(v.id);
+      expect(await c.videos.byFingerprint(col.id, 'fp1:cc')).toBeUndefined();
+      expect((await c.videos.byFingerprint(other.id, 'fp1:cc'))?.id).toBe('vid_there');
+
+      nextMillisecond();
+      const seen = { path: '/footage/day 2/renamed.mov', filename: 'renamed.mov', size_bytes: 9, fingerprint: 'fp1:dd', file_mtime: '2026-05-02T11:00:00.000Z' };
+      await c.videos.fileSeen(v.id, seen);
+      const moved = (await c.videos.byId(v.id))!;
+      expect(moved).toMatchObject(seen);
+      expect(moved.updated_at > v.updated_at).toBe(true);
+      expect((await c.videos.byFingerprint(col.id, 'fp1:aa'))?.id).toBe(copy.id);
+      // A video the library holds is not in place: fileSeen leaves it alone.
+      const held = await video(col.id);
+      await c.videos.fileSeen(held.id, seen);
+      expect(await c.videos.byId(held.id)).toEqual(held);
+    });
+
+    it('folders in place: added once per collection, listed in the order added, forgotten with the collection', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      await c.folders.add(col.id, '/footage/b');
+      await c.folders.add(col.id, '/footage/a');
+      await c.folders.add(col.id, '/footage/b');
+      await c.folders.add(other.id, '/footage/b');
+      expect(await c.folders.list(col.id)).toEqual(['/footage/b', '/footage/a']);
+      expect(await c.folders.list(other.id)).toEqual(['/footage/b']);
+      await expect(c.folders.add('col_missing', '/x')).rejects.toThrow();
+      await c.collections.delete(col.id);
+      expect(await c.folders.list(col.id)).toEqual([]);
+      expect(await c.folders.list(other.id)).toEqual(['/footage/b']);
     });
   });
 
@@ -387,6 +475,28 @@ export function conformance(backend: () => Backend): void {
       expectIso(done!.updated_at);
       await c.tasks.fail('req_1', 'late failure');
       expect(await c.tasks.byId('req_1')).toMatchObject({ status: 'failed', error_message: 'late failure', result_json: JSON.stringify(result) });
+    });
+
+    it('delete removes the task (a missing id: nothing); settledBefore: completed and failed ones updated before the time, least recent first, limited', async () => {
+      for (const id of ['req_a', 'req_b', 'req_c', 'req_d', 'req_e']) await c.tasks.insert(id, 'embedding', {});
+      await c.tasks.complete('req_b', {});
+      await c.tasks.fail('req_c', 'x');
+      await c.tasks.markProcessing('req_d'); // unsettled: never listed
+      await c.tasks.complete('req_e', {});
+      const rows = await Promise.all(['req_b', 'req_c', 'req_e'].map(async (id) => (await c.tasks.byId(id))!));
+      const latest = rows.map((r) => r.updated_at).sort().at(-1)!;
+      const after = new Date(Date.parse(latest) + 1000).toISOString();
+      const settled = await c.tasks.settledBefore(after, 10);
+      expect(settled.map((t) => t.id).sort()).toEqual(['req_b', 'req_c', 'req_e']);
+      for (const t of settled) expect(sortedKeys(t)).toEqual([...TASK_FIELDS].sort());
+      expect(settled.map((t) => t.updated_at)).toEqual(settled.map((t) => t.updated_at).sort());
+      expect(await c.tasks.settledBefore(after, 2)).toEqual(settled.slice(0, 2));
+      expect(await c.tasks.settledBefore(new Date(Date.parse(rows[0].created_at) - 60_000).toISOString(), 10)).toEqual([]);
+      await c.tasks.delete('req_c');
+      await c.tasks.delete('req_missing');
+      expect(await c.tasks.byId('req_c')).toBeUndefined();
+      expect((await c.tasks.settledBefore(after, 10)).map((t) => t.id).sort()).toEqual(['req_b', 'req_e']);
+      expect(await c.tasks.byId('req_a')).toMatchObject({ status: 'pending' });
     });
   });
 

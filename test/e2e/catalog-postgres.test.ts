@@ -33,6 +33,7 @@ describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
         'api_keys',
         'collections',
         'jobs',
+        'library_folders',
         'segment_deletions',
         'segments',
         'tasks',

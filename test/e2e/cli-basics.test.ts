@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
-import { removeDir, repoRoot, tempDir } from '../helpers/clips.js';
+import { makeTestPatternClip, removeDir, repoRoot, tempDir } from '../helpers/clips.js';
 
 describe('CLI basics', () => {
   const home = tempDir('vidembed-cli-basics-');
@@ -92,8 +92,7 @@ describe('CLI basics', () => {
     const waitHome = path.join(home, 'wait');
     const env = { VIDEMBED_HOME: waitHome, VIDEMBED_NO_AUTO_WORKER: '1' };
     expect((await runCli(['collection', 'create', 'w'], env)).code).toBe(0);
-    const clip = path.join(home, 'x.mp4');
-    writeFileSync(clip, Buffer.alloc(100, 1));
+    const clip = await makeTestPatternClip(path.join(home, 'x.mp4'), 1);
     const up = await runCli(['upload', clip, '--json'], env);
     const id = up.json.video_id as string;
     const child = spawn(process.execPath, [BIN, 'video', 'status', id, '--wait'], { env: { ...process.env, ...env, VIDEMBED_POLL_MS: '100' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -112,14 +111,19 @@ describe('CLI basics', () => {
     const env = { VIDEMBED_HOME: h, VIDEMBED_NO_AUTO_WORKER: '1' };
     const card = path.join(home, 'card');
     mkdirSync(path.join(card, 'sub'), { recursive: true });
-    writeFileSync(path.join(card, 'a.mp4'), Buffer.alloc(50, 1));
-    writeFileSync(path.join(card, 'b.MOV'), Buffer.alloc(50, 2));
+    await makeTestPatternClip(path.join(card, 'a.mp4'), 1);
+    await makeTestPatternClip(path.join(card, 'b.MOV'), 2);
     writeFileSync(path.join(card, 'notes.txt'), 'not a video');
-    writeFileSync(path.join(card, 'sub', 'c.mkv'), Buffer.alloc(50, 3));
+    writeFileSync(path.join(card, 'fake.mp4'), 'not a video either, whatever its name says');
+    await makeTestPatternClip(path.join(card, 'sub', 'c.mkv'), 3);
     expect((await runCli(['collection', 'create', 'card'], env)).code).toBe(0);
     const first = await runCli(['upload', card], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toMatch(/3 uploaded, 1 non-video file skipped/);
+    // It names the collection, lists what it skipped and why, and counts.
+    expect(first.stderr).toMatch(/^uploading 4 files to collection card$/m);
+    expect(first.stderr).toMatch(/^skipped \S*notes\.txt: not a video file \(by its extension/m);
+    expect(first.stderr).toMatch(/^skipped \S*fake\.mp4: not a video: not a readable media file/m);
+    expect(first.stderr).toMatch(/^collection card: 3 uploaded, .*2 files skipped \(not videos\)$/m);
     const again = await runCli(['upload', card, '--json'], env);
     expect(again.json.map((r: { duplicate?: boolean }) => r.duplicate)).toEqual([true, true, true]);
     const one = await runCli(['upload', path.join(card, 'a.mp4')], env);

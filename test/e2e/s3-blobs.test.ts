@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBlobStore, pathsFor, s3StoreOptions } from '../../src/engine/config.js';
 import { BlobNotFoundError, LocalBlobStore, type BlobStore } from '../../src/store/blobs.js';
 import { S3BlobStore, canonicalQuery, signV4, uriEncode, type S3BlobStoreOptions } from '../../src/store/s3-blobs.js';
+import { asUnavailable } from '../../src/store/unavailable.js';
 import { evalPhotos, makeStillClip, removeDir, repoRoot, tempDir } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { LocalEngine } from '../../src/engine/engine.js';
@@ -149,6 +150,23 @@ describe.each(cases)('$name', ({ name, make, localFileIsCopy }) => {
     for (const k of beside) expect((await store.get(k)).toString(), k).toBe(k);
     await store.deletePrefix('thumbs/v1'); // nothing left: no error
     await store.deletePrefix('thumbs/never');
+  });
+
+  it('counts and lists (with write times) the blobs under a prefix, across listing pages, and nothing beside it', async () => {
+    const under = [...Array.from({ length: 23 }, (_, i) => `quota/o1/${i}.bin`), 'quota/o1/deep/er/x.bin'];
+    for (const [i, k] of under.entries()) await store.put(k, Buffer.alloc(i + 1, 1));
+    for (const k of ['quota/o10/0.bin', 'quota/o1.json', 'quota/o0/1.bin']) await store.put(k, Buffer.alloc(1000, 1));
+    expect(await store.bytesUnder('quota/o1')).toBe((under.length * (under.length + 1)) / 2);
+    expect(await store.bytesUnder('quota/o1.json')).toBe(1000);
+    expect(await store.bytesUnder('quota/never')).toBe(0);
+    const before = Date.now() - 60_000;
+    const listed: { key: string; modifiedMs: number }[] = [];
+    for await (const e of store.listUnder('quota/o1')) listed.push(e);
+    expect(listed.map((e) => e.key).sort()).toEqual([...under].sort());
+    for (const e of listed) expect(e.modifiedMs, e.key).toBeGreaterThan(before);
+    await store.deletePrefix('quota/o1');
+    expect(await store.bytesUnder('quota/o1')).toBe(0);
+    for await (const e of store.listUnder('quota/o1')) throw new Error(`still listed: ${e.key}`);
   });
 
   it('refuses keys outside the key alphabet or climbing out, before touching storage', async () => {
@@ -289,6 +307,13 @@ describe('S3BlobStore against s3rver', () => {
     await p.close();
     const store = new S3BlobStore(s3Options({ endpoint: url, attempts: 1 }));
     await expect(store.get('videos/a.mp4')).rejects.toThrow(`GET videos/a.mp4: cannot reach ${url}: ECONNREFUSED`);
+    // An outage, not a fault: the server answers 503 for it, a worker hands its job back (docs/operations.md).
+    const down = asUnavailable(await store.get('videos/a.mp4').catch((e: unknown) => e));
+    expect(down?.status).toBe(503);
+    expect(down?.dependency).toBe('the blob store');
+    // With retries (the default 4, backoff from 200 ms), then the same clear error.
+    const retrying = new S3BlobStore(s3Options({ endpoint: url }));
+    await expect(retrying.has('videos/a.mp4')).rejects.toThrow(`HEAD videos/a.mp4: cannot reach ${url}: ECONNREFUSED`);
   });
 
   it('keeps stores with different prefixes apart in one bucket', async () => {

@@ -1,6 +1,5 @@
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Worker } from '../../src/engine/worker.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -31,20 +30,17 @@ describe('error messages name the user\'s file, never the server\'s layout', () 
   });
   afterAll(async () => s?.close());
 
-  it('a corrupt upload fails with its own name; sync calls do not show temp paths', async () => {
+  it('a corrupt upload is refused with its own name, before it is stored; sync calls do not show temp paths', async () => {
     const c = await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'corrupt' } });
     const form = new FormData();
     form.set('file', new Blob([Buffer.from('definitely not a video file, just text')]), 'holiday.mp4');
     const up = await http(s.url, 'POST', `/collections/${c.body.collection_id}/videos/upload`, { key: s.key, form });
-    expect(up.status).toBe(202);
-    const stop = new AbortController();
-    const working = new Worker(s.engine, { pollMs: 50, idleExitMs: 300 }).run(stop.signal);
-    await working;
-    const st = await http(s.url, 'GET', `/videos/${up.body.video_id}/status`, { key: s.key });
-    expect(st.body.status).toBe('failed');
-    expect(st.body.error_message).toContain('holiday.mp4');
-    expect(st.body.error_message).not.toContain(s.home);
-    expect(st.body.error_message).not.toMatch(/\/(tmp|videos|uploads)\//);
+    expect([up.status, up.body.code]).toEqual([422, 'invalid_media']);
+    const msg = up.body.detail[0].msg as string;
+    expect(msg).toContain('holiday.mp4 is not a video');
+    expect(msg).not.toContain(s.home);
+    expect(msg).not.toMatch(/\/(tmp|videos|uploads)\//);
+    expect(await http(s.url, 'GET', `/collections/${c.body.collection_id}/videos`, { key: s.key }).then((r) => r.body)).toEqual([]);
 
     const sync = await http(s.url, 'POST', '/video_embedding/encode_video', { key: s.key, json: { video_base64: Buffer.from('not a video').toString('base64') } });
     expect(sync.status).toBe(422);

@@ -144,8 +144,8 @@ describe('the CLI behaves the same against the local engine and a real vidembed 
     expect(payload.video_input.dtype).toBe('uint8');
     const up = await runCli(['upload-tensors', payloadFile, '--json'], remoteEnv);
     expect(up.code, up.stderr).toBe(0);
-    // Tensor keys are namespaced by the key's owner ("parity", the key's name).
-    expect(up.json.r2_keys.video_input).toBe('tensors/parity/dogtensor/video_input');
+    // Tensor keys are namespaced by the key's owner ("default": `keys create` without --owner makes a key on the server machine's own library).
+    expect(up.json.r2_keys.video_input).toBe('tensors/default/dogtensor/video_input');
     const viaTensor = await runCli(['embed', 'video', '--tensor-keys', up.json.r2_keys.video_input, '--json'], remoteEnv);
     expect(viaTensor.code, viaTensor.stderr).toBe(0);
     expect(viaTensor.json.status).toBe('completed');

@@ -464,6 +464,16 @@ export async function makeNoDurationWebm(photo: string, out: string, opts: ClipO
   }
 }
 
+/**
+ * A small real clip needing no shared data: `seconds` of ffmpeg's test pattern at `size` (clips of
+ * different lengths or sizes have different bytes). H.264 in whatever container the name says.
+ */
+export async function makeTestPatternClip(out: string, seconds: number, size = '160x90'): Promise<string> {
+  mkdirSync(path.dirname(out), { recursive: true });
+  await ffmpeg(['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=10:duration=${seconds}`, '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-preset', 'ultrafast', out]);
+  return out;
+}
+
 /** Bad input: a text file with a video extension. */
 export function makeTextFileAsMp4(out: string): string {
   mkdirSync(path.dirname(out), { recursive: true });

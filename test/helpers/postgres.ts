@@ -27,6 +27,8 @@ export function pgTestAvailable(): boolean {
 export interface PgTestDatabase {
   /** URL of this test file's own database. */
   url: string;
+  /** The throwaway cluster serving it, when this file started one (halt/resume it for outages). */
+  cluster?: ThrowawayCluster;
   /** Drops the database and stops the throwaway cluster, if this file started one. Idempotent. */
   teardown(): Promise<void>;
 }
@@ -41,9 +43,10 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
   }
 }
 
-export async function startTestDatabase(): Promise<PgTestDatabase> {
+/** `ownCluster`: a throwaway cluster even when VIDEMBED_TEST_DATABASE_URL names a server (a test that stops its server). */
+export async function startTestDatabase(opts: { ownCluster?: boolean } = {}): Promise<PgTestDatabase> {
   const name = `vidembed_test_${randomBytes(6).toString('hex')}`;
-  const given = process.env.VIDEMBED_TEST_DATABASE_URL;
+  const given = opts.ownCluster ? undefined : process.env.VIDEMBED_TEST_DATABASE_URL;
   let cluster: ThrowawayCluster | undefined;
   let adminUrl: string;
   if (given) {
@@ -71,6 +74,7 @@ export async function startTestDatabase(): Promise<PgTestDatabase> {
   let done = false;
   return {
     url: url.toString(),
+    cluster,
     async teardown() {
       if (done) return;
       done = true;
@@ -101,7 +105,7 @@ export function usePgTestDatabase(tables: string[]): { readonly url: string } {
   beforeEach(async () => {
     const pool = openPgPool(db!.url, 1);
     try {
-      await pool.query(`TRUNCATE ${tables.join(', ')}`);
+      await pool.query(`TRUNCATE ${tables.join(', ')} CASCADE`); // and the tables that refer to them
     } finally {
       await pool.end();
     }

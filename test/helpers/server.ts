@@ -17,6 +17,12 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * For unit tests that upload placeholder bytes as videos: takes any file (the real check probes
+ * with ffmpeg, a process, so it belongs to end-to-end tests: test/e2e/non-video.test.ts).
+ */
+export const anyFileIsVideo = async (): Promise<void> => {};
+
 /** A real server on 127.0.0.1 (random port) over a real engine in a temp home, with one key. */
 export async function startTestServer(opts: { engine?: EngineOptions; server?: ServerOptions; qps?: number; quota?: number } = {}): Promise<TestServer> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-srv-'));

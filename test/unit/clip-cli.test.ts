@@ -70,10 +70,13 @@ describe('vidembed models', () => {
       ['clip-vit-b32', false, false],
       ['imagenet-mobilenet-v2', false, false],
       ['perception-use-v1', true, true],
+      ['whisper-base-en', false, false],
+      ['whisper-tiny-en', false, false],
     ]);
     expect(list[1]).toMatchObject({ dim: 512, size_bytes: 89117001 + 64504507, kind: 'clip' });
     const table = await cli('models', 'list');
     expect(table.out).toMatch(/clip-vit-b32.*no.*146\.5 MiB/);
+    expect(table.out).toMatch(/whisper-base-en +│ speech +│ speech +│ no +│ 141\.1 MiB/);
     expect(table.out).toMatch(/\*.*perception-use-v1.*yes/);
   });
 

@@ -273,6 +273,8 @@ describe('shipped manifests', () => {
       ['clip-vit-b32', false],
       ['imagenet-mobilenet-v2', false],
       [BUILTIN_MODEL_ID, true],
+      ['whisper-base-en', false],
+      ['whisper-tiny-en', false],
     ]);
   });
 

@@ -4,7 +4,7 @@
  * cells are parsed, not compared as strings.
  */
 import { describe, expect, it } from 'vitest';
-import { framesToTimecode, timecodeBase, timecodeToFrames, toCsv, toEdl, toSrt, type ExportMoment } from '../../src/cli/export.js';
+import { framesToTimecode, timecodeBase, timecodeToFrames, toCsv, toEdl, toJson, toSrt, type ExportMoment } from '../../src/cli/export.js';
 
 const moment = (rank: number, filename: string, start: number, end: number, fps?: number): ExportMoment => ({
   rank,
@@ -112,5 +112,30 @@ describe('SRT and CSV', () => {
     expect(rows[1].slice(0, 5)).toEqual(['1', 'vid_1', 'a, "quoted".mp4', '1', '2']);
     expect(rows[2][2]).toBe(`'=HYPERLINK("x").mp4`);
     expect(rows).toHaveLength(3);
+  });
+});
+
+describe("exports name the user's own file", () => {
+  it('a video in place by its path (CSV, JSON, SRT; the EDL keeps the clip name and adds the source file), others by their original name, at their real times', () => {
+    const inPlace = { ...moment(1, 'C0001.MP4', 12.5, 17, 25), path: '/footage/card one/DCIM/C0001.MP4' };
+    const copied = moment(2, 'holiday.mov', 61, 65.5, 25);
+    expect(toCsv([inPlace, copied]).split('\r\n')[1]).toMatch(/^1,vid_1,\/footage\/card one\/DCIM\/C0001\.MP4,12\.5,17,/);
+    expect(toCsv([inPlace, copied]).split('\r\n')[2]).toMatch(/^2,vid_2,holiday\.mov,61,65\.5,/);
+    expect(JSON.parse(toJson('q', [inPlace, copied])).moments.map((m: { filename: string; start: number }) => [m.filename, m.start])).toEqual([
+      ['/footage/card one/DCIM/C0001.MP4', 12.5],
+      ['holiday.mov', 61],
+    ]);
+    const cues = toSrt([inPlace, copied]).trim().split(/\n\n/).map((c) => c.split('\n'));
+    expect(cues.map((c) => [c[1], c[2].split(' (')[0]])).toEqual([
+      ['00:00:12,500 --> 00:00:17,000', '#1 /footage/card one/DCIM/C0001.MP4'],
+      ['00:01:01,000 --> 00:01:05,500', '#2 holiday.mov'],
+    ]);
+    const edl = toEdl('t', [inPlace, copied]).split('\r\n');
+    expect(edl.filter((l) => l.startsWith('* FROM CLIP NAME') || l.startsWith('* SOURCE FILE'))).toEqual([
+      '* FROM CLIP NAME: C0001.MP4',
+      '* SOURCE FILE: /footage/card one/DCIM/C0001.MP4',
+      '* FROM CLIP NAME: holiday.mov',
+    ]);
+    expect(edl.find((l) => l.startsWith('001'))).toContain('00:00:12:13 00:00:17:00');
   });
 });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { http, startTestServer, type TestServer } from '../helpers/server.js';
+import { http, startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 /** See and manage a library over a real server on loopback: details, lists, rename, file with Range, delete frees the disk. */
 describe('managing collections and videos over HTTP', () => {
@@ -21,7 +21,7 @@ describe('managing collections and videos over HTTP', () => {
   };
 
   beforeAll(async () => {
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [], checkVideo: anyFileIsVideo } });
     collectionId = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'footage', model: fake.id } })).body.collection_id;
     vids.push((await upload('first.mp4')).video_id);
     vids.push((await upload('second.mov', Buffer.from(bytes).reverse())).video_id);

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApi, type RouteDoc } from '../../src/server/openapi.js';
-import { http, openApiDocument, responseProblems, startTestServer, type TestServer } from '../helpers/server.js';
+import { http, openApiDocument, responseProblems, startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
-const OPEN = ['/healthz', '/openapi.json'];
+const OPEN = ['/healthz', '/openapi.json', '/readyz'];
 
 function operations(doc: Json): { path: string; method: string; op: Json }[] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
@@ -37,7 +37,7 @@ describe('GET /openapi.json', () => {
   let s: TestServer;
   let doc: Json;
   beforeAll(async () => {
-    s = await startTestServer({ engine: { maxUploadBytes: 64 * 1024, maxTensorBytes: 4096 }, server: { maxJsonBytes: 64 * 1024 } });
+    s = await startTestServer({ engine: { maxUploadBytes: 64 * 1024, maxTensorBytes: 4096, checkVideo: anyFileIsVideo }, server: { maxJsonBytes: 64 * 1024 } });
     const r = await http(s.url, 'GET', '/openapi.json');
     expect(r.status).toBe(200);
     doc = r.body;
@@ -74,11 +74,15 @@ describe('GET /openapi.json', () => {
         'encodeVideo',
         'submitEmbeddingTask',
         'getTaskStatus',
+        'deleteTask',
         'tagVideo',
         'submitTaggingTask',
         'uploadTensors',
+        'deleteTensors',
         'health',
+        'libraryScan',
         'openapi',
+        'ready',
         'reindexCollection',
         'findDuplicates',
         'getCollection',
@@ -89,6 +93,7 @@ describe('GET /openapi.json', () => {
         'deleteVideo',
         'reprocessVideo',
         'getVideoFile',
+        'getVideoPlayback',
         'getVideoThumbnail',
         'getVideoTranscript',
         'listJobs',
@@ -168,7 +173,7 @@ describe('GET /openapi.json', () => {
         for (const ex of examples) expect(validate(ex), `${method} ${path} example ${JSON.stringify(ex)}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       }
     }
-    expect(bodies).toBe(10);
+    expect(bodies).toBe(11);
   });
 
   it('documents path parameters of every templated path', () => {
@@ -195,9 +200,9 @@ describe('GET /openapi.json', () => {
     const off = buildOpenApi(routes, { auth: false }) as Json;
     expect(off.security).toEqual([]);
     expect(off.paths['/collections'].get.security).toEqual([]);
-    expect(Object.keys(off.paths['/collections'].get.responses).sort()).toEqual(['200', '422', '500']);
+    expect(Object.keys(off.paths['/collections'].get.responses).sort()).toEqual(['200', '422', '500', '503', '507']);
     const on = buildOpenApi(routes) as Json;
-    expect(Object.keys(on.paths['/collections'].get.responses).sort()).toEqual(['200', '401', '402', '422', '429', '500']);
+    expect(Object.keys(on.paths['/collections'].get.responses).sort()).toEqual(['200', '401', '402', '422', '429', '500', '503', '507']);
     expect(on.paths['/healthz'].get.security).toEqual([]);
   });
 

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, startTestServer, type TestServer } from '../helpers/server.js';
+import { http, startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 /** Every status of the seed's error table that needs no model, from real requests on loopback. */
 describe('HTTP API errors and limits', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ engine: { maxUploadBytes: 64 * 1024, maxTensorBytes: 4096 }, server: { maxJsonBytes: 256 * 1024 } });
+    s = await startTestServer({ engine: { maxUploadBytes: 64 * 1024, maxTensorBytes: 4096, checkVideo: anyFileIsVideo }, server: { maxJsonBytes: 256 * 1024 } });
   });
   afterAll(async () => s?.close());
 

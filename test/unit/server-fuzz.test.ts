@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 /**
  * Property-based fuzzing of every endpoint's body, path parameters, query and headers against a
@@ -36,6 +36,7 @@ describe('fuzzing every endpoint', () => {
     s = await startTestServer({
       engine: {
         embedderFor: () => fake,
+        checkVideo: anyFileIsVideo,
         maxUploadBytes: 256 * 1024,
         maxTensorBytes: 64 * 1024,
         fetchPolicy: { resolve: async () => [{ address: '127.0.0.1', family: 4 }], timeoutMs: 2000 },

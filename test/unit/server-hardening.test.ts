@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TEXT_CHARS } from '../../src/engine/engine.js';
 import { MAX_JSON_BODY_BYTES } from '../../src/server/app.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { http, startTestServer, type TestServer } from '../helpers/server.js';
+import { http, startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 /** Sends raw bytes on a fresh connection and returns the status line and body of the answer. */
 function raw(url: string, head: string, body: Buffer | ((sock: net.Socket) => void) = Buffer.alloc(0)): Promise<{ status: number; body: any }> {
@@ -55,7 +55,7 @@ describe('one request cannot stop the server', () => {
 
   beforeAll(async () => {
     // Default body limits: the tensor limit is the one that used to exceed V8's string limit.
-    s = await startTestServer({ engine: { embedderFor: () => fake } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, checkVideo: anyFileIsVideo } });
   });
   afterAll(async () => s?.close());
 

@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { http, startTestServer, type Reply, type TestServer } from '../helpers/server.js';
+import { http, startTestServer, type Reply, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 /**
  * Every endpoint × the owner's key, another owner's key and an admin key, on a real server on
@@ -18,7 +18,7 @@ describe('each key sees only its own library', () => {
 
   beforeAll(async () => {
     const fake = new FakeEmbedder();
-    s = await startTestServer({ engine: { embedderFor: () => fake } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, checkVideo: anyFileIsVideo } });
     owner = s.key; // owner "test"
     other = s.engine.store.keys.create({ name: 'bob', qps: 1000 }).key;
     admin = s.engine.store.keys.create({ name: 'ops', qps: 1000, role: 'admin' }).key;

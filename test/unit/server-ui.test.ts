@@ -14,7 +14,7 @@ import { hashKey } from '../../src/store/keys.js';
 import { LOGIN_TOKEN_TTL_MS, MEDIA_COOKIE, UI_ASSETS, UI_SESSION_MAX_AGE_S, UiSessions } from '../../src/server/ui.js';
 import { repoRoot } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { http, startTestServer, type Reply, type TestServer } from '../helpers/server.js';
+import { http, startTestServer, type Reply, type TestServer, anyFileIsVideo } from '../helpers/server.js';
 
 const WEB = path.join(repoRoot, 'web');
 /** A stand-in poster: the server serves the stored JPEG bytes as they are. */
@@ -34,7 +34,7 @@ const cookieOf = (r: Reply): string => {
 
 async function setUp(opts: { auth?: boolean; sessions?: UiSessions } = {}) {
   const fake = new FakeEmbedder();
-  const s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] }, server: { auth: opts.auth, ui: opts.sessions } });
+  const s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [], checkVideo: anyFileIsVideo }, server: { auth: opts.auth, ui: opts.sessions } });
   const key = opts.auth === false ? null : s.key;
   const collectionId = (await http(s.url, 'POST', '/collections', { key, json: { name: 'footage', model: fake.id } })).body.collection_id as string;
   const form = new FormData();

@@ -3,11 +3,14 @@
  * deterministic fake engine here) and fuses what is said into the segment vectors; the same
  * frames without audio give the picture's vectors alone. In-memory stores, fake models.
  */
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { framesToTensor } from '../../src/engine/tensors.js';
 import { Worker } from '../../src/engine/worker.js';
 import type { Frame } from '../../src/media/types.js';
 import { SpeechAnalyzer } from '../../src/speech/analyzer.js';
+import { resolveSpeech } from '../../src/speech/engines.js';
 import type { SpeechEngine, SpokenWord } from '../../src/speech/types.js';
 import { memoryEngine } from '../helpers/memory-engine.js';
 
@@ -63,5 +66,27 @@ describe('encode_video hears the audio_input tensor', () => {
     expect(cos).toBeLessThan(0.999);
     expect(cos).toBeGreaterThan(0.3); // the picture still counts most
     for (const v of heard.embeddings) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+  });
+});
+
+describe('a collection in a language no engine knows', () => {
+  const env = { PATH: '', VIDEMBED_POCKETSPHINX: process.execPath, VIDEMBED_MODELS_DIR: path.join(os.tmpdir(), 'vidembed-no-models-here') };
+
+  it('gets no engine and a reason, instead of English words for German speech', () => {
+    expect(resolveSpeech('auto', env).engine?.name).toBe('pocketsphinx');
+    expect(resolveSpeech('auto', env, 'en-GB').engine?.name).toBe('pocketsphinx');
+    const de = resolveSpeech('auto', env, 'de');
+    expect(de.engine).toBeUndefined();
+    expect(de.reason).toBe('no installed speech engine transcribes "de" (installed: pocketsphinx (en))');
+    expect(resolveSpeech('pocketsphinx', env, 'de').reason).toBe(de.reason);
+  });
+
+  it('records its language; a malformed one is refused', async () => {
+    const m = memoryEngine();
+    const made = await m.engine.createCollection({ name: 'interviews', language: 'de' });
+    expect(made.language).toBe('de');
+    expect((await m.engine.getCollection(made.collection_id)).language).toBe('de');
+    expect((await m.engine.getCollection((await m.engine.createCollection({ name: 'plain' })).collection_id)).language).toBe('en');
+    await expect(m.engine.createCollection({ name: 'x', language: 'German!' })).rejects.toThrow(/language/);
   });
 });

@@ -1,4 +1,4 @@
-import { isSpeechSetting, SPEECH_SETTINGS } from '../../speech/engines.js';
+import { isSpeechSetting, resolveSpeech, SPEECH_SETTINGS } from '../../speech/engines.js';
 import { imagenetEnabled } from '../../env.js';
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
@@ -19,9 +19,10 @@ export function registerCollection(program: Command, run: Run): void {
     .option('-d, --description <text>', 'what the collection holds', '')
     .option('--model <id>', 'embedder for its vectors (default: the configured default model)')
     .option('--speech <engine>', 'who transcribes what is said: auto (the best engine installed), off, pocketsphinx or whisper', 'auto')
+    .option('--language <code>', 'the language spoken in its videos (BCP 47: en, de, pt-BR); speech in a language no installed engine knows is not transcribed', 'en')
     .description('create a collection')
-    .addHelpText('after', '\nExamples:\n  $ vidembed collection create demo --description "first try"\n  $ vidembed collection create silent-b-roll --speech off\n  $ vidembed collection create trips --json')
-    .action(async (name: string | undefined, opts: { description: string; model?: string; speech: string }, cmd: Command) =>
+    .addHelpText('after', '\nExamples:\n  $ vidembed collection create demo --description "first try"\n  $ vidembed collection create silent-b-roll --speech off\n  $ vidembed collection create interviews-de --language de\n  $ vidembed collection create trips --json')
+    .action(async (name: string | undefined, opts: { description: string; model?: string; speech: string; language: string }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         let collectionName = name;
         if (!collectionName && isInteractive() && !globals.json) {
@@ -31,11 +32,17 @@ export function registerCollection(program: Command, run: Run): void {
         if (!collectionName) throw new ValidationError([{ loc: ['body', 'name'], msg: 'is required', type: 'value_error.missing' }]);
         if (ctx.local && isInteractive() && !globals.json) await offerModels(ctx.paths, opts.model);
         if (!isSpeechSetting(opts.speech)) throw new ValidationError([{ loc: ['body', 'speech'], msg: `must be one of ${SPEECH_SETTINGS.join(', ')}`, type: 'value_error.enum' }]);
-        const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model, speech: opts.speech });
+        const res = await ctx.service.createCollection({ name: collectionName, description: opts.description, model: opts.model, speech: opts.speech, language: opts.language });
         // The first collection becomes the default, so upload and search work without --collection.
-        if (!readUserConfig(ctx.paths).default_collection) writeUserConfig(ctx.paths, { default_collection: res.collection_id });
+        if (!readUserConfig(ctx.paths).default_collection) writeUserConfig(ctx.paths, { default_collection: res.collection_id, default_collection_name: res.name });
         if (globals.json) printJson(res);
-        else process.stdout.write(`created collection ${res.name} (${res.collection_id}, model ${res.model})\n`);
+        else {
+          process.stdout.write(`created collection ${res.name} (${res.collection_id}, model ${res.model})\n`);
+          if (ctx.local) {
+            const { reason } = resolveSpeech(res.speech ?? 'auto', process.env, res.language);
+            if (reason && res.speech !== 'off') process.stderr.write(`note: its videos will be indexed without what is said in them: ${reason}\n`);
+          }
+        }
       }),
     );
 
@@ -96,7 +103,7 @@ export function registerCollection(program: Command, run: Run): void {
         await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'} (files included)?`, opts.yes, globals.json);
         const res = await ctx.service.deleteCollection(c.id);
         const config = readUserConfig(ctx.paths);
-        if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined });
+        if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined, default_collection_name: undefined });
         if (globals.json) return printJson(res);
         process.stdout.write(`deleted collection ${c.name} (${res.videos ?? 0} videos)\n`);
       }),
@@ -130,7 +137,7 @@ export function registerCollection(program: Command, run: Run): void {
     .action(async (name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const c = await ctx.service.getCollection(name);
-        writeUserConfig(ctx.paths, { default_collection: c.id });
+        writeUserConfig(ctx.paths, { default_collection: c.id, default_collection_name: c.name });
         if (globals.json) printJson(c);
         else process.stdout.write(`default collection: ${c.name} (${c.id})\n`);
       }),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConflictError, NotFoundError, ValidationError } from '../../api/errors.js';
 import { limitSettings } from '../../api/limits.js';
-import { isValidOwner } from '../../api/principal.js';
+import { DEFAULT_OWNER, isValidOwner } from '../../api/principal.js';
 import { principalOf, type ApiKeyRow } from '../../store/keys.js';
 import { writeUserConfig } from '../../engine/config.js';
 import type { Run } from '../context.js';
@@ -11,13 +11,13 @@ export function registerKeys(program: Command, run: Run): void {
   const keys = program
     .command('keys')
     .description('API keys of the local server (stored hashed); each key sees only its owner\'s library')
-    .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name alice --qps 5\n  $ vidembed keys create --name ops --admin\n  $ vidembed keys list\n  $ vidembed keys revoke alice');
+    .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed keys create --name alice --owner alice\n  $ vidembed keys create --name ops --admin\n  $ vidembed keys list\n  $ vidembed keys revoke alice');
   keys
     .command('create')
     .requiredOption('--name <name>', 'who or what the key is for')
     .option('--qps <n>', 'requests per second allowed (token bucket)', Number, 5)
     .option('--quota <n>', 'requests allowed in total (default: unlimited)', Number)
-    .option('--owner <owner>', 'whose library the key works on; keys with the same owner share one (default: the key name)')
+    .option('--owner <owner>', 'whose library the key works on; keys with the same owner share one (default: "default", the library this machine\'s CLI works on)')
     .option('--admin', 'an admin key: sees and manages every owner\'s collections, videos and tasks')
     .option('--max-jobs <n>', "jobs its owner may have queued or running (default: the server's, VIDEMBED_KEY_MAX_JOBS; 0: no limit)", Number)
     .option('--max-video-s <s>', "longest video it may upload, in seconds (default: VIDEMBED_KEY_MAX_VIDEO_S; 0: no limit)", Number)
@@ -25,7 +25,7 @@ export function registerKeys(program: Command, run: Run): void {
     .description('create a key; the key itself is printed once, now')
     .addHelpText(
       'after',
-      '\nEach key sees only its owner\'s collections, videos, tasks and tensors; other owners\' ids answer 404.\n\nExamples:\n  $ vidembed keys create --name alice --qps 5\n  $ vidembed keys create --name alice-ci --owner alice --qps 10 --quota 100000 --json\n  $ vidembed keys create --name ops --admin\n  $ vidembed keys create --name bob --max-jobs 10 --max-video-s 600 --max-upload-mb 200\n\nLimits: docs/limits.md (over them: 429 for jobs, 413 for an upload, 422 for a video too long).',
+      '\nEach key sees only its owner\'s collections, videos, tasks and tensors; other owners\' ids answer 404.\nWithout --owner the key works on this machine\'s library (the collections the CLI made here).\n\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed keys create --name alice --owner alice --qps 10 --quota 100000 --json\n  $ vidembed keys create --name ops --admin\n  $ vidembed keys create --name bob --max-jobs 10 --max-video-s 600 --max-upload-mb 200\n\nLimits: docs/limits.md (over them: 429 for jobs, 413 for an upload, 422 for a video too long).',
     )
     .action(async (opts: { name: string; qps: number; quota?: number; owner?: string; admin?: boolean; maxJobs?: number; maxVideoS?: number; maxUploadMb?: number }, cmd: Command) =>
       run(
@@ -37,7 +37,8 @@ export function registerKeys(program: Command, run: Run): void {
           }
           const name = opts.name.trim();
           if (!name) throw new ValidationError([{ loc: ['name'], msg: 'must not be empty', type: 'value_error' }]);
-          const owner = opts.owner ?? name;
+          // By default the key works on this machine's own library (its collections belong to the owner "default").
+          const owner = opts.owner ?? DEFAULT_OWNER;
           if (!isValidOwner(owner)) {
             throw new ValidationError([
               { loc: ['owner'], msg: `"${owner}" is not a valid owner: letters, digits, _ . - (at most 64)${opts.owner ? '' : '; pass --owner'}`, type: 'value_error' },

@@ -65,6 +65,8 @@ export function registerMigrate(program: Command, run: Run): void {
             );
             if (opts.storageTo) say(`copied ${blobs} file(s) into ${opts.storageTo}`);
             if (legacy) say(`note: ${legacy} video(s) stored before blob keys are kept by their path on this machine; other machines cannot read them`);
+            const inPlace = store.videos.countInPlace();
+            if (inPlace) say(`note: ${inPlace} video(s) indexed in place are read from their folders: workers on other machines need those folders at the same paths`);
             say(`done: set VIDEMBED_DATABASE_URL${opts.storageTo ? ' and VIDEMBED_STORAGE_URL' : ''} on every worker and server`);
           } finally {
             store.close();

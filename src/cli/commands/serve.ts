@@ -1,5 +1,6 @@
+import path from 'node:path';
 import type { Command } from 'commander';
-import { BadRequestError } from '../../api/errors.js';
+import { BadRequestError, errorMessage } from '../../api/errors.js';
 import type { LocalEngine } from '../../engine/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
@@ -18,6 +19,8 @@ export interface ServeOptions {
   log?: boolean;
   /** Threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: the event loop). */
   encoderThreads?: number;
+  /** Folders clients may index in place (repeatable `--library DIR`). */
+  library?: string[];
 }
 
 export function registerServe(program: Command, run: Run): void {
@@ -32,6 +35,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
     .option('--log', 'log every request as JSON lines')
     .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
+    .option('--library <dir>', 'a folder whose footage clients may index in place (POST /collections/{id}/library-scan); repeatable', (v: string, all: string[] = []) => [...all, v])
     .description('serve the HTTP API, and the web page at /, over the local engine')
     .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
     .action(async (opts: ServeOptions, cmd: Command) =>
@@ -42,7 +46,12 @@ export function registerServe(program: Command, run: Run): void {
           await serveUntilStopped(ctx.paths.home, opts, {
             ready: async (address, engine) => {
               process.stderr.write(`vidembed serving on ${address}${opts.auth ? '' : ' (no auth)'}\n`);
-              if (opts.auth && (await engine.catalog.keys.list()).every((k) => k.revoked_at)) {
+              // A database out of reach at start is an outage like any other: say so and serve (503s).
+              const keys = opts.auth ? await engine.catalog.keys.list().catch((err: unknown) => {
+                process.stderr.write(`the database cannot be reached yet (${errorMessage(err)}): answering 503 until it can\n`);
+                return undefined;
+              }) : undefined;
+              if (keys?.every((k) => k.revoked_at)) {
                 process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
               }
             },
@@ -85,6 +94,7 @@ export async function serveUntilStopped(
     syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
     logger: Boolean(opts.log),
     ui: hooks.ui,
+    libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
   });
   // Listen first: a busy port is a one-line error and exit code, with no worker left running.
   let address: string;
@@ -98,8 +108,10 @@ export async function serveUntilStopped(
     throw err;
   }
   const stopWorker = new AbortController();
-  const worker = opts.worker ? new Worker(engine, { log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`) }) : undefined;
-  const working = worker?.run(stopWorker.signal);
+  const log = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
+  const worker = opts.worker ? new Worker(engine, { log }) : undefined;
+  // The worker waits out outages itself; were it ever to stop on an error, the server keeps serving.
+  const working = worker?.run(stopWorker.signal).catch((err: unknown) => log(`the worker stopped: ${errorMessage(err)}`));
   // The CLI on this machine sends its searches here (no model load per call).
   const warm = warmIdleMs() > 0 ? await startWarmHost(engine, home) : undefined;
   await hooks.ready(address, engine);

@@ -1,15 +1,17 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { readdir, stat } from 'node:fs/promises';
-import { BadRequestError, NotFoundError } from '../../api/errors.js';
+import { stat } from 'node:fs/promises';
+import { BadRequestError, MediaError, NotFoundError } from '../../api/errors.js';
 import type { UploadVideoResponse, VideoStatus, VideoStatusResponse } from '../../api/types.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
 import { waitForVideo } from '../wait.js';
+import { printScan } from './rescan.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { formatTranscript, isTranscriptFormat, TRANSCRIPT_FORMATS } from '../../speech/format.js';
 import { resolveSpeech } from '../../speech/engines.js';
+import { isVideoFile, VIDEO_EXTENSIONS, walkFiles } from '../../services/footage-files.js';
 
 export function registerVideos(program: Command, run: Run): void {
   program
@@ -20,30 +22,59 @@ export function registerVideos(program: Command, run: Run): void {
     .option('--no-wait', 'return as soon as the files are stored (the default)')
     .option('--force', 'add files whose bytes the collection already holds')
     .option('--skip-duplicates', 'also skip files whose pictures the collection already holds (re-encoded, resized or trimmed copies)')
+    .option('--in-place', 'index the files where they are: nothing is copied, folders are remembered for `vidembed rescan`')
     .description('upload videos into a collection; a background worker processes them')
     .addHelpText(
       'after',
-      '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and counted.\nA file whose bytes are already in the collection is skipped (--force adds it again).\nWith --skip-duplicates, so is a file whose pictures are already in one of its videos (each file is\ndecoded once more to compare its pictures; `vidembed duplicates` finds copies already stored).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json\n  $ vidembed upload ./exports/ --skip-duplicates --wait',
+      '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and listed,\nand so is a file that is not a video whatever its name (text, a still image, audio only).\nA file whose bytes are already in the collection is skipped (--force adds it again).\nWith --skip-duplicates, so is a file whose pictures are already in one of its videos (each file is\ndecoded once more to compare its pictures; `vidembed duplicates` finds copies already stored).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json\n  $ vidembed upload ./exports/ --skip-duplicates --wait\n  $ vidembed upload ~/footage/ --in-place --wait   # nothing copied; \`vidembed rescan\` later',
     )
-    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean; skipDuplicates?: boolean }, cmd: Command) =>
+    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean; skipDuplicates?: boolean; inPlace?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const collectionId = await resolveCollection(ctx, opts.collection);
+        if (opts.inPlace) {
+          // Folders in place: indexed where they lie and remembered (a server resolves them inside its library folders).
+          const folders = await inPlaceFolders(paths, Boolean(ctx.local));
+          paths = paths.filter((p) => !folders.given.includes(p));
+          let failed = 0;
+          for (const dir of folders.dirs) {
+            const res = await ctx.service.scanLibrary(collectionId, { path: dir });
+            if (globals.json) printJson(res);
+            else printScan(res);
+            if (!opts.wait) continue;
+            for (const [k, a] of res.added.entries()) {
+              const st = await waitForVideo(ctx.service, a.video_id, { json: globals.json, label: `${k + 1}/${res.added.length} ${path.basename(a.file)}` });
+              if (st.status === 'failed') failed++;
+            }
+          }
+          if (!paths.length) return failed ? 6 : 0;
+        }
         const { files, skipped } = await expandVideoPaths(paths);
         // The background worker logs it; say it here too, where the user looks.
         if (ctx.local && !globals.json) {
-          const setting = (await ctx.service.getCollection(collectionId)).speech ?? 'auto';
-          const { reason } = resolveSpeech(setting);
+          const c = await ctx.service.getCollection(collectionId);
+          const setting = c.speech ?? 'auto';
+          const { reason } = resolveSpeech(setting, process.env, c.language);
           if (reason && setting !== 'off') process.stderr.write(`note: videos are indexed without what is said in them: ${reason}\n`);
         }
-        if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped ? ` (${skipped} other file${skipped === 1 ? '' : 's'} skipped)` : ''}`);
+        if (files.length === 0) throw new BadRequestError(`no video files in ${paths.join(', ')}${skipped.length ? ` (${skipped.length} other file${skipped.length === 1 ? '' : 's'} skipped)` : ''}`);
         const total = files.reduce((a, f) => a + f.size, 0);
+        const collection = await ctx.service.getCollection(collectionId);
+        if (!globals.json && files.length > 1) process.stderr.write(`uploading ${files.length} files to collection ${collection.name}\n`);
         const progress = spinner('uploading', { json: globals.json }).start();
         const rows: { file: string; res: UploadVideoResponse | VideoStatusResponse; duplicate?: boolean; near?: UploadVideoResponse['near_duplicate'] }[] = [];
         let sent = 0;
         for (const [i, f] of files.entries()) {
           progress.text = `uploading ${i + 1}/${files.length} files, ${formatBytes(sent)} of ${formatBytes(total)}: ${path.basename(f.path)}`;
-          const uploaded = await ctx.service.uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates });
+          // One file that is not a video fails the command; among several it is skipped and listed.
+          const uploaded = await ctx.service
+            .uploadVideo(collectionId, { path: f.path, filename: path.basename(f.path), force: opts.force, skipDuplicates: opts.skipDuplicates, inPlace: opts.inPlace })
+            .catch((err: unknown) => {
+              if (files.length === 1 || !(err instanceof MediaError)) throw err;
+              skipped.push({ file: f.path, reason: err.message.replace(/^.* is not a video: /, 'not a video: ') });
+              return undefined;
+            });
           sent += f.size;
+          if (!uploaded) continue;
           const near = uploaded.near_duplicate;
           rows.push({ file: f.path, res: uploaded, duplicate: uploaded.duplicate, near });
           if (uploaded.duplicate && !globals.json) {
@@ -58,7 +89,7 @@ export function registerVideos(program: Command, run: Run): void {
         progress.stop();
         const added = rows.filter((r) => !r.duplicate);
         if (opts.wait) {
-          for (const r of added) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, label: path.basename(r.file) });
+          for (const [k, r] of added.entries()) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, label: `${k + 1}/${added.length} ${path.basename(r.file)}` });
         }
         const outputs = rows.map((r) => r.res);
         const failures = rows.filter((r) => r.res.status === 'failed').length;
@@ -90,9 +121,10 @@ export function registerVideos(program: Command, run: Run): void {
           `${added.length} uploaded`,
           opts.wait ? `${added.filter((r) => r.res.status === 'processed').length} processed, ${failures} failed` : '',
           rows.length - added.length ? `${rows.length - added.length} already there${nears ? ` (${nears} as near-duplicates)` : ''}` : '',
-          skipped ? `${skipped} non-video file${skipped === 1 ? '' : 's'} skipped` : '',
+          skipped.length ? `${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped (not videos)` : '',
         ].filter(Boolean);
-        process.stderr.write(`${counts.join(', ')}\n`);
+        for (const s of skipped) process.stderr.write(`skipped ${path.relative(process.cwd(), s.file) || s.file}: ${s.reason}\n`);
+        process.stderr.write(`collection ${collection.name}: ${counts.join(', ')}\n`);
         if (!opts.wait && added.length) process.stderr.write(`processing in the background: vidembed video status ${added[0].res.video_id} (or upload --wait next time)\n`);
         return failures ? 6 : 0;
       }),
@@ -194,7 +226,7 @@ export function registerVideos(program: Command, run: Run): void {
           list.map((v) => [
             v.video_id,
             v.filename,
-            `${v.status}${v.status === 'processing' && v.progress !== undefined ? ` ${Math.round(v.progress)}%` : ''}${v.error_message ? `: ${v.error_message}` : ''}`,
+            `${v.missing ? 'file missing (vidembed rescan), ' : ''}${v.status}${v.status === 'processing' && v.progress !== undefined ? ` ${Math.round(v.progress)}%` : ''}${v.error_message ? `: ${v.error_message}` : ''}`,
             v.duration ? formatSeconds(v.duration) : '',
             v.width ? `${v.width}x${v.height}` : '',
             v.created_at.slice(0, 19).replace('T', ' '),
@@ -230,10 +262,7 @@ export async function confirmOrRefuse(question: string, yes: boolean | undefined
   if (!(await confirm({ message: question, default: false }))) throw new BadRequestError('cancelled: nothing was deleted');
 }
 
-/** File extensions `upload` takes from folders and globs. */
-export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.mkv', '.webm', '.avi', '.ogv', '.ogg', '.mpg', '.mpeg', '.wmv', '.flv', '.3gp', '.mts', '.m2ts', '.ts', '.mxf'];
-
-const isVideo = (file: string) => VIDEO_EXTENSIONS.includes(path.extname(file).toLowerCase());
+const isVideo = isVideoFile;
 
 /** Glob pattern → RegExp over a relative path: `**` any folders, `*` and `?` inside one name. */
 function globToRegExp(glob: string): RegExp {
@@ -250,22 +279,16 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-async function walk(dir: string, out: string[]): Promise<void> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.name.startsWith('.')) continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) await walk(p, out);
-    else if (e.isFile()) out.push(p);
-  }
-}
+const walk = (dir: string, out: string[]) => walkFiles(dir, out).then(() => {});
 
 /**
  * Files, folders (recursive) and globs → the video files to upload (sorted, de-duplicated) and how
  * many other files were skipped. A path given by name is taken whatever its extension.
  */
-export async function expandVideoPaths(args: string[]): Promise<{ files: { path: string; size: number }[]; skipped: number }> {
+export async function expandVideoPaths(args: string[]): Promise<{ files: { path: string; size: number }[]; skipped: { file: string; reason: string }[] }> {
   const found = new Set<string>();
-  let skipped = 0;
+  const skipped: { file: string; reason: string }[] = [];
+  const skip = (file: string) => skipped.push({ file, reason: `not a video file (by its extension; ${VIDEO_EXTENSIONS.length} are taken: --help)` });
   for (const arg of args) {
     const abs = path.resolve(arg);
     if (/[*?]/.test(arg)) {
@@ -277,7 +300,7 @@ export async function expandVideoPaths(args: string[]): Promise<{ files: { path:
       for (const f of all) {
         if (!re.test(path.relative(base, f).split(path.sep).join('/'))) continue;
         if (isVideo(f)) found.add(f);
-        else skipped++;
+        else skip(f);
       }
       continue;
     }
@@ -288,12 +311,19 @@ export async function expandVideoPaths(args: string[]): Promise<{ files: { path:
       await walk(abs, all);
       for (const f of all) {
         if (isVideo(f)) found.add(f);
-        else skipped++;
+        else skip(f);
       }
     } else found.add(abs);
   }
   const files = await Promise.all([...found].sort().map(async (p) => ({ path: p, size: (await stat(p)).size })));
   return { files, skipped };
+}
+
+/** The folders among `upload --in-place` arguments: absolute locally, as given for a server (it resolves them in its library). */
+async function inPlaceFolders(args: string[], local: boolean): Promise<{ given: string[]; dirs: string[] }> {
+  const given: string[] = [];
+  for (const a of args) if (!local || (await stat(a).catch(() => undefined))?.isDirectory()) if (!/[*?]/.test(a)) given.push(a);
+  return { given, dirs: given.map((a) => (local ? path.resolve(a) : a)) };
 }
 
 function formatBytes(n: number): string {

@@ -8,14 +8,15 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, VidembedError } from '../../api/errors.js';
 import { schemas } from '../../api/schemas.js';
 import type { VideoFile } from '../../services/index.js';
-import { newId } from '../../store/ids.js';
+import { isTransient } from '../../store/unavailable.js';
+import { partialUploadPath } from '../uploads.js';
 import { collectionParam, type RoutesOptions } from '../plumbing.js';
 
 export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
   const { routes, services, who, uploadsDir, maxUploadBytes } = ctx;
   routes.add(
     app,
-    { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414, 422], summary: 'upload a video file (multipart, part "file")', schema: schemas.uploadVideo, status: 202, multipart: true },
+    { method: 'POST', url: '/collections/:collection_id/videos/upload', operationId: 'uploadVideo', tags: ['videos', 'collections'], errors: [400, 404, 409, 413, 414, 422], mediaErrors: true, summary: 'upload a video file (multipart, part "file"); a file without moving pictures (text, a still image, audio only) is refused (422 invalid_media) and not stored', schema: schemas.uploadVideo, status: 202, multipart: true },
     async (request) => {
       const principal = who(request);
       const collectionId = (await services.collections.get(principal, collectionParam(request.params))).id; // 404 before reading any bytes
@@ -32,7 +33,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
             part.file.resume();
             throw new BadRequestError('more than one "file" part: send exactly one');
           }
-          const tmp = path.join(uploadsDir, `${newId('vid')}.part`);
+          const tmp = partialUploadPath(uploadsDir);
           saved = { path: tmp, filename: path.basename(part.filename || 'upload').replace(/[\u0000-\u001f]/g, '') || 'upload' };
           await pipeline(part.file, createWriteStream(tmp));
           if (part.file.truncated) throw new PayloadTooLargeError(`file is over the ${maxUploadBytes}-byte upload limit`);
@@ -42,7 +43,7 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
         return await services.videos.upload(principal, collectionId, { path: saved.path, filename: saved.filename, move: true, force: force === true, skipDuplicates: skip_duplicates === true });
       } catch (err) {
         // The multipart parser's own failures (no boundary, a body cut off mid-part) are the client's.
-        if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode) throw err;
+        if (err instanceof VidembedError || (err as { statusCode?: number }).statusCode || isTransient(err)) throw err;
         if (err instanceof Error && !(err as NodeJS.ErrnoException).syscall) throw new BadRequestError(`malformed multipart body: ${err.message}`);
         throw err;
       } finally {
@@ -126,6 +127,20 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
       file: { mediaType: ['video/*', 'application/octet-stream'], ranges: true },
     },
     async (request, reply) => sendFile(reply, await services.videos.file(who(request), request.params.video_id), request.headers.range),
+  );
+  routes.add(
+    app,
+    {
+      method: 'GET',
+      url: '/videos/:video_id/playback',
+      operationId: 'getVideoPlayback',
+      tags: ['videos'],
+      errors: [400, 404, 414, 416],
+      summary: "the playback copy (H.264 MP4) of a video whose own file browsers do not play, with HTTP Range support; GET /videos/{id} gives playback_url",
+      schema: schemas.videoFile,
+      file: { mediaType: 'video/mp4', ranges: true },
+    },
+    async (request, reply) => sendFile(reply, await services.videos.playbackFile(who(request), request.params.video_id), request.headers.range),
   );
 };
 

@@ -18,9 +18,14 @@ import {
   type KeysCatalog,
   type TaskRow,
   type TasksCatalog,
+  type FoldersCatalog,
+  type NewVideo,
+  type VideoFileSeen,
   type VideoRow,
+  type MediaInfo,
   type VideosCatalog,
 } from './types.js';
+import { checkNewVideo } from '../videos.js';
 
 /*
  * The catalog on PostgreSQL (tables of PG_MIGRATIONS version 2, src/store/pg/migrate.ts; segments and
@@ -40,7 +45,8 @@ const COLLECTION_COLS = (videoCount: string) =>
 const SELECT_COLLECTIONS = `SELECT ${COLLECTION_COLS('(SELECT count(*)::int FROM videos v WHERE v.collection_id = c.id)')} FROM collections c`;
 
 const VIDEO_COLS = `id, collection_id, filename, path, blob_key, size_bytes::float8 AS size_bytes, status, progress, error_message,
-  duration, width, height, fps, codec, tags_json, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
+  duration, width, height, fps, codec, playback, tags_json, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at,
+  fingerprint, ${iso('file_mtime')} AS file_mtime`;
 
 const TASK_COLS = `id, kind, owner, status, request_json, result_json, error_message, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
 
@@ -133,15 +139,31 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
 export class PgVideosCatalog implements VideosCatalog {
   constructor(private readonly q: Queryable) {}
 
-  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
-    if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
+  async insert(v: NewVideo): Promise<VideoRow> {
+    checkNewVideo(v);
     const { rows } = await this.q.query<VideoRow>(
-      `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, content_sha256, created_at, updated_at)
-       SELECT $1, $2, $3, $4, $5, $6, 'uploaded', $7, t, t FROM clock_timestamp() AS t
+      `INSERT INTO videos (id, collection_id, filename, path, blob_key, size_bytes, status, content_sha256, fingerprint, file_mtime, created_at, updated_at)
+       SELECT $1, $2, $3, $4, $5, $6, 'uploaded', $7, $8, $9, t, t FROM clock_timestamp() AS t
        RETURNING ${VIDEO_COLS}`,
-      [v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, v.content_sha256 ?? null],
+      [v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, v.content_sha256 ?? null, v.fingerprint ?? null, v.file_mtime ?? null],
     );
     return rows[0];
+  }
+
+  async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
+    const { rows } = await this.q.query<VideoRow>(
+      `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 AND fingerprint = $2 ORDER BY created_at, seq LIMIT 1`,
+      [collectionId, fingerprint],
+    );
+    return rows[0];
+  }
+
+  async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
+    await this.q.query(
+      `UPDATE videos SET path = $2, filename = $3, size_bytes = $4, fingerprint = $5, file_mtime = $6, updated_at = clock_timestamp()
+       WHERE id = $1 AND fingerprint IS NOT NULL`,
+      [id, f.path, f.filename, f.size_bytes, f.fingerprint, f.file_mtime],
+    );
   }
 
   async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
@@ -189,10 +211,10 @@ export class PgVideosCatalog implements VideosCatalog {
     ]);
   }
 
-  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+  async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
     await this.q.query(
-      'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, updated_at = clock_timestamp() WHERE id = $1',
-      [id, info.duration, info.width, info.height, info.fps, info.codec ?? null],
+      'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, playback = $7, updated_at = clock_timestamp() WHERE id = $1',
+      [id, info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null],
     );
   }
 
@@ -205,6 +227,22 @@ export class PgVideosCatalog implements VideosCatalog {
 
   async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
     return (await this.q.query<{ id: string; last_error: string | null }>(STRANDED_VIDEOS, [VIDEOS_WAITING])).rows;
+  }
+
+  async bytesOfOwner(owner: string): Promise<number> {
+    const { rows } = await this.q.query<{ n: number }>(
+      `SELECT COALESCE(SUM(v.size_bytes), 0)::float8 AS n FROM videos v JOIN collections c ON c.id = v.collection_id WHERE c.owner = $1`,
+      [owner],
+    );
+    return rows[0].n;
+  }
+
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    const { rows } = await this.q.query<{ id: string }>(
+      `SELECT id FROM videos WHERE status = 'failed' AND error_message = $1 ORDER BY updated_at, seq LIMIT $2`,
+      [message, limit],
+    );
+    return rows.map((r) => r.id);
   }
 
   async markFailed(id: string, message: string): Promise<void> {
@@ -230,6 +268,20 @@ export class PgVideosCatalog implements VideosCatalog {
     );
     for (const r of rows) out[r.status] = r.n;
     return out;
+  }
+}
+
+/** Folders indexed in place (library_folders, PG_MIGRATIONS version 7). */
+export class PgFoldersCatalog implements FoldersCatalog {
+  constructor(private readonly q: Queryable) {}
+
+  async add(collectionId: string, dir: string): Promise<void> {
+    await this.q.query('INSERT INTO library_folders (collection_id, path) VALUES ($1, $2) ON CONFLICT DO NOTHING', [collectionId, dir]);
+  }
+
+  async list(collectionId: string): Promise<string[]> {
+    const { rows } = await this.q.query<{ path: string }>('SELECT path FROM library_folders WHERE collection_id = $1 ORDER BY seq', [collectionId]);
+    return rows.map((r) => r.path);
   }
 }
 
@@ -268,6 +320,18 @@ export class PgTasksCatalog implements TasksCatalog {
 
   async fail(id: string, message: string): Promise<void> {
     await this.q.query(`UPDATE tasks SET status = 'failed', error_message = $2, updated_at = clock_timestamp() WHERE id = $1`, [id, message]);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.q.query('DELETE FROM tasks WHERE id = $1', [id]);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    const { rows } = await this.q.query<TaskRow>(
+      `SELECT ${TASK_COLS} FROM tasks WHERE status IN ('completed', 'failed') AND updated_at < $1::timestamptz ORDER BY updated_at, id LIMIT $2`,
+      [before, limit],
+    );
+    return rows;
   }
 }
 
@@ -332,6 +396,7 @@ export class PgCatalog implements Catalog {
   readonly keys: PgKeysCatalog;
   readonly segments: PgSegmentsCatalog;
   readonly signatures: PgSignaturesCatalog;
+  readonly folders: PgFoldersCatalog;
   readonly queue: PgJobQueue;
   readonly registry: PgWorkerRegistry;
 
@@ -345,6 +410,7 @@ export class PgCatalog implements Catalog {
     this.keys = new PgKeysCatalog(pool);
     this.segments = new PgSegmentsCatalog(pool);
     this.signatures = new PgSignaturesCatalog(pool);
+    this.folders = new PgFoldersCatalog(pool);
     this.queue = new PgJobQueue(pool);
     this.registry = new PgWorkerRegistry(pool);
   }

@@ -5,7 +5,7 @@ import { Gate, gated } from '../gate.js';
 import { Store } from '../index.js';
 import type { KeysRepo } from '../keys.js';
 import type { TasksRepo } from '../tasks.js';
-import type { VideosRepo } from '../videos.js';
+import type { MediaInfo, VideosRepo } from '../videos.js';
 import {
   API_KEY_FIELDS,
   COLLECTION_FIELDS,
@@ -21,6 +21,9 @@ import {
   type TaskRow,
   type TasksCatalog,
   type VideoRow,
+  type FoldersCatalog,
+  type NewVideo,
+  type VideoFileSeen,
   type VideosCatalog,
   type CatalogTx,
   type NewSegment,
@@ -83,8 +86,16 @@ export class SqliteCollectionsCatalog implements CollectionsCatalog {
 export class SqliteVideosCatalog implements VideosCatalog {
   constructor(private readonly repo: VideosRepo) {}
 
-  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
+  async insert(v: NewVideo): Promise<VideoRow> {
     return video(this.repo.insert(v));
+  }
+
+  async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
+    return maybe(this.repo.byFingerprint(collectionId, fingerprint), video);
+  }
+
+  async fileSeen(id: string, file: VideoFileSeen): Promise<void> {
+    this.repo.fileSeen(id, file);
   }
 
   async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
@@ -115,7 +126,7 @@ export class SqliteVideosCatalog implements VideosCatalog {
     this.repo.setProgress(id, progress);
   }
 
-  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
+  async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
     this.repo.setMediaInfo(id, info);
   }
 
@@ -125,6 +136,14 @@ export class SqliteVideosCatalog implements VideosCatalog {
 
   async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
     return this.repo.stranded();
+  }
+
+  async bytesOfOwner(owner: string): Promise<number> {
+    return this.repo.bytesOfOwner(owner);
+  }
+
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    return this.repo.failedWith(message, limit);
   }
 
   async markFailed(id: string, message: string): Promise<void> {
@@ -161,6 +180,14 @@ export class SqliteTasksCatalog implements TasksCatalog {
 
   async stranded(): Promise<Array<{ id: string; last_error: string | null }>> {
     return this.repo.stranded();
+  }
+
+  async delete(id: string): Promise<void> {
+    this.repo.delete(id);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    return this.repo.settledBefore(before, limit).map(task);
   }
 
   async fail(id: string, message: string): Promise<void> {
@@ -269,6 +296,21 @@ export class SqliteSignaturesCatalog implements SignaturesCatalog {
   }
 }
 
+/** Folders indexed in place (library_folders, SQLite migration 17). */
+class SqliteFoldersCatalog implements FoldersCatalog {
+  constructor(private readonly db: Store['db']) {}
+
+  async add(collectionId: string, dir: string): Promise<void> {
+    this.db
+      .prepare('INSERT OR IGNORE INTO library_folders (collection_id, path, seq) SELECT ?, ?, COALESCE(MAX(seq), 0) + 1 FROM library_folders')
+      .run(collectionId, dir);
+  }
+
+  async list(collectionId: string): Promise<string[]> {
+    return this.db.prepare('SELECT path FROM library_folders WHERE collection_id = ? ORDER BY seq').pluck().all(collectionId) as string[];
+  }
+}
+
 /** The catalog on an open Store's repos; close() closes the store only when this catalog opened it. */
 export class SqliteCatalog implements Catalog {
   readonly collections: SqliteCollectionsCatalog;
@@ -277,6 +319,7 @@ export class SqliteCatalog implements Catalog {
   readonly keys: SqliteKeysCatalog;
   readonly segments: SqliteSegmentsCatalog;
   readonly signatures: SqliteSignaturesCatalog;
+  readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
   private readonly gate = new Gate();
@@ -293,6 +336,7 @@ export class SqliteCatalog implements Catalog {
     this.keys = g(new SqliteKeysCatalog(store.keys));
     this.segments = g(new SqliteSegmentsCatalog(store.segments));
     this.signatures = g(new SqliteSignaturesCatalog(store.signatures));
+    this.folders = g(new SqliteFoldersCatalog(store.db));
     this.queue = g(store.queue);
     this.registry = g(store.registry);
     this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };

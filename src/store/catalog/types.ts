@@ -3,12 +3,12 @@ import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
-import type { VideoRow } from '../videos.js';
+import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js';
 import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, NewSegment, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoRow };
+export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -66,35 +66,58 @@ export interface CollectionsCatalog {
  * - insert: stored either by blob key or, as before keys, by absolute path: exactly one of the two
  *   (a non-empty one), else it rejects and stores nothing. The other reads as '' (path) or null
  *   (blob_key). A new video is 'uploaded', progress null, created_at = updated_at. The collection
- *   must exist (else it rejects); deleting the collection deletes its videos.
+ *   must exist (else it rejects); deleting the collection deletes its videos. A video in place
+ *   (the user's file, issue 22) is stored by path with a fingerprint and a file_mtime, both or
+ *   neither (else it rejects); other videos read null in both.
+ * - byFingerprint: the oldest video in place of that collection with that fingerprint.
+ * - fileSeen: a video in place found at a new path or with new bytes: path, filename, size,
+ *   fingerprint and file_mtime replaced, updated_at moved; of a video not in place it does nothing.
  * - byContent: the oldest video of that collection (only that one) with those bytes (SHA-256).
  * - page: newest first (videos created in the same millisecond: the later insert first), optionally
  *   of one status, then limit / offset. listByCollection and idsForCollection: oldest first.
  * - markProcessing: status 'processing', progress 0, error cleared. setProgress counts only while
  *   processing: clamped to 0..100 and rounded to one decimal. markProcessed: 'processed', progress
  *   100, error cleared, tags stored. markFailed: 'failed', progress null, the message stored.
- *   setMediaInfo: duration, displayed width and height, fps, codec (null when not given). Each of
+ *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given). Each of
  *   these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
+ * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
+ *   recently updated first, at most `limit` (those failed for lack of space are retried).
+ * - bytesOfOwner: the size_bytes of every video in the owner's collections, summed (0: none).
  * - stranded: videos 'uploaded' or 'processing' none of whose jobs (the job queue's, same store) is
  *   queued or running, so none will finish them; with the last_error of the job updated last (null
  *   when it recorded none, or there is no job at all).
  */
 export interface VideosCatalog {
-  insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow>;
+  insert(v: NewVideo): Promise<VideoRow>;
   byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined>;
+  byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined>;
+  fileSeen(id: string, file: VideoFileSeen): Promise<void>;
   byId(id: string): Promise<VideoRow | undefined>;
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;
   delete(id: string): Promise<void>;
   listByCollection(collectionId: string): Promise<VideoRow[]>;
   markProcessing(id: string): Promise<void>;
   setProgress(id: string, progress: number): Promise<void>;
-  setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void>;
+  setMediaInfo(id: string, info: MediaInfo): Promise<void>;
   markProcessed(id: string, tagsJson: string | null): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
+  failedWith(message: string, limit: number): Promise<string[]>;
+  bytesOfOwner(owner: string): Promise<number>;
   idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
   countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
+}
+
+/**
+ * Folders indexed in place (issue 22), per collection: `rescan` walks them again for new files.
+ * - add records an absolute folder for the collection (the same one again: nothing); the
+ *   collection must exist. list: the collection's folders in the order added. Deleting the
+ *   collection forgets its folders.
+ */
+export interface FoldersCatalog {
+  add(collectionId: string, dir: string): Promise<void>;
+  list(collectionId: string): Promise<string[]>;
 }
 
 /**
@@ -105,6 +128,9 @@ export interface VideosCatalog {
  *   fail: 'failed' with the message (a result stored before stays).
  * - stranded: tasks 'pending' or 'processing' that no queued or running job will finish (as for
  *   videos).
+ * - delete removes the task (of a missing id: nothing). settledBefore: tasks 'completed' or
+ *   'failed' last updated before `before` (ISO 8601), least recently updated first, at most `limit`
+ *   (retention, docs/operations.md).
  */
 export interface TasksCatalog {
   insert(id: string, kind: TaskKind, request: unknown, owner?: string): Promise<TaskRow>;
@@ -113,6 +139,8 @@ export interface TasksCatalog {
   complete(id: string, result: unknown): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   fail(id: string, message: string): Promise<void>;
+  delete(id: string): Promise<void>;
+  settledBefore(before: string, limit: number): Promise<TaskRow[]>;
 }
 
 /**
@@ -229,6 +257,7 @@ export interface Catalog {
   readonly keys: KeysCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
   /**
@@ -257,9 +286,12 @@ export const VIDEO_FIELDS = [
   'height',
   'fps',
   'codec',
+  'playback',
   'tags_json',
   'created_at',
   'updated_at',
+  'fingerprint',
+  'file_mtime',
 ] as const satisfies readonly (keyof VideoRow)[];
 export const TASK_FIELDS = ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'] as const satisfies readonly (keyof TaskRow)[];
 export const API_KEY_FIELDS = ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role', 'limits_json'] as const satisfies readonly (keyof ApiKeyRow)[];

@@ -9,6 +9,10 @@ import { BlobNotFoundError, checkBlobKey, type BlobStore } from '../blobs.js';
  */
 export class MemoryBlobStore implements BlobStore {
   private readonly blobs = new Map<string, Buffer>();
+  private readonly written = new Map<string, number>();
+
+  /** The clock the store stamps writes with (tests of retention move it). */
+  constructor(private readonly now: () => number = Date.now) {}
 
   private bytes(key: string): Buffer {
     const b = this.blobs.get(checkBlobKey(key));
@@ -19,16 +23,25 @@ export class MemoryBlobStore implements BlobStore {
   async put(key: string, data: Buffer | Readable): Promise<void> {
     checkBlobKey(key);
     if (Buffer.isBuffer(data)) {
-      this.blobs.set(key, Buffer.from(data));
+      this.set(key, Buffer.from(data));
       return;
     }
     const chunks: Buffer[] = [];
     for await (const c of data) chunks.push(Buffer.from(c as Buffer));
-    this.blobs.set(key, Buffer.concat(chunks));
+    this.set(key, Buffer.concat(chunks));
+  }
+
+  private set(key: string, data: Buffer): void {
+    this.blobs.set(key, data);
+    this.written.set(key, this.now());
   }
 
   async putFile(key: string, file: string): Promise<void> {
-    this.blobs.set(checkBlobKey(key), await readFile(file));
+    this.set(checkBlobKey(key), await readFile(file));
+  }
+
+  async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {
+    for (const key of [...this.blobs.keys()]) if (key.startsWith(`${prefix}/`)) yield { key, modifiedMs: this.written.get(key) ?? 0 };
   }
 
   async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
@@ -51,6 +64,12 @@ export class MemoryBlobStore implements BlobStore {
   stream(key: string, range?: { start: number; end?: number }): Readable {
     const b = this.bytes(key);
     return Readable.from([range ? b.subarray(range.start, range.end === undefined ? undefined : range.end + 1) : b]);
+  }
+
+  async bytesUnder(prefix: string): Promise<number> {
+    let n = 0;
+    for (const [key, b] of this.blobs) if (key === prefix || key.startsWith(`${prefix}/`)) n += b.length;
+    return n;
   }
 
   async deletePrefix(prefix: string): Promise<void> {

@@ -15,9 +15,14 @@ import {
   type KeysCatalog,
   type TaskRow,
   type TasksCatalog,
+  type FoldersCatalog,
+  type NewVideo,
+  type VideoFileSeen,
   type VideoRow,
+  type MediaInfo,
   type VideosCatalog,
 } from '../catalog/types.js';
+import { checkNewVideo } from '../videos.js';
 import { nowIso } from '../db.js';
 import { gated } from '../gate.js';
 import { newId } from '../ids.js';
@@ -79,6 +84,7 @@ class MemoryCollectionsCatalog implements CollectionsCatalog {
     for (const v of [...state.videos.values()]) if (v.collection_id === id) deleteVideo(state, v.id);
     for (const [sid, s] of state.segments) if (s.row.collection_id === id) state.segments.delete(sid);
     state.collections.delete(id);
+    state.folders.delete(id);
   }
 
   async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
@@ -123,8 +129,8 @@ class MemoryVideosCatalog implements VideosCatalog {
     if (v && when(v)) Object.assign(v, patch, { updated_at: nowIso() });
   }
 
-  async insert(v: { id: string; collection_id: string; filename: string; path?: string; blob_key?: string; size_bytes: number; content_sha256?: string }): Promise<VideoRow> {
-    if (!v.blob_key === !v.path) throw new Error('videos.insert: give exactly one of path and blob_key');
+  async insert(v: NewVideo): Promise<VideoRow> {
+    checkNewVideo(v);
     const state = this.store.state;
     if (!state.collections.has(v.collection_id)) throw new Error(`videos.insert: no collection ${v.collection_id}`);
     if (state.videos.has(v.id)) throw new Error(`videos.insert: video ${v.id} exists`);
@@ -144,14 +150,26 @@ class MemoryVideosCatalog implements VideosCatalog {
       height: null,
       fps: null,
       codec: null,
+      playback: null,
       tags_json: null,
       created_at: now,
       updated_at: now,
+      fingerprint: v.fingerprint ?? null,
+      file_mtime: v.file_mtime ?? null,
       content_sha256: v.content_sha256 ?? null,
       seq: state.nextSeq(),
     };
     state.videos.set(row.id, row);
     return video(row);
+  }
+
+  async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
+    const v = this.of(collectionId).find((x) => x.fingerprint === fingerprint);
+    return v && video(v);
+  }
+
+  async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
+    this.set(id, { path: f.path, filename: f.filename, size_bytes: f.size_bytes, fingerprint: f.fingerprint, file_mtime: f.file_mtime }, (v) => v.fingerprint !== null);
   }
 
   async byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined> {
@@ -188,8 +206,8 @@ class MemoryVideosCatalog implements VideosCatalog {
     this.set(id, { progress: Math.max(0, Math.min(100, Math.round(progress * 10) / 10)) }, (v) => v.status === 'processing');
   }
 
-  async setMediaInfo(id: string, info: { duration: number; width: number; height: number; fps: number; codec?: string }): Promise<void> {
-    this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null });
+  async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
+    this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null, playback: info.playback ?? null });
   }
 
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
@@ -203,6 +221,22 @@ class MemoryVideosCatalog implements VideosCatalog {
 
   async markFailed(id: string, message: string): Promise<void> {
     this.set(id, { status: 'failed', progress: null, error_message: message });
+  }
+
+  async bytesOfOwner(owner: string): Promise<number> {
+    const { collections, videos } = this.store.state;
+    let n = 0;
+    for (const v of videos.values()) if (collections.get(v.collection_id)?.owner === owner) n += v.size_bytes;
+    return n;
+  }
+
+  async failedWith(message: string, limit: number): Promise<string[]> {
+    // The store's map keeps insertion order: a stable sort by update time keeps it among equals.
+    return [...this.store.state.videos.values()]
+      .filter((v) => v.status === 'failed' && v.error_message === message)
+      .sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : 0))
+      .slice(0, limit)
+      .map((v) => v.id);
   }
 
   async idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]> {
@@ -256,6 +290,18 @@ class MemoryTasksCatalog implements TasksCatalog {
 
   async fail(id: string, message: string): Promise<void> {
     this.set(id, { status: 'failed', error_message: message });
+  }
+
+  async delete(id: string): Promise<void> {
+    this.store.state.tasks.delete(id);
+  }
+
+  async settledBefore(before: string, limit: number): Promise<TaskRow[]> {
+    return [...this.store.state.tasks.values()]
+      .filter((t) => (t.status === 'completed' || t.status === 'failed') && t.updated_at < before)
+      .sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, limit)
+      .map((t) => ({ ...t }));
   }
 }
 
@@ -331,6 +377,22 @@ class MemoryKeysCatalog implements KeysCatalog {
   }
 }
 
+/** Folders indexed in place, per collection. */
+class MemoryFoldersCatalog implements FoldersCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  async add(collectionId: string, dir: string): Promise<void> {
+    const { state } = this.store;
+    if (!state.collections.has(collectionId)) throw new Error(`folders.add: no collection ${collectionId}`);
+    const list = state.folders.get(collectionId) ?? [];
+    if (!list.includes(dir)) state.folders.set(collectionId, [...list, dir]);
+  }
+
+  async list(collectionId: string): Promise<string[]> {
+    return [...(this.store.state.folders.get(collectionId) ?? [])];
+  }
+}
+
 /** A catalog on an in-memory store. Several catalogs on one store act as connections to one database. */
 export class MemoryCatalog implements Catalog {
   readonly collections: CollectionsCatalog;
@@ -339,6 +401,7 @@ export class MemoryCatalog implements Catalog {
   readonly keys: KeysCatalog;
   readonly segments: MemorySegmentsCatalog;
   readonly signatures: MemorySignaturesCatalog;
+  readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
   private readonly tx: CatalogTx;
@@ -351,6 +414,7 @@ export class MemoryCatalog implements Catalog {
     this.keys = g(new MemoryKeysCatalog(store));
     this.segments = g(new MemorySegmentsCatalog(store));
     this.signatures = g(new MemorySignaturesCatalog(store));
+    this.folders = g(new MemoryFoldersCatalog(store));
     this.queue = g(new MemoryJobQueue(store));
     this.registry = g(new MemoryWorkerRegistry(store));
     this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };

@@ -34,6 +34,8 @@ export class MemoryState {
   signatures = new Map<string, SignatureRow & { updated_at: string }>();
   jobs = new Map<string, JobRecord>();
   workers = new Map<string, LiveWorker>();
+  /** Folders indexed in place, by collection id, in the order added. */
+  folders = new Map<string, string[]>();
   /** The last segment id handed out, and the order of inserts of other rows. */
   lastSegmentId = 0;
   seq = 0;
@@ -54,6 +56,7 @@ export class MemoryState {
     out.signatures = copy(this.signatures);
     out.jobs = copy(this.jobs);
     out.workers = copy(this.workers, (w) => ({ ...w, kinds: w.kinds && [...w.kinds] }));
+    out.folders = new Map([...this.folders].map(([k, v]) => [k, [...v]]));
     out.lastSegmentId = this.lastSegmentId;
     out.seq = this.seq;
     return out;

@@ -10,7 +10,7 @@ export interface CopyCounts {
 }
 
 /** The tables copied, in order (parents before children), with how each side counts them. */
-const TABLES = ['collections', 'videos', 'segments', 'video_signatures', 'tasks', 'api_keys', 'jobs'] as const;
+const TABLES = ['collections', 'videos', 'library_folders', 'segments', 'video_signatures', 'tasks', 'api_keys', 'jobs'] as const;
 type Table = (typeof TABLES)[number];
 
 /** Jobs still to do: the others (done, failed) are history the queue does not need. */
@@ -50,8 +50,10 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
 
     const collections = await copyRows('collections', ['id', 'owner', 'name', 'description', 'model', 'dim', 'created_at', 'recipe_json', 'revision'], 'seq');
     // A video kept by key has no path (PostgreSQL holds exactly one of the two).
-    const videoCols = ['id', 'collection_id', 'filename', 'path', 'blob_key', 'size_bytes', 'status', 'progress', 'error_message', 'duration', 'width', 'height', 'fps', 'codec', 'tags_json', 'content_sha256', 'created_at', 'updated_at'];
+    const videoCols = ['id', 'collection_id', 'filename', 'path', 'blob_key', 'size_bytes', 'status', 'progress', 'error_message', 'duration', 'width', 'height', 'fps', 'codec', 'playback', 'tags_json', 'content_sha256', 'created_at', 'updated_at', 'fingerprint', 'file_mtime'];
     await copyRows('videos', videoCols, 'created_at, rowid', (v) => videoCols.map((c) => (c === 'path' && v.blob_key ? '' : v[c])));
+    const folderCols = ['collection_id', 'path'];
+    await copyRows('library_folders', folderCols, 'seq');
 
     // Segments in pages: rows, the keyword text the FTS index holds, the float32 vector.
     const dims = new Map(collections.map((c) => [c.id as string, c.dim as number]));

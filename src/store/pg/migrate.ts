@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { subjectOwnerSql } from '../queue/types.js';
 
 /**
  * PostgreSQL schema of vidembed, versioned like the SQLite one (src/store/migrations.ts):
@@ -201,15 +202,33 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE jobs ADD COLUMN owner text NOT NULL DEFAULT 'default';
       ALTER TABLE jobs ADD COLUMN claim_seq bigint;
       CREATE SEQUENCE jobs_claim_seq;
-      UPDATE jobs SET owner = COALESCE(
-          (SELECT t.owner FROM tasks t WHERE t.id = jobs.ref_id),
-          (SELECT c.owner FROM videos v JOIN collections c ON c.id = v.collection_id WHERE v.id = jobs.ref_id),
-          'default')
-        WHERE status IN ('queued', 'running');
+      UPDATE jobs SET owner = ${subjectOwnerSql('jobs.ref_id')} WHERE status IN ('queued', 'running');
       CREATE INDEX jobs_owner_claim ON jobs (owner, claim_seq);
       CREATE INDEX jobs_owner_running ON jobs (owner) WHERE status = 'running';
       ALTER TABLE api_keys ADD COLUMN limits_json text;
     `,
+  },
+  {
+    // Footage indexed in place (issue 22, as SQLite migration 17): the user's file at path, its
+    // content fingerprint and modification time; the folders each collection indexes in place.
+    version: 7,
+    name: 'videos indexed in place: fingerprint, file mtime; folders indexed in place',
+    sql: `
+      ALTER TABLE videos ADD COLUMN fingerprint text, ADD COLUMN file_mtime timestamptz;
+      CREATE INDEX videos_fingerprint ON videos (collection_id, fingerprint) WHERE fingerprint IS NOT NULL;
+      CREATE TABLE library_folders (
+        collection_id text NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        path text NOT NULL,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (collection_id, path)
+      );
+    `,
+  },
+  {
+    // As SQLite migration 18: 'original', 'proxy' (blob playback/<id>.mp4) or 'none'; NULL until processed.
+    version: 8,
+    name: 'how a browser plays each video (original file or playback proxy)',
+    sql: `ALTER TABLE videos ADD COLUMN playback text;`,
   },
 ];
 
@@ -259,9 +278,16 @@ export async function pgSchemaVersion(pool: pg.Pool): Promise<number> {
  * next query gets a fresh connection or fails with its own error.
  */
 export function openPgPool(url: string, max = 4): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // A server that does not answer (a partition rather than a refusal) fails a checkout in 10 s
+  // instead of never: the caller sees an outage (503, a worker's backoff), not a hang.
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
   pool.on('error', (err) => {
     process.emitWarning(`vidembed: an idle PostgreSQL connection failed: ${err.message}`);
+  });
+  // A checked-out client whose server goes away between two of its queries emits 'error' with no
+  // listener of the pool's attached: noted here (its next query fails and is handled there).
+  pool.on('connect', (client) => {
+    client.on('error', (err) => process.emitWarning(`vidembed: a PostgreSQL connection failed: ${err.message}`));
   });
   return pool;
 }

@@ -18,6 +18,10 @@ export interface ThrowawayCluster {
   url(database?: string): string;
   /** Stops the server (pg_ctl stop, fast) and removes the dir; synchronous, so an exit handler can call it. Idempotent. */
   stop(): void;
+  /** Stops the server as an outage would (pg_ctl stop -m fast: connections are cut), keeping its data. */
+  halt(): void;
+  /** Starts the halted server again on the same port. */
+  resume(): void;
 }
 
 /** The directory of initdb/pg_ctl: VIDEMBED_PG_BIN, else the newest /usr/lib/postgresql/N/bin; undefined when none. */
@@ -95,8 +99,15 @@ export async function startThrowawayCluster(opts: ClusterOptions = {}): Promise<
       const port = await freePort();
       try {
         started = true;
-        run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '60', '-o', `-p ${port} ${settings.join(' ')}`, 'start']);
-        return { dir, port, url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`, stop };
+        const start = () => run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '60', '-o', `-p ${port} ${settings.join(' ')}`, 'start']);
+        start();
+        const halt = () => {
+          if (started) run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+        };
+        const resume = () => {
+          if (started) start();
+        };
+        return { dir, port, url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`, stop, halt, resume };
       } catch (err) {
         lastError = err;
         try {

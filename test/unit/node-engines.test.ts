@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/clips.js';
+
+/*
+ * The Node versions package.json promises (`engines`) and the ones its installed dependencies
+ * accept agree (issue 22): the first release of each supported line (22.13, 24.0) satisfies every
+ * runtime dependency in package-lock.json, and the release before 22.13 does not (so the promise is
+ * no wider than what the dependencies take). .ci/node-lines runs the CLI under both lines.
+ */
+
+type V = [number, number, number];
+const parse = (s: string): (number | undefined)[] => s.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : undefined));
+const cmp = (a: V, b: V) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+
+/** npm's range grammar, as far as the lock file's `engines.node` use it (||, space-joined comparators, ^ ~ >= > <= < =, x and * parts). */
+function satisfies(version: string, range: string): boolean {
+  const v = parse(version) as V;
+  return range.split('||').some((alt) => {
+    const comps = alt.trim().replace(/(>=|<=|>|<|=)\s+/g, '$1').split(/\s+/).filter(Boolean);
+    return comps.every((c) => {
+      const [, op, rest] = /^(\^|~|>=|<=|>|<|=)?(.*)$/.exec(c)!;
+      if (rest === '*' || rest === 'x' || rest === '') return true;
+      const p = parse(rest);
+      const lo: V = [p[0] ?? 0, p[1] ?? 0, p[2] ?? 0];
+      if (!op || op === '=') return p.every((n, i) => n === undefined || n === v[i]);
+      if (op === '>=') return cmp(v, lo) >= 0;
+      if (op === '>') return cmp(v, lo) > 0;
+      if (op === '<') return cmp(v, lo) < 0;
+      if (op === '<=') return cmp(v, lo) <= 0;
+      const hi: V = op === '~' || lo[0] === 0 ? [lo[0], lo[1] + 1, 0] : [lo[0] + 1, 0, 0];
+      return cmp(v, lo) >= 0 && cmp(v, hi) < 0;
+    });
+  });
+}
+
+const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } };
+const lock = JSON.parse(readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; engines?: { node?: string } | string[] }> };
+const runtime = Object.entries(lock.packages)
+  .filter(([name, p]) => name && !p.dev && p.engines && !Array.isArray(p.engines) && p.engines.node)
+  .map(([name, p]) => ({ name: name.replace(/^.*node_modules\//, ''), range: (p.engines as { node: string }).node }));
+
+describe('supported Node versions', () => {
+  it('the range reader follows npm on the forms the lock file uses', () => {
+    expect(satisfies('22.13.0', '>=23.5.0 || ^22.13.0 || ^20.17.0')).toBe(true);
+    expect(satisfies('22.12.9', '>=23.5.0 || ^22.13.0 || ^20.17.0')).toBe(false);
+    expect(satisfies('23.1.0', '>=23.5.0 || ^22.13.0 || ^20.17.0')).toBe(false);
+    expect(satisfies('24.0.0', '20.x || 22.x || 23.x || 24.x || 25.x || 26.x')).toBe(true);
+    expect(satisfies('21.0.0', '20.x || 22.x')).toBe(false);
+    expect(satisfies('12.0.0', '10.* || >= 12.*')).toBe(true);
+    expect(satisfies('16.0.0', '^12.17.0 || ^14.13 || >=16.0.0')).toBe(true);
+    expect(satisfies('14.12.0', '^12.17.0 || ^14.13 || >=16.0.0')).toBe(false);
+    expect(satisfies('22.0.0', '*')).toBe(true);
+  });
+
+  it('package.json and its lock file promise the same, and the first release of each supported line meets every runtime dependency', () => {
+    expect(pkg.engines.node).toBe('^22.13.0 || >=24');
+    expect((lock.packages[''].engines as { node: string }).node).toBe(pkg.engines.node);
+    expect(runtime.length).toBeGreaterThan(20);
+    for (const first of ['22.13.0', '24.0.0']) {
+      expect(satisfies(first, pkg.engines.node), first).toBe(true);
+      expect(runtime.filter((d) => !satisfies(first, d.range)).map((d) => `${d.name} ${d.range}`), `Node ${first}`).toEqual([]);
+    }
+  });
+
+  it('no wider than the dependencies: Node 20, 22.12 and 23 are outside the promise, and a dependency refuses each', () => {
+    for (const older of ['20.19.0', '22.12.0', '23.4.0']) {
+      expect(satisfies(older, pkg.engines.node), older).toBe(false);
+      expect(runtime.filter((d) => !satisfies(older, d.range)).length, older).toBeGreaterThan(0);
+    }
+  });
+});
