@@ -50,6 +50,8 @@ export interface SearchQuality extends Figures {
   chanceAt5: number;
   /** Per query kind (scene, animal, object, people, action). */
   byGroup: Partial<Record<QueryGroup, Figures>>;
+  /** The items that have a written `query` (more/) alone: with column `query`, only typed-style queries. */
+  written?: Figures;
   queries: QueryOutcome[];
   /** Mean confidence of right answers at rank 1 vs of wrong first answers (separation). */
   confidence?: { rightFirst: number; wrongFirst: number };
@@ -140,6 +142,7 @@ export async function evaluateSearchQuality(
     if (qs.length) byGroup[g] = figuresOf(qs.map((q) => q.rank));
   }
   const labels = ['high', 'medium', 'low'] as const;
+  const writtenRanks = queries.filter((_, i) => rows[i].query !== undefined).map((q) => q.rank);
   return {
     half,
     column,
@@ -147,6 +150,7 @@ export async function evaluateSearchQuality(
     chanceAt1: r3(1 / n),
     chanceAt5: r3(Math.min(1, 5 / n)),
     byGroup,
+    written: writtenRanks.length ? figuresOf(writtenRanks) : undefined,
     queries,
     confidence: hasConfidence ? { rightFirst: conf(queries.filter((q) => q.rank === 1)), wrongFirst: conf(queries.filter((q) => q.rank !== 1)) } : undefined,
     reliability: {

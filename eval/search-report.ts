@@ -40,6 +40,7 @@ export function formatSearch(report: SearchReport, commit = commitOf()): string 
       for (const q of Object.values(columns)) {
         lines.push(`  ${variant.padEnd(8)} ${half.padEnd(6)} ${q.column.padEnd(7)} n=${q.n}: ${formatFigures(q)} (chance ${pct(q.chanceAt1)} / ${pct(q.chanceAt5)})`);
         for (const [g, f] of Object.entries(q.byGroup)) lines.push(`      ${g.padEnd(7)} n=${String(f.n).padStart(2)}: ${formatFigures(f)}`);
+        if (q.written) lines.push(`      more/ items alone (a written query) n=${q.written.n}: ${formatFigures(q.written)}`);
       }
     }
     const t = halves.tuning?.query;
