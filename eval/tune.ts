@@ -4,6 +4,11 @@
  * `npm run eval -- search --home HOME` (its segments' stored analysis is re-embedded with candidate
  * weights; no model but the text encoder runs). Prints the weights to paste into
  * src/models/perception/weights.ts with the figures they reach. The check half is never read.
+ * Queries are column `query` (what a person would type where written, else the caption).
+ *
+ * Options: `--weights` runs the coordinate search over the part weights (else they stay as they
+ * are); `--experiments` measures ranking variants (late interaction, sure-word bonus);
+ * `--features` compares confidence feature sets; `--sure-bonus`, `--late=λ` score with a variant.
  */
 import { join } from 'node:path';
 import { analysisParts } from '../src/analysis/describe.js';
@@ -312,9 +317,9 @@ async function exploreFeatures(libs: Awaited<ReturnType<typeof loadLibrary>>[], 
     'sim,sure,imagenet': (r) => [r.a.similarity, r.a.sureWords, r.a.imagenet],
     'sim,sure,imagenet,sim*imagenet': (r) => [r.a.similarity, r.a.sureWords, r.a.imagenet, r.a.similarity * r.a.imagenet],
   };
-  if (process.env.TUNE_DUMP) for (const r of rowsOf.filter((x) => x.first)) process.stderr.write(`dump ${r.a.similarity.toFixed(3)} ${r.a.sureWords.toFixed(3)} ${r.a.words.toFixed(3)} ${r.y}\n`);
   for (const [name, f] of Object.entries(sets)) {
-    const samples = rowsOf.filter((r) => !process.env.TUNE_FIRST || r.first).map((r) => ({ x: f(r), y: r.y }));
+    // Fitted on first answers, as the engine's curve is (the label a person reads first).
+    const samples = rowsOf.filter((r) => r.first).map((r) => ({ x: f(r), y: r.y }));
     const w = fitLogistic(samples);
     const p = (x: number[]) => 1 / (1 + Math.exp(-(x.reduce((s, v, i) => s + v * w[i], 0) + w[w.length - 1])));
     const ll = samples.reduce((s, x) => s - (x.y ? Math.log(p(x.x)) : Math.log(1 - p(x.x))), 0) / samples.length;
