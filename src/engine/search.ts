@@ -117,13 +117,10 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     if (out.length >= input.topK) break;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
-    // The result's own evidence only (src/engine/confidence.ts): its similarity and the query words
-    // analysis saw in it, each as sure as the fact that names it.
+    // The result's own evidence only (src/engine/confidence.ts): its similarity, the query words
+    // analysis saw in it (each as sure as the fact that names it), whether ImageNet classified it.
     const facts = factsOf(row.facts_json);
-    const found = wordEvidence(
-      terms.filter((t) => matches.get(t)?.includes(best.segmentId)),
-      facts,
-    );
+    const found = wordEvidence(terms.filter((t) => matches.get(t)?.includes(best.segmentId)), facts);
     const evidence = { similarity: similarity.get(best.segmentId) ?? 0, sureWords: sureWordShare(idf, found), classified: isClassified(facts) };
     // A phrase heard in the transcript is its own evidence: as sure as the match is, at least.
     const heardHit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
