@@ -24,6 +24,27 @@ export interface CatalogRow {
   /** Mapped labels; null when the judgement is ambiguous or has no mapping. */
   shot: ShotSizeLabel | null;
   angle: ShootingAngleLabel | null;
+  /** What a person would type to find it (4–12 words; `more/` items only): the search eval's query where present. */
+  query?: string;
+  /** The query's kind, for per-kind figures: scene, animal, object, people, action. */
+  group: QueryGroup;
+}
+
+export const QUERY_GROUPS = ['scene', 'animal', 'object', 'people', 'action'] as const;
+export type QueryGroup = (typeof QUERY_GROUPS)[number];
+
+/**
+ * The original catalog's `subject` ("people/portrait", "landscape/sea", "food/drink") as a query
+ * kind, by its first word: landscapes, buildings, cities, interiors, nature and water are scenes;
+ * animals are animals; people and sports are people; food, vehicles, objects, physics and plants
+ * (close-ups of flowers) are objects.
+ */
+export function groupOfSubject(subject: string): QueryGroup {
+  const head = subject.trim().toLowerCase().split('/')[0];
+  if (head === 'animal') return 'animal';
+  if (head === 'people' || head === 'sports') return 'people';
+  if (['landscape', 'buildings', 'city', 'interior', 'nature', 'underwater'].includes(head)) return 'scene';
+  return 'object';
 }
 
 /** The repository root: the nearest ancestor of this file (eval/ or dist/eval/) holding package.json. */
@@ -128,8 +149,67 @@ export function loadCatalog(dir = requireEvalDir()): CatalogRow[] {
       notes: f[c.notes] ?? '',
       shot: mapShotSize(f[c.shot] ?? ''),
       angle: mapAngle(f[c.angle] ?? ''),
+      group: groupOfSubject(f[c.subject] ?? ''),
     } satisfies CatalogRow;
   });
+}
+
+/**
+ * `more/catalog.tsv` (62 items added 2026-11-24; `more/README.md`): a person's `query` and `kind`
+ * per item and a fuller `caption`; no shot size or angle judgements.
+ */
+export function loadMoreCatalog(dir = requireEvalDir()): CatalogRow[] {
+  const more = join(dir, 'more');
+  const lines = readFileSync(join(more, 'catalog.tsv'), 'utf8').split(/\r?\n/).filter((l) => l.trim());
+  const header = lines[0].split('\t');
+  const col = (name: string): number => {
+    const i = header.indexOf(name);
+    if (i < 0) throw new Error(`more/catalog.tsv: no column ${name}`);
+    return i;
+  };
+  const c = { path: col('path'), query: col('query'), kind: col('kind'), size: col('width_x_height'), caption: col('caption') };
+  return lines.slice(1).map((line) => {
+    const f = line.split('\t');
+    const [w, h] = (f[c.size] ?? '').split('x').map(Number);
+    const path = f[c.path];
+    const group = (QUERY_GROUPS as readonly string[]).includes(f[c.kind]) ? (f[c.kind] as QueryGroup) : 'object';
+    return {
+      path: `more/${path}`,
+      file: join(more, path),
+      name: path.replace(/^.*\//, ''),
+      kind: path.startsWith('videos/') ? 'video' : 'photo',
+      width: w || 0,
+      height: h || 0,
+      subject: f[c.kind] ?? '',
+      caption: f[c.caption] ?? '',
+      shotText: '',
+      angleText: '',
+      notes: '',
+      shot: null,
+      angle: null,
+      query: f[c.query]?.trim() || undefined,
+      group,
+    } satisfies CatalogRow;
+  });
+}
+
+/**
+ * The search eval's items: the judged catalog and `more/` (123 items). File names stay unique
+ * (the hash split of eval/split.ts goes by name).
+ */
+export function loadSearchCatalog(dir = requireEvalDir()): CatalogRow[] {
+  const rows = [...loadCatalog(dir), ...loadMoreCatalog(dir)];
+  const names = new Set(rows.map((r) => r.name));
+  if (names.size !== rows.length) throw new Error('eval catalogs: two items share a file name');
+  return rows;
+}
+
+/** Which text of an item is the query: what a person would type (`query`, where the catalog has it), or the caption. */
+export type QueryColumn = 'query' | 'caption';
+
+/** The item's query in `column`: `query` falls back to the caption where no query was written. */
+export function queryText(row: CatalogRow, column: QueryColumn): string {
+  return column === 'query' ? (row.query ?? row.caption) : row.caption;
 }
 
 export { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS };

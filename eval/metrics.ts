@@ -116,3 +116,59 @@ export function formatReliability(name: string, rep: ReliabilityReport): string 
   const rows = rep.bins.map((b) => `  [${b.lo.toFixed(1)}, ${b.hi.toFixed(1)})  n=${String(b.n).padStart(3)}  conf=${b.meanConfidence.toFixed(2)}  acc=${b.n ? b.accuracy.toFixed(2) : '  - '}`);
   return `${name}: ECE ${rep.ece}, upper-half minus lower-half accuracy ${rep.upperMinusLowerAccuracy}\n${rows.join('\n')}`;
 }
+
+/** A small fixed-seed generator (mulberry32): the same resamples on every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The eval's bootstrap: 1000 resamples of the queries, seed 23, a 95 % percentile interval. */
+export const BOOTSTRAP = { resamples: 1000, seed: 23, level: 0.95 } as const;
+
+/**
+ * Percentile bootstrap interval of `stat` over `items` (resampled with replacement, fixed seed):
+ * [lo, hi] at `level`. The sets are small: an R@1 of 0.5 on 60 queries is roughly 0.37–0.63.
+ */
+export function bootstrapInterval<T>(items: T[], stat: (xs: T[]) => number, opts: { resamples?: number; seed?: number; level?: number } = {}): [number, number] {
+  const { resamples, seed, level } = { ...BOOTSTRAP, ...opts };
+  if (!items.length) return [0, 0];
+  const rnd = seededRandom(seed);
+  const values: number[] = [];
+  const sample = new Array<T>(items.length);
+  for (let b = 0; b < resamples; b++) {
+    for (let i = 0; i < items.length; i++) sample[i] = items[Math.floor(rnd() * items.length)];
+    values.push(stat(sample));
+  }
+  values.sort((x, y) => x - y);
+  const at = (q: number) => values[Math.min(values.length - 1, Math.max(0, Math.round(q * (values.length - 1))))];
+  return [r3(at((1 - level) / 2)), r3(at(1 - (1 - level) / 2))];
+}
+
+export interface LabelBin {
+  label: string;
+  n: number;
+  right: number;
+  /** right / n (0 when empty). */
+  rate: number;
+  meanConfidence: number;
+}
+
+/** Share right per confidence label (high / medium / low), in the order given. */
+export function labelReliability(preds: Array<{ label: string; confidence: number; correct: boolean }>, labels: readonly string[]): LabelBin[] {
+  return labels.map((label) => {
+    const xs = preds.filter((p) => p.label === label);
+    const right = xs.filter((p) => p.correct).length;
+    return { label, n: xs.length, right, rate: xs.length ? r3(right / xs.length) : 0, meanConfidence: xs.length ? r3(xs.reduce((s, p) => s + p.confidence, 0) / xs.length) : 0 };
+  });
+}
+
+export function formatLabelReliability(name: string, bins: LabelBin[]): string {
+  return `${name}\n${bins.map((b) => `    ${b.label.padEnd(7)} n=${String(b.n).padStart(3)}  right ${String(b.right).padStart(3)} (${b.n ? (100 * b.rate).toFixed(0).padStart(3) : '  -'} %)  mean confidence ${b.n ? b.meanConfidence.toFixed(2) : '-'}`).join('\n')}`;
+}

@@ -10,7 +10,10 @@
  *   reliability confidence bins vs accuracy for shot size, angle and camera movement
  *   camera      camera movement on clips generated with ffmpeg from the photos (≥ 40)
  *   retrieval   caption → photo retrieval with the perception embedder (recall@1/@5, MRR)
- *   search      caption → clip through the real engine, per half, with and without ImageNet
+ *   search      query → clip through the real engine (judged catalog + more/, 123 items), per half,
+ *               per query column (`query`: what a person would type, else the caption; `caption`),
+ *               with and without ImageNet: R@1/@5/MRR with 95 % bootstrap intervals, per kind,
+ *               and the reliability of the confidence labels (`--half tuning` for one half)
  *   speech      spoken-phrase search over recorded speech through the engine and pocketsphinx:
  *               R@1, start within 1 s, word error rate, per half and band, clean / 20 dB / 10 dB
  *               (`speech clean` for the clean condition only)
@@ -23,7 +26,7 @@ import type { Frame } from '../src/media/types.js';
 import { CAMERA_MOVEMENT_LABELS } from '../src/tagging/index.js';
 import { SHOOTING_ANGLE_LABELS, SHOT_SIZE_LABELS } from '../src/tagging/framing.js';
 import { evaluateCameraMovement, type CameraEvalResult } from './camera.js';
-import { loadCatalog, MissingEvalDataError, requireEvalDir, type CatalogRow } from './catalog.js';
+import { loadCatalog, loadSearchCatalog, MissingEvalDataError, requireEvalDir, type CatalogRow, type QueryColumn } from './catalog.js';
 import { EVAL_FRAME_SIDE, evaluateFraming, type FramingEvalResult } from './framing-eval.js';
 import { formatConfusion, formatReliability, type ConfusionReport } from './metrics.js';
 import { evaluateRetrieval, type RetrievalResult } from './retrieval.js';
@@ -32,17 +35,22 @@ import { sharedModelsDir } from './catalog.js';
 import { tempDir } from './clips.js';
 import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from './search-quality.js';
 import { HALVES, inHalf, type Half } from './split.js';
+import { commitOf, formatSearch } from './search-report.js';
 import { evaluateSpeech, SPEECH_CONDITIONS, type SpeechEval } from './speech.js';
 
 const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search', 'speech'] as const;
 type Section = (typeof SECTIONS)[number];
 const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], quality: ['search'], shot: ['shot_size'], camera_movement: ['camera'] };
 
-function parseSections(argv: string[]): { sections: Set<Section>; verbose: boolean; home?: string } {
+function parseSections(argv: string[]): { sections: Set<Section>; verbose: boolean; home?: string; halves: Half[] } {
   const verbose = argv.includes('-v') || argv.includes('--verbose');
   const homeAt = argv.indexOf('--home');
   const home = homeAt >= 0 ? argv[homeAt + 1] : undefined;
-  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
+  // `--half tuning`: search figures of the tuning half only (what tuning may look at).
+  const halfAt = argv.indexOf('--half');
+  const halves = halfAt >= 0 ? HALVES.filter((h) => h === argv[halfAt + 1]) : HALVES;
+  if (halfAt >= 0 && !halves.length) throw new UsageError(`--half: choose from ${HALVES.join(', ')}`);
+  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !(halfAt >= 0 && i === halfAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
   const out = new Set<Section>();
   for (const n of names.length ? names : ['all']) {
     const key = n.toLowerCase();
@@ -50,7 +58,7 @@ function parseSections(argv: string[]): { sections: Set<Section>; verbose: boole
     else if (ALIASES[key]) for (const s of ALIASES[key]) out.add(s);
     else throw new UsageError(`unknown eval section "${n}"; choose from ${[...SECTIONS, ...Object.keys(ALIASES)].join(', ')}`);
   }
-  return { sections: out, verbose, home };
+  return { sections: out, verbose, home, halves };
 }
 
 class UsageError extends Error {}
@@ -86,7 +94,7 @@ const ANGLE_ABBR: Record<string, string> = { eye_level: 'eye', high_angle: 'high
 const MOVE_ABBR = (l: string): string => l.replace('pan_', 'p_').replace('tilt_', 't_').replace('zoom_', 'z_').slice(0, 8);
 
 async function main(): Promise<void> {
-  const { sections, verbose, home } = parseSections(process.argv.slice(2));
+  const { sections, verbose, home, halves } = parseSections(process.argv.slice(2));
   const dir = requireEvalDir();
   const catalog = loadCatalog(dir);
   const photos = catalog.filter((r) => r.kind === 'photo');
@@ -122,9 +130,11 @@ async function main(): Promise<void> {
     err(`retrieval: embedding ${photos.length} photos with the perception embedder…`);
     retrieval = await evaluateRetrieval(photos, frameOf, log);
   }
-  let search: Record<string, Record<Half, SearchQuality>> | undefined;
+  let search: Record<string, Partial<Record<Half, Record<QueryColumn, SearchQuality>>>> | undefined;
   if (sections.has('search')) {
     search = {};
+    // The judged catalog and more/ (123 items); each half its own collection.
+    const items = loadSearchCatalog(dir);
     // Without the ImageNet analyzer first (the offline default), then with it (pulled from ../shared/models).
     for (const variant of ['base', 'imagenet'] as const) {
       const variantHome = home ? join(home, variant) : tempDir(`vidembed-eval-${variant}-`).dir;
@@ -136,11 +146,14 @@ async function main(): Promise<void> {
         await new ModelManager().pull('imagenet-mobilenet-v2', { from: join(sharedModelsDir(), 'imagenet-mobilenet-v2') });
       } else process.env.VIDEMBED_NO_IMAGENET = '1';
       const engine = new LocalEngine({ home: variantHome });
-      search[variant] = {} as Record<Half, SearchQuality>;
-      for (const half of HALVES) {
-        const rows = inHalf(catalog, half);
+      search[variant] = {};
+      for (const half of halves) {
+        const rows = inHalf(items, half);
         const id = await ensureLibrary(engine, rows, half, { home: variantHome, log: err });
-        search[variant][half] = await evaluateSearchQuality(engine, id, rows, half, log);
+        search[variant][half] = {
+          query: await evaluateSearchQuality(engine, id, rows, half, log, 'query'),
+          caption: await evaluateSearchQuality(engine, id, rows, half, log, 'caption'),
+        };
       }
       await engine.close();
     }
@@ -154,6 +167,7 @@ async function main(): Promise<void> {
 
   const out: Record<string, unknown> = {
     generatedAt: new Date().toISOString(),
+    commit: commitOf(),
     machine: { cpus: cpus().length, node: process.version },
     sections: [...sections],
     data: { dir, photos: photos.length, shotLabelled: photos.filter((p) => p.shot).length, angleLabelled: photos.filter((p) => p.angle).length },
@@ -208,16 +222,7 @@ async function main(): Promise<void> {
   }
   if (search) {
     out.search = search;
-    err('SEARCH (caption → the item it describes, through the real engine; each half its own collection)');
-    for (const [variant, halves] of Object.entries(search)) {
-      for (const q of Object.values(halves)) {
-        err(
-          `  ${variant.padEnd(8)} ${q.half.padEnd(6)} n=${q.n}: R@1 ${pct(q.recallAt1)}, R@5 ${pct(q.recallAt5)}, MRR ${q.mrr} (chance ${pct(q.chanceAt1)} / ${pct(q.chanceAt5)})` +
-            (q.confidence ? `; mean confidence of right/wrong first answers ${q.confidence.rightFirst}/${q.confidence.wrongFirst}` : ''),
-        );
-      }
-    }
-    err('');
+    err(formatSearch(search));
   }
   if (speech) {
     out.speech = speech;

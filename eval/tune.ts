@@ -4,15 +4,23 @@
  * `npm run eval -- search --home HOME` (its segments' stored analysis is re-embedded with candidate
  * weights; no model but the text encoder runs). Prints the weights to paste into
  * src/models/perception/weights.ts with the figures they reach. The check half is never read.
+ * Queries are column `query` (what a person would type where written, else the caption).
+ *
+ * Options: `--weights` runs the coordinate search over the part weights (else they stay as they
+ * are); `--experiments` measures ranking variants (late interaction, sure-word bonus);
+ * `--features` compares confidence feature sets; `--sure-bonus`, `--late=λ` score with a variant.
  */
 import { join } from 'node:path';
 import { analysisParts } from '../src/analysis/describe.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
 import { queryTerms } from '../src/engine/search.js';
+import { sureWordShare, WEAK_GUESS, wordEvidence } from '../src/engine/confidence.js';
+import { allFacts } from '../src/analysis/types.js';
 import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.js';
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
 import { Store } from '../src/store/index.js';
-import { loadCatalog } from './catalog.js';
+import { loadSearchCatalog, queryText } from './catalog.js';
+import { labelReliability, formatLabelReliability } from './metrics.js';
 import { inHalf } from './split.js';
 
 interface Seg {
@@ -37,16 +45,40 @@ async function embedAll(texts: string[]): Promise<void> {
   }
 }
 
+/** A video's best segment for a query, with the evidence the confidence curve reads. */
+interface Answer {
+  video: string;
+  relevance: number;
+  similarity: number;
+  sureWords: number;
+  /** Plain IDF-weighted share of query words found (what relevance adds). */
+  words: number;
+  sureMax: number;
+  /** The segment was analysed by the ImageNet classifier. */
+  imagenet: number;
+  /** The best segment's vector. */
+  vector: Float32Array;
+}
+
 interface Metrics {
   r1: number;
   r5: number;
   mrr: number;
-  perQuery: { rank: number; ranked: [string, number][] }[];
+  perQuery: { rank: number; ranked: Answer[] }[];
+}
+
+/** Ranking variants measured on the tuning half (`--experiments`). */
+export interface Variant {
+  /** Keyword bonus from words counted by how sure analysis was of them (instead of plainly). */
+  sureBonus?: boolean;
+  /** Late interaction: + lateWeight × the best single part's cosine to the query. */
+  lateWeight?: number;
 }
 
 /** One eval library's tuning half, ready to be re-scored with candidate weights. */
 async function loadLibrary(home: string, variant: string) {
-  const rows = inHalf(loadCatalog(), 'tuning');
+  const rows = inHalf(loadSearchCatalog(), 'tuning');
+  const query = (r: (typeof rows)[number]) => queryText(r, 'query');
   const store = Store.open(join(home, variant, 'vidembed.db'));
   const col = store.collections.byName('eval-tuning', null)[0];
   if (!col) throw new Error(`no eval-tuning collection in ${home}/${variant}: run npm run eval -- search --home ${home} first`);
@@ -68,20 +100,29 @@ async function loadLibrary(home: string, variant: string) {
   const ones = Object.fromEntries(Object.keys(PERCEPTION_WEIGHTS).map((k) => [k, 1])) as PerceptionWeights;
   await embedAll(segs.flatMap((s) => analysisParts(s.analysis, ones).map((p) => p.text)));
   const fileOf = (r: (typeof rows)[number]) => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
-  await embedAll(rows.map((r) => r.caption));
+  await embedAll(rows.map(query));
   // Keyword shares per query (they do not depend on the weights): the engine's own term matching.
   const total = segs.length;
   const kw = rows.map((r) => {
-    const terms = store.segments.selectiveTerms(queryTerms(r.caption));
+    const terms = store.segments.selectiveTerms(queryTerms(query(r)));
     const matches = store.segments.termMatches(col.id, terms, 2000);
     const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (matches.get(t)?.length ?? 0)))]));
     const sum = [...idf.values()].reduce((a, b) => a + b, 0) || 1;
     const share = new Map<number, number>();
     for (const [t, ids] of matches) for (const id of ids) share.set(id, (share.get(id) ?? 0) + (idf.get(t) ?? 0) / sum);
-    return share;
+    // The same share with each found word counted by how sure analysis was of it (src/engine/confidence.ts).
+    const sure = new Map<number, number>();
+    const sureMax = new Map<number, number>();
+    for (const id of share.keys()) {
+      const found = [...matches].filter(([, ids]) => ids.includes(id)).map(([t]) => t);
+      const ev = wordEvidence(found, allFacts(segs.find((s) => s.id === id)!.analysis));
+      sure.set(id, sureWordShare(idf, ev));
+      sureMax.set(id, Math.max(0, ...[...ev].map(([t, e]) => (e.strength >= WEAK_GUESS ? e.strength * Math.min(1, (idf.get(t) ?? 0) / Math.log(1 + total / 2)) : 0))));
+    }
+    return { share, sure, sureMax };
   });
 
-  const score = (w: PerceptionWeights, keyword: number): Metrics => {
+  const score = (w: PerceptionWeights, keyword: number, variant: Variant = {}): Metrics => {
     const vecs = segs.map((s) => {
       const parts = analysisParts(s.analysis, w);
       const v = new Float32Array(512);
@@ -91,15 +132,19 @@ async function loadLibrary(home: string, variant: string) {
       }
       return l2normalize(v);
     });
+    const partTexts = variant.lateWeight ? segs.map((s) => analysisParts(s.analysis, w).map((p) => p.text)) : [];
     const perQuery = rows.map((r, qi) => {
-      const q = cache.get(r.caption)!;
-      const best = new Map<string, number>();
+      const q = cache.get(query(r))!;
+      const best = new Map<string, Answer>();
       segs.forEach((s, i) => {
-        const rel = dot(q, vecs[i]) + keyword * (kw[qi].get(s.id) ?? 0);
-        if (rel > (best.get(s.video) ?? -Infinity)) best.set(s.video, rel);
+        const similarity = dot(q, vecs[i]);
+        const sureWords = kw[qi].sure.get(s.id) ?? 0;
+        let rel = similarity + keyword * ((variant.sureBonus ? sureWords : kw[qi].share.get(s.id)) ?? 0);
+        if (variant.lateWeight) rel += variant.lateWeight * Math.max(0, ...partTexts[i].map((t) => dot(q, cache.get(t)!)));
+        if (rel > (best.get(s.video)?.relevance ?? -Infinity)) best.set(s.video, { video: s.video, relevance: rel, similarity, sureWords, words: kw[qi].share.get(s.id) ?? 0, sureMax: kw[qi].sureMax.get(s.id) ?? 0, imagenet: s.analysis.imagenet ? 1 : 0, vector: vecs[i] });
       });
-      const ranked = [...best.entries()].sort((a, b) => b[1] - a[1]);
-      const rank = ranked.findIndex(([v]) => v === fileOf(r)) + 1 || ranked.length;
+      const ranked = [...best.values()].sort((a, b) => b.relevance - a.relevance);
+      const rank = ranked.findIndex((a) => a.video === fileOf(r)) + 1 || ranked.length;
       return { rank, ranked };
     });
     const n = perQuery.length;
@@ -111,7 +156,7 @@ async function loadLibrary(home: string, variant: string) {
     };
   };
   store.close();
-  return { variant, rows, score, fileOf };
+  return { variant, rows, score, fileOf, queryVector: (r: (typeof rows)[number]) => cache.get(query(r))! };
 }
 
 async function main(): Promise<void> {
@@ -120,14 +165,21 @@ async function main(): Promise<void> {
   await use.load();
   // Both libraries (with and without the ImageNet analyzer) share one set of weights: tune for both.
   const libs = [await loadLibrary(home, 'base'), await loadLibrary(home, 'imagenet')];
-  const score = (w: PerceptionWeights, keyword: number): Metrics[] => libs.map((l) => l.score(w, keyword));
   const objective = (ms: Metrics[]) => ms.reduce((s, m) => s + m.mrr + 0.25 * m.r1 + 0.1 * m.r5, 0) / ms.length;
   const show = (ms: Metrics[]) => ms.map((m, i) => `${libs[i].variant}: R@1 ${m.r1.toFixed(3)} R@5 ${m.r5.toFixed(3)} MRR ${m.mrr.toFixed(3)}`).join('; ');
 
+  const args = process.argv.slice(3);
+  const variant: Variant = { sureBonus: args.includes('--sure-bonus'), lateWeight: Number(args.find((a) => a.startsWith('--late='))?.slice(7) ?? 0) };
   const w: PerceptionWeights = { ...PERCEPTION_WEIGHTS };
   let keyword = SEARCH_WEIGHTS.keyword;
-  let best = score(w, keyword);
+  let best = libs.map((l) => l.score(w, keyword));
   process.stderr.write(`start: ${show(best)}\n`);
+  if (args.includes('--experiments')) {
+    for (const v of [{ sureBonus: true }, { lateWeight: 0.25 }, { lateWeight: 0.5 }, { lateWeight: 1 }, { sureBonus: true, lateWeight: 0.5 }] as Variant[]) {
+      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(libs.map((l) => l.score(w, keyword, v)))}\n`);
+    }
+  }
+  if (variant.sureBonus || variant.lateWeight) best = libs.map((l) => l.score(w, keyword, variant));
   const grid: Record<string, number[]> = {
     subject: [0.25, 0.5, 1, 1.5, 2],
     maybe: [0, 0.3, 0.6, 1, 1.5, 2, 3],
@@ -140,7 +192,7 @@ async function main(): Promise<void> {
     confidencePower: [0.5, 0.75, 1, 1.5],
     keyword: [0, 0.05, 0.1, 0.15, 0.25, 0.4, 0.6, 0.8],
   };
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < (args.includes('--weights') ? 3 : 0); round++) {
     let improved = false;
     for (const [key, values] of Object.entries(grid)) {
       for (const v of values) {
@@ -148,7 +200,7 @@ async function main(): Promise<void> {
         let kwv = keyword;
         if (key === 'keyword') kwv = v;
         else (cand as Record<string, number>)[key] = v;
-        const m = score(cand, kwv);
+        const m = libs.map((l) => l.score(cand, kwv, variant));
         if (objective(m) > objective(best) + 1e-9) {
           best = m;
           Object.assign(w, cand);
@@ -161,60 +213,128 @@ async function main(): Promise<void> {
     if (!improved) break;
   }
 
-  // Confidence: logistic regression of "right item" on (relevance, relevance - median of the query's
-  // videos, relevance - best other video), the features src/engine/search.ts computes.
-  const samples: { x: [number, number, number]; y: number }[] = [];
-  libs.forEach((lib, li) => lib.rows.forEach((r, qi) => {
-    const fileOf = lib.fileOf;
-    const { ranked } = best[li].perQuery[qi];
-    const rels = ranked.map(([, s]) => s).sort((a, b) => a - b);
-    const med = rels.length % 2 ? rels[rels.length >> 1] : (rels[(rels.length >> 1) - 1] + rels[rels.length >> 1]) / 2;
-    ranked.slice(0, 5).forEach(([video, rel], i) => {
-      const other = i === 0 ? (ranked[1]?.[1] ?? med) : ranked[0][1];
-      samples.push({ x: [rel, rel - med, rel - other], y: video === fileOf(r) ? 1 : 0 });
-    });
+  if (args.includes('--features')) await exploreFeatures(libs, best);
+
+  // Confidence: logistic regression of "this first result is the item asked for" on the result's own
+  // evidence (src/engine/confidence.ts: its similarity, the share of query words analysis was sure
+  // of, whether ImageNet classified it), on the first results of both libraries: the label a person
+  // reads first is the one that must mean what it says.
+  const features = (a: Answer) => [a.similarity, a.sureWords, a.imagenet];
+  const samples = libs.flatMap((lib, li) => lib.rows.map((r, qi) => {
+    const first = best[li].perQuery[qi].ranked[0];
+    return { x: features(first), y: first.video === lib.fileOf(r) ? 1 : 0 };
   }));
-  let [a, b, d, c] = [1, 1, 1, 0];
-  for (let it = 0; it < 40000; it++) {
-    let ga = 0;
-    let gb = 0;
-    let gd = 0;
-    let gc = 0;
-    for (const s of samples) {
-      const p = 1 / (1 + Math.exp(-(a * s.x[0] + b * s.x[1] + d * s.x[2] + c)));
-      ga += (p - s.y) * s.x[0];
-      gb += (p - s.y) * s.x[1];
-      gd += (p - s.y) * s.x[2];
-      gc += p - s.y;
-    }
-    const lr = 5 / samples.length;
-    a -= lr * ga + 1e-4 * a;
-    b -= lr * gb + 1e-4 * b;
-    d -= lr * gd + 1e-4 * d;
-    c -= lr * gc;
-  }
-  // Reliability on the tuning half: mean confidence vs share right, by bins.
-  const bins = [0, 0.2, 0.4, 0.7, 1.01].slice(1).map((hi, i, arr) => ({ lo: i === 0 ? 0 : arr[i - 1], hi, n: 0, conf: 0, right: 0 }));
-  for (const s of samples) {
-    const p = 1 / (1 + Math.exp(-(a * s.x[0] + b * s.x[1] + d * s.x[2] + c)));
-    const bin = bins.find((x) => p >= x.lo && p < x.hi)!;
-    bin.n++;
-    bin.conf += p;
-    bin.right += s.y;
-  }
-  for (const x of bins) if (x.n) process.stderr.write(`confidence ${x.lo.toFixed(1)}-${Math.min(1, x.hi).toFixed(1)}: n=${x.n}, mean ${(x.conf / x.n).toFixed(2)}, right ${(x.right / x.n).toFixed(2)}\n`);
+  const coef = fitLogistic(samples);
+  const predict = (x: number[]) => 1 / (1 + Math.exp(-(coef[0] * x[0] + coef[1] * x[1] + coef[2] * x[2] + coef[3])));
   const round2 = (x: number) => Math.round(x * 100) / 100;
+  const fitted = { similarity: round2(coef[0]), sureWords: round2(coef[1]), classified: round2(coef[2]), intercept: round2(coef[3]) };
+  // Reliability on the tuning half, by label, at the engine's thresholds.
+  const label = (p: number) => (p >= SEARCH_WEIGHTS.highConfidence ? 'high' : p >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low');
+  libs.forEach((lib, li) => {
+    const judged = (r: (typeof lib.rows)[number], ans: Answer) => {
+      const p = predict(features(ans));
+      return { label: label(p), confidence: p, correct: ans.video === lib.fileOf(r) };
+    };
+    const first = lib.rows.map((r, qi) => judged(r, best[li].perQuery[qi].ranked[0]));
+    const top5 = lib.rows.flatMap((r, qi) => best[li].perQuery[qi].ranked.slice(0, 5).map((ans) => judged(r, ans)));
+    process.stderr.write(formatLabelReliability(`${lib.variant} tuning: first results`, labelReliability(first, ['high', 'medium', 'low'])) + '\n');
+    process.stderr.write(formatLabelReliability(`${lib.variant} tuning: first five`, labelReliability(top5, ['high', 'medium', 'low'])) + '\n');
+  });
   process.stdout.write(
     JSON.stringify(
       {
         tuningHalf: Object.fromEntries(libs.map((l, i) => [l.variant, { n: l.rows.length, recallAt1: best[i].r1, recallAt5: best[i].r5, mrr: Math.round(best[i].mrr * 1000) / 1000 }])),
+        variant,
         PERCEPTION_WEIGHTS: Object.fromEntries(Object.entries(w).map(([k, v]) => [k, round2(v)])),
-        SEARCH_WEIGHTS: { keyword, confidence: { a: round2(a), b: round2(b), d: round2(d), c: round2(c) } },
+        SEARCH_WEIGHTS: { keyword, confidence: fitted },
       },
       null,
       2,
     ) + '\n',
   );
+}
+
+/** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
+export function fitLogistic(samples: { x: number[]; y: number }[], iters = 30, ridge = 1e-3): number[] {
+  const d = samples[0].x.length + 1;
+  const w = new Array<number>(d).fill(0);
+  const xs = samples.map((s) => [...s.x, 1]);
+  for (let it = 0; it < iters; it++) {
+    const g = new Array<number>(d).fill(0);
+    const H = Array.from({ length: d }, (_, i) => Array.from({ length: d }, (_, j) => (i === j && i < d - 1 ? ridge : 0)));
+    xs.forEach((x, k) => {
+      const p = 1 / (1 + Math.exp(-x.reduce((s, v, i) => s + v * w[i], 0)));
+      const e = p - samples[k].y;
+      const r = Math.max(1e-9, p * (1 - p));
+      for (let i = 0; i < d; i++) {
+        g[i] += e * x[i];
+        for (let j = 0; j < d; j++) H[i][j] += r * x[i] * x[j];
+      }
+    });
+    for (let i = 0; i < d - 1; i++) g[i] += ridge * w[i];
+    // Solve H · step = g (Gaussian elimination).
+    const A = H.map((row, i) => [...row, g[i]]);
+    for (let c = 0; c < d; c++) {
+      let piv = c;
+      for (let r = c + 1; r < d; r++) if (Math.abs(A[r][c]) > Math.abs(A[piv][c])) piv = r;
+      [A[c], A[piv]] = [A[piv], A[c]];
+      for (let r = 0; r < d; r++) {
+        if (r === c || A[c][c] === 0) continue;
+        const f = A[r][c] / A[c][c];
+        for (let k = c; k <= d; k++) A[r][k] -= f * A[c][k];
+      }
+    }
+    for (let i = 0; i < d; i++) w[i] -= A[i][d] / (A[i][i] || 1);
+  }
+  return w;
+}
+
+/** Which evidence separates right from wrong answers (tuning half): log-loss and labels per feature set. */
+async function exploreFeatures(libs: Awaited<ReturnType<typeof loadLibrary>>[], best: Metrics[]): Promise<void> {
+  const { COCO } = await import('../src/models/perception/labels.js');
+  const refTexts = COCO.map((c) => `A photo of ${/^[aeiou]/.test(c.noun) ? 'an' : 'a'} ${c.noun}.`);
+  await embedAll(refTexts);
+  const refs = refTexts.map((t) => cache.get(t)!);
+  type Row = { a: Answer; rank: number; q: Float32Array; nTerms: number; y: number; first: boolean };
+  const rowsOf: Row[] = [];
+  libs.forEach((lib, li) =>
+    lib.rows.forEach((r, qi) => {
+      const q = lib.queryVector(r);
+      best[li].perQuery[qi].ranked.slice(0, 5).forEach((a, i) => rowsOf.push({ a, rank: i, q, nTerms: queryTerms(queryText(r, 'query')).length, y: a.video === lib.fileOf(r) ? 1 : 0, first: i === 0 }));
+    }),
+  );
+  const refMean = (q: Float32Array) => refs.reduce((s, r) => s + dot(q, r), 0) / refs.length;
+  const refStd = (q: Float32Array) => {
+    const m = refMean(q);
+    return Math.sqrt(refs.reduce((s, r) => s + (dot(q, r) - m) ** 2, 0) / refs.length);
+  };
+  const centroid = new Float32Array(512);
+  for (const r of refs) for (let i = 0; i < 512; i++) centroid[i] += r[i] / refs.length;
+  const segRef = (v: Float32Array) => dot(v, centroid);
+  const refMax = (q: Float32Array) => Math.max(...refs.map((r) => dot(q, r)));
+  const sets: Record<string, (r: Row) => number[]> = {
+    'sim,sure': (r) => [r.a.similarity, r.a.sureWords],
+    'sim,sure,imagenet': (r) => [r.a.similarity, r.a.sureWords, r.a.imagenet],
+    'sim,sure,imagenet,sim*imagenet': (r) => [r.a.similarity, r.a.sureWords, r.a.imagenet, r.a.similarity * r.a.imagenet],
+  };
+  for (const [name, f] of Object.entries(sets)) {
+    // Fitted on first answers, as the engine's curve is (the label a person reads first).
+    const samples = rowsOf.filter((r) => r.first).map((r) => ({ x: f(r), y: r.y }));
+    const w = fitLogistic(samples);
+    const p = (x: number[]) => 1 / (1 + Math.exp(-(x.reduce((s, v, i) => s + v * w[i], 0) + w[w.length - 1])));
+    const ll = samples.reduce((s, x) => s - (x.y ? Math.log(p(x.x)) : Math.log(1 - p(x.x))), 0) / samples.length;
+    const first = rowsOf.filter((r) => r.first).map((r) => ({ conf: p(f(r)), y: r.y }));
+    const bin = (lo: number, hi: number) => {
+      const xs = first.filter((x) => x.conf >= lo && x.conf < hi);
+      return `${xs.filter((x) => x.y).length}/${xs.length}`;
+    };
+    const all5 = rowsOf.map((r) => ({ conf: p(f(r)), y: r.y }));
+    const bin5 = (lo: number, hi: number) => {
+      const xs = all5.filter((x) => x.conf >= lo && x.conf < hi);
+      return `${xs.filter((x) => x.y).length}/${xs.length}`;
+    };
+    process.stderr.write(`features ${name.padEnd(28)} logloss ${ll.toFixed(4)}; first right ≥.7 ${bin(0.7, 2)}, .4–.7 ${bin(0.4, 0.7)}, <.4 ${bin(-1, 0.4)}; top5 ${bin5(0.7, 2)} ${bin5(0.4, 0.7)} ${bin5(-1, 0.4)}; w ${w.map((x) => x.toFixed(2)).join(' ')}\n`);
+  }
 }
 
 main().then(

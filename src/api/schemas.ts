@@ -488,6 +488,7 @@ export const schemas = {
               filename: str,
               description: str,
               matched_words: { type: 'array', items: str },
+              confidence_reason: { type: 'string', description: 'with explain: what drove the confidence (similarity, the query words analysis saw and how sure it was of each)' },
               thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
               tags: {
                 type: 'object',

@@ -1,6 +1,8 @@
 import { thumbnailUrl } from '../api/paths.js';
-import type { ConfidenceLabel, SearchResult } from '../api/types.js';
+import type { SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
+import type { Fact } from '../analysis/types.js';
+import { confidenceLabel, confidenceOf, confidenceReason, isClassified, sureWordShare, wordEvidence } from './confidence.js';
 import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
 import { FILTER_NAMES } from '../tags/registry.js';
 import { LIMITS } from '../api/defaults.js';
@@ -52,29 +54,6 @@ export interface HybridSearchInput {
 /** The deepest a search pages: offset + top_k. */
 export const MAX_SEARCH_HITS = LIMITS.maxSearchHits;
 
-export function confidenceLabel(c: number): ConfidenceLabel {
-  return c >= SEARCH_WEIGHTS.highConfidence ? 'high' : c >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low';
-}
-
-/**
- * How sure a result is, in [0, 1]: a logistic curve (fitted on the tuning half, weights.ts) of its
- * relevance, of how far it stands out from this collection's answers to the same query (the median
- * relevance of the candidate videos), and of its gap to the best other video (positive for the
- * first result: its lead; negative for the others: how far behind they are) — so a collection
- * where everything scores 0.4 does not make every 0.4 look like a match.
- */
-export function confidenceOf(relevance: number, background: number, bestOther: number): number {
-  const { a, b, d, c } = SEARCH_WEIGHTS.confidence;
-  return 1 / (1 + Math.exp(-(a * relevance + b * (relevance - background) + d * (relevance - bestOther) + c)));
-}
-
-function median(xs: number[]): number {
-  if (!xs.length) return 0;
-  const s = [...xs].sort((p, q) => p - q);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 /**
  * Hybrid search. A segment's `relevance` = its cosine similarity to the query + a keyword bonus:
  * the IDF-weighted share of the query's content words found among the words analysis found in it
@@ -91,8 +70,11 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
   // Keyword side: which of the query's (selective) words each segment's analysis words hold.
   const terms = await segments.selectiveTerms(queryTerms(input.text));
   const matches = await segments.termMatches(input.collectionId, terms, 2000, input.filter);
+  // How rare a word is in the collection, whatever the filter: a filter keeps results out, it does
+  // not change what a word is worth to the ones it keeps.
+  const unfiltered = Object.keys(input.filter).length ? await segments.termMatches(input.collectionId, terms, 2000) : matches;
   const total = Math.max(1, await segments.countForCollection(input.collectionId));
-  const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (matches.get(t)?.length ?? 0)))]));
+  const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (unfiltered.get(t)?.length ?? 0)))]));
   const idfSum = [...idf.values()].reduce((a, b) => a + b, 0);
   const keyword = new Map<number, number>();
   for (const [t, ids] of matches) for (const id of ids) keyword.set(id, (keyword.get(id) ?? 0) + (idf.get(t) ?? 0) / (idfSum || 1));
@@ -123,7 +105,6 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     const best = bestPerVideo.get(videoId);
     if (!best || r > best.relevance || (r === best.relevance && segmentId < best.segmentId)) bestPerVideo.set(videoId, { segmentId, relevance: r });
   }
-  const background = median([...bestPerVideo.values()].map((b) => b.relevance));
 
   const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
   // Whole rows only for what can be shown (min_confidence may pass over some).
@@ -132,16 +113,19 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
   // The page's videos in parallel (one round trip's time on a database server); further ones as needed.
   const videoRows = new Map(await Promise.all(shown.slice(0, input.topK).map(async ([id]) => [id, await videos.byId(id)] as const)));
   const out: SearchResult[] = [];
-  for (const [i, [videoId, best]] of ranked.entries()) {
+  for (const [videoId, best] of ranked) {
     if (out.length >= input.topK) break;
-    // The best other video: the second for the first result, the first for every other.
-    const other = i === 0 ? (ranked[1]?.[1].relevance ?? background) : ranked[0][1].relevance;
-    // A phrase heard in the transcript is its own evidence: as sure as the match is, at least.
-    const heardHit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
-    const confidence = Math.max(confidenceOf(best.relevance, background, other), heardHit ? spokenConfidence(heardHit.score) : 0);
-    if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
+    // The result's own evidence only (src/engine/confidence.ts): its similarity, the query words
+    // analysis saw in it (each as sure as the fact that names it), whether ImageNet classified it.
+    const facts = factsOf(row.facts_json);
+    const found = wordEvidence(terms.filter((t) => matches.get(t)?.includes(best.segmentId)), facts);
+    const evidence = { similarity: similarity.get(best.segmentId) ?? 0, sureWords: sureWordShare(idf, found), classified: isClassified(facts) };
+    // A phrase heard in the transcript is its own evidence: as sure as the match is, at least.
+    const heardHit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
+    const confidence = Math.max(confidenceOf(evidence), heardHit ? spokenConfidence(heardHit.score) : 0);
+    if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
     const video = videoRows.has(videoId) ? videoRows.get(videoId) : await videos.byId(videoId);
     // A moment never runs past the end of its video.
     const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
@@ -164,8 +148,9 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     if (tags) result.tags = tags;
     if (input.explain) {
       result.description = row.description;
-      const matched = terms.filter((t) => matches.get(t)?.includes(best.segmentId));
+      const matched = [...found.keys()];
       if (matched.length) result.matched_words = matched;
+      result.confidence_reason = confidenceReason(evidence, found, heardHit !== undefined);
     }
     out.push(result);
   }
@@ -223,7 +208,7 @@ async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalo
  * largest per-video lower bound (approximation minus margin, plus keyword bonus), at least top_k
  * videos score L or more, so a segment whose upper bound stays below L can be neither on the page
  * nor the best segment of a video that is. What is left approximate (within its margin, ~0.002)
- * only feeds the background of the confidence. With `min_confidence` the page may reach further
+ * never reaches the page. With `min_confidence` the page may reach further
  * down, so everything is re-scored.
  */
 async function exactWhereItMatters(
@@ -267,6 +252,13 @@ function momentTags(json: string | null): SearchResult['tags'] {
     if (t && typeof t.label === 'string') out[k] = { label: t.label, confidence: typeof t.confidence === 'number' ? round(t.confidence, 3) : 0 };
   }
   return Object.keys(out).length ? out : undefined;
+}
+
+/** Every fact stored with a segment (`facts_json`: analyzer → { version, facts }). */
+function factsOf(json: string | null | undefined): Fact[] {
+  if (!json) return [];
+  const stored = JSON.parse(json) as Record<string, { facts?: Fact[] }>;
+  return Object.values(stored).flatMap((a) => a.facts ?? []);
 }
 
 function round(n: number, digits = 6): number {

@@ -6,6 +6,7 @@ import { LIMITS } from '../api/defaults.js';
 import { readsAsEnglish } from '../analysis/describe.js';
 import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
+import { NO_STRONG_MATCH } from '../engine/confidence.js';
 import type { CollectionRow } from '../store/collections.js';
 import { tagFilterOf } from '../tags/registry.js';
 import { combineQueryVectors, embedImageQuery, hasImage } from '../engine/examples.js';
@@ -97,7 +98,7 @@ export class SearchService {
     const waiting = counts.uploaded + counts.processing;
     if (waiting > 0) warnings.push(`${waiting} video${waiting === 1 ? ' is' : 's are'} still processing: results cover the ${counts.processed} processed`);
     if (results.length > 0 && results.every((r) => (r.confidence ?? 0) < SEARCH_WEIGHTS.mediumConfidence)) {
-      warnings.push('no strong match: every result has low confidence');
+      warnings.push(NO_STRONG_MATCH);
     }
     const out: SearchResponse = { results, model: collection.model };
     if (offset > 0) out.offset = offset;

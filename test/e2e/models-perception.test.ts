@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalog } from '../../eval/catalog.js';
+import { loadSearchCatalog, queryText } from '../../eval/catalog.js';
 import { inHalf } from '../../eval/split.js';
 import { decodeImage } from '../../src/media/frames.js';
 import type { Frame } from '../../src/media/types.js';
@@ -239,33 +239,39 @@ describe.skipIf(!haveData)('perception models on real photos', () => {
       await expect(fresh.embedSegment([{ t: 0, width: 10, height: 10, data: new Uint8Array(5) }], { start: 0, end: 1 })).rejects.toThrow();
     });
 
-    it('retrieves check-half photos from their own catalog captions well above chance (1-frame segments)', async () => {
-      // Held-out photos only (eval/split.ts check half), each queried with its catalog caption
-      // against the other check-half photos. Not a quality gate (that is eval/search-quality.ts and
-      // its tests): a sanity check that text and picture meet, with thresholds far above chance.
-      const rows = inHalf(loadCatalog(evalDir).filter((r) => r.kind === 'photo' && r.caption.trim()), 'check');
-      expect(rows.length).toBeGreaterThanOrEqual(20);
+    it('retrieves check-half photos from what a person would type well above chance (1-frame segments)', async () => {
+      // Held-out photos only (eval/split.ts check half of the judged catalog and more/), each queried
+      // with its `query` (what a person would type; the caption where none was written) against the
+      // other check-half photos. Not a quality gate (that is eval/search-quality.ts and its tests):
+      // a sanity check that text and picture meet, with thresholds far above chance.
+      const rows = inHalf(loadSearchCatalog(evalDir).filter((r) => r.kind === 'photo' && queryText(r, 'query').trim()), 'check');
+      expect(rows.length).toBeGreaterThanOrEqual(50);
       const fresh = new PerceptionEmbedder(); // no keyframe reuse across tests
       const segs: Array<{ name: string; vector: Float32Array }> = [];
-      for (const r of rows) segs.push({ name: r.name, vector: (await fresh.embedSegment([await photo(r.name)], { start: 0, end: 1 })).vector });
+      for (const r of rows) segs.push({ name: r.name, vector: (await fresh.embedSegment([await decodeImage(r.file, MAX_SIDE)], { start: 0, end: 1 })).vector });
       const ranks: number[] = [];
       const lines: string[] = [];
       for (const r of rows) {
-        const q = (await fresh.embedText(r.caption)).vector;
+        const text = queryText(r, 'query');
+        const q = (await fresh.embedText(text)).vector;
         const order = segs.map((s) => ({ name: s.name, sim: dot(q, s.vector) })).sort((a, b) => b.sim - a.sim);
         const rank = order.findIndex((o) => o.name === r.name) + 1;
         ranks.push(rank);
-        lines.push(`${rank}  "${r.caption.slice(0, 70)}" -> top: ${order[0].name}`);
+        lines.push(`${rank}  "${text.slice(0, 70)}" -> top: ${order[0].name}`);
       }
       const n = rows.length;
       const top1 = ranks.filter((k) => k === 1).length;
       const top5 = ranks.filter((k) => k <= 5).length;
       console.log(`retrieval ranks (check half, ${n} photos):\n${lines.join('\n')}\ntop1 ${top1}/${n}, top5 ${top5}/${n} (chance ${(1 / n).toFixed(3)} / ${(5 / n).toFixed(3)})`);
-      // Chance with n photos: recall@1 = 1/n, recall@5 = 5/n (22 photos: 0.045 / 0.227). Thresholds:
-      // recall@1 ≥ 4× chance (4 photos first) and recall@5 ≥ 2× chance (10 photos in the top 5).
-      // Measured with 22 photos: 8 first (0.364), 13 in the top 5 (0.591).
-      expect(top1).toBeGreaterThanOrEqual(4);
-      expect(top5).toBeGreaterThanOrEqual(10);
+      // Chance with n photos: recall@1 = 1/n, recall@5 = 5/n (56 photos: 0.018 / 0.089).
+      expect(top1).toBeGreaterThanOrEqual(RETRIEVAL_TOP1);
+      expect(top5).toBeGreaterThanOrEqual(RETRIEVAL_TOP5);
     });
   });
 });
+
+// Check half of the 123-item set (56 photos, column query), measured 2026-11-25 (commit f93ce13's
+// embedder): 12 first, 22 in the top five. The gates leave four and six photos of margin and stay
+// far above chance (1 and 5 photos).
+const RETRIEVAL_TOP1 = 8;
+const RETRIEVAL_TOP5 = 16;

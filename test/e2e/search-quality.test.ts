@@ -2,23 +2,24 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { ModelManager } from '../../src/models/manager.js';
-import { loadCatalog, sharedModelsDir } from '../../eval/catalog.js';
+import { loadSearchCatalog, sharedModelsDir } from '../../eval/catalog.js';
 import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from '../../eval/search-quality.js';
 import { evaluateImageQueries, evaluateLike, type ExampleQuality, type LikeOutcome } from '../../eval/example-queries.js';
 import { inHalf } from '../../eval/split.js';
 import { evalDir, removeDir, tempDir } from '../helpers/clips.js';
 
 /**
- * The retrieval gate, on the CHECK half of ../shared/eval only (nothing was ever tuned on it; the
- * weights in src/models/perception/weights.ts come from the tuning half): each item a video in a
- * collection (photos as 6 s still clips), ingested by the real engine, each item's caption a query.
- * Thresholds sit a little under the figures measured when they were set (docs/engine.md), far above
- * chance (R@1 1/27 = 3.7 %, R@5 18.5 %).
+ * The retrieval gate, on the CHECK half of ../shared/eval and ../shared/eval/more only (62 of the
+ * 123 items; nothing was ever tuned on it: the weights in src/models/perception/weights.ts come from
+ * the tuning half): each item a video in a collection (photos as 6 s still clips), ingested by the
+ * real engine, each item's `query` (what a person would type; the caption where none was written) a
+ * query. Thresholds sit under the figures recorded in docs/eval.md, far above chance (R@1 1/62 =
+ * 1.6 %, R@5 8.1 %).
  */
 describe('search finds what is in the footage (check half)', () => {
   const dir = tempDir('vidembed-e2e-quality-');
   const saved = { models: process.env.VIDEMBED_MODELS_DIR, noImagenet: process.env.VIDEMBED_NO_IMAGENET };
-  const rows = inHalf(loadCatalog(evalDir), 'check');
+  const rows = inHalf(loadSearchCatalog(evalDir), 'check');
   afterAll(() => {
     process.env.VIDEMBED_MODELS_DIR = saved.models;
     if (saved.noImagenet === undefined) delete process.env.VIDEMBED_NO_IMAGENET;
@@ -37,8 +38,8 @@ describe('search finds what is in the footage (check half)', () => {
     const engine = new LocalEngine({ home });
     try {
       const id = await ensureLibrary(engine, rows, 'check', { home });
-      const q = await evaluateSearchQuality(engine, id, rows, 'check');
-      console.log(`${variant} check half: R@1 ${q.recallAt1}, R@5 ${q.recallAt5}, MRR ${q.mrr}\n${q.queries.map((x) => `  ${x.rank}  ${x.query.slice(0, 70)}`).join('\n')}`);
+      const q = await evaluateSearchQuality(engine, id, rows, 'check', undefined, 'query');
+      console.log(`${variant} check half (column query): R@1 ${q.recallAt1}, R@5 ${q.recallAt5}, MRR ${q.mrr}\n${q.queries.map((x) => `  ${x.rank}  ${x.query.slice(0, 70)}`).join('\n')}`);
       if (variant === 'imagenet') {
         // Search by example on the same library: changed pictures of each item, then re-encoded copies.
         const pictures = await evaluateImageQueries(engine, id, rows, path.join(home, 'queries'));
@@ -54,22 +55,26 @@ describe('search finds what is in the footage (check half)', () => {
   };
 
   it('has the check half it is meant to measure', () => {
-    expect(rows.length).toBeGreaterThanOrEqual(25);
+    expect(rows.length).toBeGreaterThanOrEqual(60);
     expect(rows.filter((r) => r.kind === 'video').length).toBeGreaterThanOrEqual(3);
   });
 
-  it('offline tier without the ImageNet analyzer', async () => {
+  it('offline tier without the ImageNet analyzer', { timeout: 1_200_000 }, async () => {
     const q = await measure('base');
     expect(q.recallAt1).toBeGreaterThanOrEqual(BASE_R1);
     expect(q.recallAt5).toBeGreaterThanOrEqual(BASE_R5);
   });
 
-  it('offline tier with the ImageNet analyzer', async () => {
+  it('offline tier with the ImageNet analyzer', { timeout: 1_200_000 }, async () => {
     const q = await measure('imagenet');
     expect(q.recallAt1).toBeGreaterThanOrEqual(IMAGENET_R1);
     expect(q.recallAt5).toBeGreaterThanOrEqual(IMAGENET_R5);
-    // Confidence means something: right first answers are more confident than wrong ones.
+    // Confidence means something: right first answers are more confident than wrong ones, and a
+    // first result labelled high is nearly always the item asked for, for a fair share of queries.
     expect(q.confidence!.rightFirst).toBeGreaterThan(q.confidence!.wrongFirst);
+    const high = q.reliability.first.find((b) => b.label === 'high')!;
+    expect(high.n).toBeGreaterThanOrEqual(HIGH_FIRST_N);
+    expect(high.rate).toBeGreaterThanOrEqual(HIGH_FIRST_RIGHT);
   });
 
   it('finds an item by a changed picture of it, and a re-encoded copy finds its original (perception tier)', () => {
@@ -83,15 +88,16 @@ describe('search finds what is in the footage (check half)', () => {
   });
 });
 
-// Measured on the check half when set (2026-11-22, `npm run eval -- search`, with the face
-// attributes, perception-3): without ImageNet R@1 13/27 = 0.481, R@5 17/27 = 0.630; with it
-// R@1 18/27 = 0.667, R@5 22/27 = 0.815. The R@1 gates and the ImageNet R@5 gate are the issue's
-// targets (R@5 0.80 leaves no query to spare: the run is deterministic on one machine); the base
-// R@5 gate allows one query of drift.
-const BASE_R1 = 0.35;
-const BASE_R5 = 0.59;
-const IMAGENET_R1 = 0.5;
-const IMAGENET_R5 = 0.8;
+// Recorded on the check half of the 123-item set (2026-11-25, commit fced4e1, `npm run eval --
+// search`, column query; docs/eval.md): without ImageNet R@1 12/62 = 0.194 [0.08–0.31], R@5 27/62 =
+// 0.435; with it R@1 35/62 = 0.565 [0.42–0.68], R@5 47/62 = 0.758; first results labelled high 13,
+// 12 of them right. Gates: a margin of several queries under each, all far above chance (1/62, 5/62).
+const BASE_R1 = 0.12;
+const BASE_R5 = 0.32;
+const IMAGENET_R1 = 0.45;
+const IMAGENET_R5 = 0.65;
+const HIGH_FIRST_N = 8;
+const HIGH_FIRST_RIGHT = 0.8;
 // Pictures as queries (central 80 % crop, +0.06 brightness, ×1.3 saturation): set before the check
 // half was measured, from the tuning half's R@1 28/34 = 0.824 (chance 1/27 = 0.037): "most".
 const PICTURE_R1 = 0.6;

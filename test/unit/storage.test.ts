@@ -19,7 +19,7 @@ import { joinTaskPayload } from '../../src/services/task-payloads.js';
 import { MemoryBlobStore } from '../../src/store/memory/blobs.js';
 import { MemoryCatalog } from '../../src/store/memory/catalog.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { http } from '../helpers/server.js';
+import { anyFileIsVideo, http } from '../helpers/server.js';
 
 /** A blob store whose disk can be made full: every write fails with ENOSPC while `full`. */
 class FillableBlobStore extends MemoryBlobStore {
@@ -59,7 +59,7 @@ describe('storage that can be reclaimed', () => {
     alice = (await catalog.keys.create({ name: 'alice', qps: 1000 })).key;
     bob = (await catalog.keys.create({ name: 'bob', qps: 1000 })).key;
     const embedder = new FakeEmbedder();
-    engine = new LocalEngine({ home, catalog, blobs, embedderFor: () => embedder, analyzersFor: async () => [], retentionMs: RETENTION_MS, maxUploadBytes: 1024 * 1024 });
+    engine = new LocalEngine({ home, catalog, blobs, embedderFor: () => embedder, analyzersFor: async () => [], retentionMs: RETENTION_MS, maxUploadBytes: 1024 * 1024, checkVideo: anyFileIsVideo });
     const app = await buildServer(engine.services, { keys: engine.catalog.keys });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
     close = async () => {
@@ -238,6 +238,7 @@ describe('the per-owner storage quota', () => {
       embedderFor: () => embedder,
       analyzersFor: async () => [],
       storageQuotaBytes: 1000,
+      checkVideo: anyFileIsVideo,
     });
     const app = await buildServer(engine.services, { keys: engine.catalog.keys });
     url = await app.listen({ host: '127.0.0.1', port: 0 });

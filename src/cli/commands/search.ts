@@ -7,7 +7,9 @@ import { resolveCollection } from '../context.js';
 import { saveLastSearch } from '../last-search.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { LIMITS } from '../../api/defaults.js';
-import { formatSeconds, printJson, printTable } from '../output.js';
+import { formatSeconds, printJson } from '../output.js';
+import { formatSearchResults } from '../search-results.js';
+import { NO_STRONG_MATCH } from '../../engine/confidence.js';
 
 function parseTopK(v: string): number {
   const n = Number(v);
@@ -97,19 +99,10 @@ export function registerSearch(program: Command, run: Run): void {
           return;
         }
         if (globals.json) return printJson(res);
-        for (const w of res.warnings ?? []) process.stderr.write(`note: ${w}\n`);
+        // The answer's own line says when nothing is likely (src/cli/search-results.ts).
+        for (const w of res.warnings ?? []) if (!(w === NO_STRONG_MATCH && res.results.length)) process.stderr.write(`note: ${w}\n`);
         if (res.results.length === 0) return void process.stdout.write(opts.offset ? 'no more results\n' : 'no results\n');
-        const head = ['rank', 'video', 'file', 'relevance', 'confidence', 'moment'];
-        if (opts.explain) head.push('what was seen');
-        printTable(
-          head,
-          res.results.map((r, i) => {
-            const conf = r.confidence === undefined ? '' : `${r.confidence_label ?? ''} ${r.confidence.toFixed(2)}`.trim();
-            const row: (string | number)[] = [first + i, r.video_id, r.filename, (r.relevance ?? r.similarity).toFixed(3), conf, `${formatSeconds(r.start)}–${formatSeconds(r.end)}`];
-            if (opts.explain) row.push(`${r.description ?? ''}${r.matched_words?.length ? ` [matched: ${r.matched_words.join(', ')}]` : ''}`);
-            return row;
-          }),
-        );
+        process.stdout.write(formatSearchResults(res.results, { first, explain: opts.explain, width: process.stdout.isTTY ? process.stdout.columns : undefined }));
         // What was said where a result was found by it: the words around the match, the match marked.
         const said = res.results.map((r, i) => (r.said ? `${first + i}. said: "${r.said.text}" (at ${formatSeconds(r.said.start)})` : '')).filter(Boolean);
         if (said.length) process.stdout.write(said.join('\n') + '\n');

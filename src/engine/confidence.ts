@@ -1,0 +1,100 @@
+/**
+ * How sure a search result is, from the result's own evidence alone: its segment's cosine
+ * similarity to the query, and the query words analysis found in it — each word counted by how sure
+ * analysis was of the fact that names it. Nothing about the other results, the page, or a filter
+ * enters: the same moment for the same query in the same collection gets the same confidence
+ * whatever else is asked for. A found word counts as much as analysis was sure of it, and a weak
+ * classifier guess ("probably a monkey", 7 %) not at all, so it cannot make a result high.
+ */
+import type { ConfidenceLabel } from '../api/types.js';
+import type { Fact } from '../analysis/types.js';
+import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
+import { tokens } from '../store/memory/words.js';
+
+/** A result's evidence, as the confidence curve reads it. */
+export interface ConfidenceEvidence {
+  /** Cosine similarity of the result's segment to the query vector. */
+  similarity: number;
+  /**
+   * IDF-weighted share of the query's content words found among the segment's analysis words,
+   * each found word counted by how sure analysis was of it (0..1; `wordEvidence`).
+   */
+  sureWords: number;
+  /**
+   * The moment was named by the ImageNet classifier (facts of kind `thing`): its description is
+   * richer, so the same match means more than in a moment described by the detector alone.
+   */
+  classified: boolean;
+}
+
+/** Whether a moment's facts include ImageNet classes (ConfidenceEvidence.classified). */
+export function isClassified(facts: Fact[] | undefined): boolean {
+  return (facts ?? []).some((f) => f.kind === 'thing');
+}
+
+/** How sure analysis was of each query word found in a segment: the best fact (or alternative) naming it. */
+export function wordEvidence(terms: string[], facts: Fact[] | undefined): Map<string, { strength: number; label?: string }> {
+  const out = new Map<string, { strength: number; label?: string }>();
+  const named: Array<{ stems: Set<string>; label: string; confidence: number }> = [];
+  for (const f of facts ?? []) {
+    if (f.kind === 'scene') continue; // layout sentences are not in the keyword index
+    named.push({ stems: new Set(tokens(f.label)), label: f.label, confidence: f.confidence });
+    for (const a of f.alternatives ?? []) named.push({ stems: new Set(tokens(a.label)), label: a.label, confidence: a.confidence });
+  }
+  for (const t of terms) {
+    const stems = tokens(t);
+    let best: { strength: number; label?: string } | undefined;
+    for (const n of named) {
+      if (stems.every((s) => n.stems.has(s)) && (!best || n.confidence > best.strength)) best = { strength: Math.max(0, Math.min(1, n.confidence)), label: n.label };
+    }
+    // A keyword stored without a fact behind it (words given with a tensor, a transcript's sound
+    // keys) is taken as said.
+    out.set(t, best ?? { strength: 1 });
+  }
+  return out;
+}
+
+/** Below this, what analysis found is a guess: its words add nothing to a result's confidence. */
+export const WEAK_GUESS = 0.3;
+
+/**
+ * The share of the query's words a segment holds, IDF-weighted, each found word times how sure
+ * analysis was of it (a weak guess, under WEAK_GUESS, counts nothing). `idf` holds every query
+ * term (found or not).
+ */
+export function sureWordShare(idf: Map<string, number>, found: Map<string, { strength: number }>): number {
+  let sum = 0;
+  let got = 0;
+  for (const [t, w] of idf) {
+    sum += w;
+    const strength = found.get(t)?.strength ?? 0;
+    got += strength >= WEAK_GUESS ? w * strength : 0;
+  }
+  return sum > 0 ? got / sum : 0;
+}
+
+/** The logistic curve fitted on the tuning half (weights.ts, eval/tune.ts). */
+export function confidenceOf(e: ConfidenceEvidence): number {
+  const w = SEARCH_WEIGHTS.confidence;
+  return 1 / (1 + Math.exp(-(w.similarity * e.similarity + w.sureWords * e.sureWords + w.classified * (e.classified ? 1 : 0) + w.intercept)));
+}
+
+export function confidenceLabel(c: number): ConfidenceLabel {
+  return c >= SEARCH_WEIGHTS.highConfidence ? 'high' : c >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low';
+}
+
+/** The warning of an answer whose results are all weak (low confidence). */
+export const NO_STRONG_MATCH = 'no strong match: every result has low confidence';
+
+/** What drove a result's confidence, in words (`--explain`). */
+export function confidenceReason(e: ConfidenceEvidence, found: Map<string, { strength: number; label?: string }>, heard?: boolean): string {
+  const bits = [`picture matches the words at ${e.similarity.toFixed(2)}`];
+  const seen = [...found].filter(([, w]) => w.strength > 0);
+  if (seen.length) {
+    bits.push(
+      `analysis saw ${seen.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}, ${Math.round(w.strength * 100)}%${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`)).join(', ')}`,
+    );
+  } else bits.push('no query word was seen by analysis');
+  if (heard) bits.push('the words are said in it');
+  return bits.join('; ');
+}
