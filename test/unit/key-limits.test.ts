@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyLimits, limitSettings, NO_LIMITS } from '../../src/api/limits.js';
 import { keyLimitDefaults } from '../../src/env.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { http, startTestServer, type TestServer } from '../helpers/server.js';
+import { anyFileIsVideo, http, startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('key limits: settings over the server defaults', () => {
   it('reads the defaults from the environment (0: no limit), and a key overrides each', () => {
@@ -43,7 +43,7 @@ describe('key limits and the job queue over HTTP', () => {
 
   beforeAll(async () => {
     const fake = new FakeEmbedder();
-    s = await startTestServer({ engine: { embedderFor: () => fake } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, checkVideo: anyFileIsVideo } });
     alice = s.engine.store.keys.create({ name: 'alice', qps: 1000, limits: { max_jobs: 2, max_upload_bytes: 4096 } }).key;
     bob = s.engine.store.keys.create({ name: 'bob', qps: 1000 }).key;
     admin = s.engine.store.keys.create({ name: 'ops', qps: 1000, role: 'admin' }).key;
@@ -97,5 +97,9 @@ describe('key limits and the job queue over HTTP', () => {
 
     // Room again: the next upload is taken.
     expect((await upload(alice, 300)).status).toBe(202);
+    // A job enqueued without naming its owner (reprocess) is its subject's owner's.
+    expect((await http(s.url, 'POST', `/videos/${first.body.video_id}/reprocess`, { key: alice })).status).toBe(202);
+    const again = (await http(s.url, 'GET', '/jobs', { key: admin })).body.jobs as { subject_id: string; owner: string }[];
+    expect(again.find((j) => j.subject_id === first.body.video_id)?.owner).toBe('alice');
   });
 });
