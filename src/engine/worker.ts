@@ -55,8 +55,9 @@ export interface WorkerOptions {
  * Takes jobs from the durable queue one at a time (the machine's cores go to ffmpeg and the
  * models of that one job), renewing its lease while it works, and settles each only under its
  * claim's fencing token. The queue hands owners their turns (src/store/queue/types.ts); a job that
- * runs long opens a second lane for owners with nothing running (`fairLaneMs`). It says it is alive by heartbeat (the worker registry), not by pid. Killed mid-job, it leaves the lease
- * to expire and the next worker to redo the job; stopped through the signal, it hands the job back.
+ * runs long opens a second lane for owners with nothing running (`fairLaneMs`). It says it is
+ * alive by heartbeat (the worker registry), not by pid. Killed mid-job, it leaves the lease to
+ * expire and the next worker to redo the job; stopped through the signal, it hands the job back.
  */
 export class Worker {
   readonly id = newId('wrk');
