@@ -39,7 +39,10 @@ export class MemoryJobQueue implements JobQueue {
     return j && j.status === 'running' && j.token === token ? j : undefined;
   }
 
-  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, given?: string): Promise<string> {
+    const { state } = this.store;
+    const videoCollection = state.videos.get(refId)?.collection_id;
+    const owner = given ?? state.tasks.get(refId)?.owner ?? (videoCollection && state.collections.get(videoCollection)?.owner) ?? DEFAULT_JOB_OWNER;
     checkMaxAttempts(maxAttempts);
     const id = newId('job');
     const now = Date.now();

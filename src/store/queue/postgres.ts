@@ -4,8 +4,8 @@ import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.j
 import {
   checkLeaseMs,
   checkMaxAttempts,
-  DEFAULT_JOB_OWNER,
   DEFAULT_MAX_ATTEMPTS,
+  subjectOwnerSql,
   jobFromRecord,
   type ClaimedJob,
   type ClaimOptions,
@@ -67,10 +67,16 @@ const claimSql = (idleOwnersOnly: boolean) => `
 const CLAIM = claimSql(false);
 const CLAIM_IDLE_OWNERS = claimSql(true);
 
-async function enqueueJob(q: Queryable, kind: JobKind, refId: string, maxAttempts: number, owner: string): Promise<string> {
+async function enqueueJob(q: Queryable, kind: JobKind, refId: string, maxAttempts: number, owner: string | undefined): Promise<string> {
   checkMaxAttempts(maxAttempts);
   const id = newId('job');
-  await q.query(`INSERT INTO jobs (id, kind, ref_id, owner, status, max_attempts) VALUES ($1, $2, $3, $4, 'queued', $5)`, [id, kind, refId, owner, maxAttempts]);
+  await q.query(`INSERT INTO jobs (id, kind, ref_id, owner, status, max_attempts) VALUES ($1, $2, $3, COALESCE($4::text, ${subjectOwnerSql('$3')}), 'queued', $5)`, [
+    id,
+    kind,
+    refId,
+    owner ?? null,
+    maxAttempts,
+  ]);
   return id;
 }
 
@@ -106,7 +112,7 @@ async function holdsJob(q: Queryable, jobId: string, token: number, lock: boolea
 export class PgTxJobQueue {
   constructor(private readonly client: pg.PoolClient) {}
 
-  enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
+  enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner?: string): Promise<string> {
     return enqueueJob(this.client, kind, refId, maxAttempts, owner);
   }
 
@@ -149,7 +155,7 @@ export class PgJobQueue implements JobQueue {
     private readonly ownsPool = false,
   ) {}
 
-  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner?: string): Promise<string> {
     return enqueueJob(this.pool, kind, refId, maxAttempts, owner);
   }
 

@@ -4,8 +4,8 @@ import { newId } from '../ids.js';
 import {
   checkLeaseMs,
   checkMaxAttempts,
-  DEFAULT_JOB_OWNER,
   DEFAULT_MAX_ATTEMPTS,
+  subjectOwnerSql,
   giveUpMessage,
   jobFromRecord,
   type ClaimedJob,
@@ -52,16 +52,16 @@ export class SqliteJobQueue implements JobQueue {
     private readonly ownsDb = false,
   ) {}
 
-  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner = DEFAULT_JOB_OWNER): Promise<string> {
+  async enqueue(kind: JobKind, refId: string, maxAttempts = DEFAULT_MAX_ATTEMPTS, owner?: string): Promise<string> {
     checkMaxAttempts(maxAttempts);
     const id = newId('job');
     const now = Date.now();
     this.db
       .prepare(
         `INSERT INTO jobs (id, kind, ref_id, owner, status, attempts, max_attempts, lease_token, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?)`,
+         VALUES (@id, @kind, @ref, COALESCE(@owner, ${subjectOwnerSql('@ref')}), 'queued', 0, @max, 0, @now, @now)`,
       )
-      .run(id, kind, refId, owner, maxAttempts, now, now);
+      .run({ id, kind, ref: refId, owner: owner ?? null, max: maxAttempts, now });
     return id;
   }
 

@@ -63,6 +63,7 @@ export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
  * - pending lists queued and running jobs, oldest first (an owner's alone when given).
  */
 export interface JobQueue {
+  /** `owner`: by default the subject's (the task's, or the video's collection's), else "default". */
   enqueue(kind: JobKind, refId: string, maxAttempts?: number, owner?: string): Promise<string>;
   claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler, opts?: ClaimOptions): Promise<ClaimedJob | undefined>;
   /** Extends the lease to `leaseMs` from now; false when this token no longer holds the job. */
@@ -123,6 +124,15 @@ export interface ClaimOptions {
 export const DEFAULT_MAX_ATTEMPTS = 3;
 /** The owner of jobs enqueued without one (what existed before owners, the local CLI's). */
 export const DEFAULT_JOB_OWNER = 'default';
+
+/**
+ * SQL (both dialects) for the owner of the job's subject `ref`: the task's, else the video's
+ * collection's, else DEFAULT_JOB_OWNER. What an enqueue without an owner records.
+ */
+export function subjectOwnerSql(ref: string): string {
+  return `COALESCE((SELECT t.owner FROM tasks t WHERE t.id = ${ref}),
+    (SELECT c.owner FROM videos v JOIN collections c ON c.id = v.collection_id WHERE v.id = ${ref}), '${DEFAULT_JOB_OWNER}')`;
+}
 
 export function giveUpMessage(attempts: number): string {
   return `gave up after ${attempts} attempts (the worker stopped each time)`;
