@@ -9,13 +9,13 @@
  * under CI=true, where a failed mount fails the suite.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/engine/engine.js';
 import { buildServer } from '../../src/server/app.js';
-import { isCI, tempDir } from '../helpers/clips.js';
+import { evalVideo, isCI, tempDir } from '../helpers/clips.js';
 import { http } from '../helpers/server.js';
 
 const dir = tempDir('vidembed-fulldisk-');
@@ -87,10 +87,10 @@ describe.skipIf(Boolean(mountError) && !isCI)('a full disk under a real server a
 
   it('answers 507 (never 500) while full, loses nothing and keeps the database intact; works again once space is freed', async () => {
     const col = (await http(url, 'POST', '/collections', { key, json: { name: 'disk' } })).body.collection_id as string;
-    const video = Buffer.alloc(6 * 1024 ** 2, 7); // not a real video: stored as is, failing later in processing
+    const video = readFileSync(evalVideo('pd-extendedview__diver.mov')); // a real 6 MB video (only videos are stored)
     const upload = () => {
       const form = new FormData();
-      form.set('file', new Blob([video]), 'big.mp4');
+      form.set('file', new Blob([video]), 'big.mov');
       return http(url, 'POST', `/collections/${col}/videos/upload`, { key, form });
     };
     const filler = fill(path.join(home, 'filler'));
@@ -118,7 +118,7 @@ describe.skipIf(Boolean(mountError) && !isCI)('a full disk under a real server a
     const again = await upload();
     expect(again.status, JSON.stringify(again.body)).toBe(202);
     expect((await http(url, 'POST', '/collections', { key, json: { name: 'after' } })).status).toBe(201);
-    expect((await http(url, 'GET', `/collections/${col}/videos`, { key })).body.map((v: { filename: string }) => v.filename)).toEqual(['big.mp4']);
+    expect((await http(url, 'GET', `/collections/${col}/videos`, { key })).body.map((v: { filename: string }) => v.filename)).toEqual(['big.mov']);
     expect(existsSync(path.join(home, 'blobs', 'videos'))).toBe(true);
     expect(engine.store.db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
   });
