@@ -5,6 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * suites do not contend for the 2 cores a CI machine has (and their timings stay sane).
  */
 const MODEL_SUITES = [
+  'test/e2e/analysis-threads.test.ts',
   'test/e2e/clip.test.ts',
   'test/e2e/duplicates.test.ts',
   'test/e2e/engine.test.ts',

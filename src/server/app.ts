@@ -7,11 +7,12 @@ import multipart from '@fastify/multipart';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { DEFAULTS } from '../engine/config.js';
-import type { syncLimits } from '../env.js';
+import { syncLimits } from '../env.js';
 import type { Services } from '../services/index.js';
 import { makeAuthHook, TokenBuckets, type KeyStore } from './auth.js';
 import { sendError } from './errors.js';
 import { parseJson } from '../engine/body-thread.js';
+import { AnalysisThreads } from '../engine/analysis-thread.js';
 import { principalOf, RouteTable, timeBudget, type ApiContext } from './plumbing.js';
 import { collectionRoutes } from './routes/collections.js';
 import { embeddingRoutes } from './routes/embedding.js';
@@ -46,6 +47,14 @@ export interface ServerOptions {
   workLimits?: ReturnType<typeof syncLimits>;
   /** Folders whose footage clients may index in place (`serve --library DIR`); none: no path from a client is read. */
   libraryRoots?: string[];
+  /**
+   * Run synchronous analyses (`encodeVideo`, `tagVideo`) on worker threads, as many as the cap on
+   * them (src/engine/analysis-thread.ts), so the event loop keeps answering. The threads use the
+   * library's defaults (the registry's embedders, analyzers and speech): only for a library opened
+   * with them (`serve`). Default false: on this thread, with the library's own ports. A pool given
+   * here is used as it is (tests) and closed with the server.
+   */
+  analysisThreads?: boolean | AnalysisThreads;
 }
 
 /**
@@ -135,7 +144,10 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
   }
 
   // Caps on synchronous analyses and large bodies, per key and per server (after auth: 401 first).
-  installWorkLimits(app, routes, opts.workLimits);
+  const workLimits = opts.workLimits ?? syncLimits();
+  installWorkLimits(app, routes, workLimits);
+  const analysisThreads = opts.analysisThreads === true ? new AnalysisThreads({ threads: workLimits.sync }) : opts.analysisThreads || undefined;
+  if (analysisThreads) app.addHook('onClose', async () => analysisThreads.close());
 
   // The web page (web/): its files, config and sign-in; not API operations, so not in /openapi.json.
   registerUi(app, { auth: opts.auth !== false, sessions: uiSessions, open: routes.open });
@@ -147,6 +159,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     services,
     who: principalOf,
     withTimeout: timeBudget(syncTimeoutMs),
+    analysisThreads,
     uploadsDir,
     maxUploadBytes,
     tensorBodyLimit,

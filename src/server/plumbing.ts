@@ -9,6 +9,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { NotFoundError, TimeoutError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import type { Services } from '../services/index.js';
+import type { AnalysisThreads } from '../engine/analysis-thread.js';
 import type { Examples, RouteDoc } from './openapi.js';
 import type { Named, TypeOf } from '../api/types.js';
 
@@ -111,6 +112,8 @@ export interface ApiContext {
   who(request: FastifyRequest): Principal;
   /** Runs a synchronous model call within its time budget (over it: 504, and the work is cancelled). */
   withTimeout<T>(request: FastifyRequest, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Worker threads that run synchronous analyses off the event loop (none: they run on it). */
+  analysisThreads?: AnalysisThreads;
   /** Where multipart uploads are written before the engine takes them. */
   uploadsDir: string;
   maxUploadBytes: number;

@@ -3,11 +3,12 @@ import type { EncodeVideoRequest, EncodeVideoResponse, TagVideoResponse, TensorR
 import { LIMITS } from '../api/defaults.js';
 import type { Embedder } from '../models/embedder.js';
 import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import type { AnalysisKind, AnalysisThreads, AnswerOf } from '../engine/analysis-thread.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../engine/pipeline.js';
 import { resolveVideoSource } from '../engine/sources.js';
 import { buildTags } from '../engine/tags.js';
 import { loadTensorAudio, loadTensorFrames } from '../engine/tensors.js';
-import type { Library } from './library.js';
+import type { Library, LibraryPorts } from './library.js';
 
 export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedder): EncodeVideoResponse {
   return {
@@ -18,6 +19,32 @@ export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedde
     video_embedding: Array.from(analyzed.videoVector),
     descriptions: analyzed.segments.map((s) => s.description),
   };
+}
+
+/** What a synchronous analysis answers, from its analysis: the embedding or the tags. */
+export function answerOf<K extends AnalysisKind>(kind: K, analyzed: AnalyzedVideo, embedder: Embedder): AnswerOf<K> {
+  return (kind === 'encode' ? toEncodeVideoResponse(analyzed, embedder) : { tags: buildTags(analyzed, embedder.id) }) as AnswerOf<K>;
+}
+
+/**
+ * The analysis of a video file that is not stored, answered as `kind`: with the library's
+ * analyzers and speech (on this thread), or the defaults of a thread of src/engine/analysis-thread.ts.
+ */
+export async function answerFile<K extends AnalysisKind>(
+  kind: K,
+  file: string,
+  embedder: Embedder,
+  opts: { segmentSeconds: number; fps: number; signal?: AbortSignal },
+  ports: Pick<LibraryPorts, 'analyzersFor' | 'speechFor'>,
+): Promise<AnswerOf<K>> {
+  const analyzed = await analyzeVideo(file, embedder, { ...opts, analyzers: await ports.analyzersFor(embedder), speech: ports.speechFor('auto') });
+  return answerOf(kind, analyzed, embedder);
+}
+
+/** How a synchronous analysis runs: `threads` (the server's pool) takes it off the event loop. */
+export interface AnalyzeCallOptions {
+  signal?: AbortSignal;
+  threads?: AnalysisThreads;
 }
 
 export class AnalysisService {
@@ -32,35 +59,34 @@ export class AnalysisService {
     };
   }
 
-  async encodeVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<EncodeVideoResponse> {
-    const { analyzed, embedder } = await this.analyzeSource(req, opts.signal);
-    return toEncodeVideoResponse(analyzed, embedder);
+  async encodeVideo(req: EncodeVideoRequest, opts: AnalyzeCallOptions = {}): Promise<EncodeVideoResponse> {
+    return this.answerSource('encode', req, opts);
   }
 
   /** Tags a video without storing it: the same analysis an upload gets, answered as SPEC §3 Tags. */
-  async tagVideo(req: EncodeVideoRequest, opts: { signal?: AbortSignal } = {}): Promise<TagVideoResponse> {
-    const { analyzed, embedder } = await this.analyzeSource(req, opts.signal);
-    return { tags: buildTags(analyzed, embedder.id) };
+  async tagVideo(req: EncodeVideoRequest, opts: AnalyzeCallOptions = {}): Promise<TagVideoResponse> {
+    return this.answerSource('tag', req, opts);
   }
 
   async encodeTensor(req: EncodeVideoRequest & { tensor: TensorRef }, signal: AbortSignal): Promise<EncodeVideoResponse> {
     const { analyzed, embedder } = await this.analyzeTensor(req, signal);
-    return toEncodeVideoResponse(analyzed, embedder);
+    return answerOf('encode', analyzed, embedder);
   }
 
   async tagTensor(req: EncodeVideoRequest & { tensor: TensorRef }, signal: AbortSignal): Promise<TagVideoResponse> {
     const { analyzed, embedder } = await this.analyzeTensor(req, signal);
-    return { tags: buildTags(analyzed, embedder.id) };
+    return answerOf('tag', analyzed, embedder);
   }
 
-  private async analyzeSource(req: EncodeVideoRequest, signal?: AbortSignal): Promise<{ analyzed: AnalyzedVideo; embedder: Embedder }> {
+  /** Fetches or writes the source here, then analyses it here or on one of `threads`. */
+  private async answerSource<K extends AnalysisKind>(kind: K, req: EncodeVideoRequest, { signal, threads }: AnalyzeCallOptions): Promise<AnswerOf<K>> {
     const { segmentSeconds, fps, embedder } = this.options(req);
     const { lib } = this;
     const source = await resolveVideoSource(req, { allowPath: true, fetchPolicy: lib.fetchPolicy, maxBytes: lib.maxUploadBytes });
     try {
       await lib.checkVideo(source.file, source.displayName);
-      const analyzed = await analyzeVideo(source.file, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder), speech: lib.speechFor('auto') });
-      return { analyzed, embedder };
+      if (threads) return await threads.run({ kind, file: source.file, embedderId: embedder.id, segmentSeconds, fps }, signal);
+      return await answerFile(kind, source.file, embedder, { segmentSeconds, fps, signal }, lib);
     } catch (err) {
       throw lib.redact(err, [[source.file, source.displayName]]);
     } finally {

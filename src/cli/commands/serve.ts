@@ -95,6 +95,8 @@ export async function serveUntilStopped(
     logger: Boolean(opts.log),
     ui: hooks.ui,
     libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
+    // The engine above uses the registry's models: synchronous analyses run on threads of their own.
+    analysisThreads: true,
   });
   // Listen first: a busy port is a one-line error and exit code, with no worker left running.
   let address: string;

@@ -4,11 +4,11 @@ import { schemas } from '../../api/schemas.js';
 import { withoutPath, type RoutesOptions } from '../plumbing.js';
 
 export const embeddingRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
-  const { routes, services, who, withTimeout } = ctx;
+  const { routes, services, who, withTimeout, analysisThreads } = ctx;
   routes.add(
     app,
     { method: 'POST', url: '/video_embedding/encode_video', operationId: 'encodeVideo', tags: ['embedding'], errors: [400, 413, 422, 502, 504], mediaErrors: true, summary: 'embed a video synchronously', schema: schemas.encodeVideo },
-    async (request) => withTimeout(request, (signal) => services.analysis.encodeVideo(withoutPath(request.body), { signal })),
+    async (request) => withTimeout(request, (signal) => services.analysis.encodeVideo(withoutPath(request.body), { signal, threads: analysisThreads })),
   );
   routes.add(
     app,

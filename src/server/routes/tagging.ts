@@ -4,11 +4,11 @@ import { schemas } from '../../api/schemas.js';
 import { withoutPath, type RoutesOptions } from '../plumbing.js';
 
 export const taggingRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
-  const { routes, services, who, withTimeout } = ctx;
+  const { routes, services, who, withTimeout, analysisThreads } = ctx;
   routes.add(
     app,
     { method: 'POST', url: '/video_tagging', operationId: 'tagVideo', tags: ['tagging'], errors: [400, 413, 422, 502, 504], mediaErrors: true, summary: 'tag a video synchronously', schema: schemas.tagVideo },
-    async (request) => withTimeout(request, (signal) => services.analysis.tagVideo(withoutPath(request.body), { signal })),
+    async (request) => withTimeout(request, (signal) => services.analysis.tagVideo(withoutPath(request.body), { signal, threads: analysisThreads })),
   );
   routes.add(
     app,
