@@ -6,7 +6,7 @@
  * (a path on this machine), the ingest of a local file, and the VideoService interface.
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { inPlaceSchemas, operationsSchemas, schemas, tagsSchema } from './schemas.js';
+import type { inPlaceSchemas, jobSchemas, operationsSchemas, schemas, tagsSchema } from './schemas.js';
 
 type Ops = typeof schemas;
 
@@ -148,6 +148,10 @@ export interface VideoService {
    * any folder; on a server only inside its library folders (`serve --library DIR`).
    */
   scanLibrary(collectionIdOrName: string, req?: LibraryScanRequest): Promise<RescanResponse>;
+  /** Queued and running jobs, oldest first: the caller's own (an admin's: everyone's, or `owner`'s). */
+  listJobs(owner?: string): Promise<ListJobsResponse>;
+  /** Cancels a queued or running job; its video or task fails with "cancelled by …". */
+  cancelJob(jobId: string): Promise<CancelJobResponse>;
   videoStatus(videoId: string): Promise<VideoStatusResponse>;
   search(collectionId: string, req: SearchRequest, opts?: { explain?: boolean }): Promise<SearchResponse>;
   encodeText(req: EncodeTextRequest): Promise<EncodeTextResponse>;
@@ -160,6 +164,9 @@ export interface VideoService {
   close(): Promise<void>;
 }
 
+/** `vidembed jobs`, `GET /jobs` and `POST /jobs/{id}/cancel` (issue 21). */
+export type ListJobsResponse = Named<FromSchema<typeof jobSchemas.listJobs.response>>;
+export type CancelJobResponse = Named<FromSchema<typeof jobSchemas.cancelJob.response>>;
 /** DELETE of a task or a tensor upload (issue 21). */
 export type TaskDeleteResponse = Named<FromSchema<typeof operationsSchemas.deleteTask.response>>;
 /** `vidembed rescan`, `POST /collections/{id}/library-scan`: what a scan of footage in place found. */

@@ -16,6 +16,7 @@ import { registerModels } from './commands/models.js';
 import { registerOpen } from './commands/open.js';
 import { registerDuplicates } from './commands/duplicates.js';
 import { registerRescan } from './commands/rescan.js';
+import { registerJobs } from './commands/jobs.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
@@ -105,6 +106,7 @@ Quick start:
   registerOpen(program, run);
   registerDuplicates(program, run);
   registerRescan(program, run);
+  registerJobs(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);

@@ -36,6 +36,8 @@ import type {
   VideoStatusResponse,
   TranscriptResponse,
   LibraryScanRequest,
+  ListJobsResponse,
+  CancelJobResponse,
   RescanResponse,
 } from '../api/types.js';
 import { errorFromResponse } from './http-errors.js';
@@ -182,6 +184,14 @@ export class RemoteService implements VideoService {
   async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
     const id = (await this.getCollection(collectionIdOrName)).id;
     return this.call('POST', `/collections/${encodeURIComponent(id)}/library-scan`, req);
+  }
+
+  async listJobs(owner?: string): Promise<ListJobsResponse> {
+    return this.call('GET', `/jobs${owner ? `?${new URLSearchParams({ owner })}` : ''}`);
+  }
+
+  async cancelJob(jobId: string): Promise<CancelJobResponse> {
+    return this.call('POST', `/jobs/${encodeURIComponent(jobId)}/cancel`);
   }
 
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {

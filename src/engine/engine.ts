@@ -37,6 +37,8 @@ import type {
   VideoStatusResponse,
   VideoSummary,
   LibraryScanRequest,
+  ListJobsResponse,
+  CancelJobResponse,
   RescanResponse,
 } from '../api/types.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
@@ -168,6 +170,12 @@ export class LocalEngine implements VideoService {
     const { inPlace } = this.services;
     if (req.path !== undefined) await inPlace.addFolder(this.principal, collectionIdOrName, req.path);
     return inPlace.rescan(this.principal, collectionIdOrName);
+  }
+  async listJobs(owner?: string): Promise<ListJobsResponse> {
+    return this.services.queue.list(this.principal, owner);
+  }
+  async cancelJob(jobId: string): Promise<CancelJobResponse> {
+    return this.services.queue.cancel(this.principal, jobId);
   }
   async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
     return this.services.videos.duplicates(this.principal, collectionIdOrName, validateRequest('duplicates', 'querystring', req));
