@@ -25,3 +25,42 @@ export function decodeBase64Strict(text: string, field: string): Buffer {
   if (clean.length % 4 === 1 || !STRICT_BASE64_RE.test(clean)) throw new BadRequestError(`${field} is not valid base64`);
   return Buffer.from(clean, 'base64');
 }
+
+/** The fields of a tensor upload (SPEC §4) whose `data` is base64 of the tensor's bytes. */
+export const TENSOR_FIELDS = ['video_input', 'audio_input'] as const;
+
+/** A tensor's `data`, decoded where the body was parsed: its length as sent, its bytes or why there are none. */
+export interface DecodedData {
+  /** Characters of the base64 string as sent (the size check reads them before the bytes). */
+  chars: number;
+  bytes?: Uint8Array;
+  /** The 400's message when the string is not base64. */
+  error?: string;
+}
+
+/**
+ * A tensor upload's body parsed (as `parseJsonBody`) with each tensor's `data` string decoded and
+ * replaced by '' (still a string for the schema; the bytes come beside it), so hundreds of
+ * megabytes of base64 never travel as a string. A `data` that is not base64 is not an error here:
+ * the request is checked in its usual order (schema, size, then base64), src/engine/tensors.ts.
+ */
+export function parseTensorBody(body: Buffer): { value: unknown; decoded: Record<string, DecodedData> } {
+  const value = parseJsonBody(body.toString('utf8'));
+  const decoded: Record<string, DecodedData> = {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { value, decoded };
+  for (const field of TENSOR_FIELDS) {
+    const t = Object.prototype.hasOwnProperty.call(value, field) ? (value as Record<string, unknown>)[field] : undefined;
+    if (t === null || typeof t !== 'object' || Array.isArray(t)) continue;
+    const data = (t as { data?: unknown }).data;
+    if (typeof data !== 'string') continue;
+    const out: DecodedData = { chars: data.length };
+    try {
+      out.bytes = decodeBase64Strict(data, `${field}.data`);
+    } catch (err) {
+      out.error = (err as Error).message;
+    }
+    (t as { data: string }).data = '';
+    decoded[field] = out;
+  }
+  return { value, decoded };
+}

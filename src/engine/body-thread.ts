@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorFromWire, VidembedError, type WireError } from '../api/errors.js';
-import { decodeBase64Strict, parseJsonBody } from './body-parse.js';
+import { decodeBase64Strict, parseJsonBody, parseTensorBody, type DecodedData } from './body-parse.js';
 
 /** Below this many bytes, parsing in place is cheaper than the round trip. */
 export const OFF_THREAD_BYTES = 1024 * 1024;
@@ -76,4 +76,105 @@ export async function decodeBase64(text: string, field: string): Promise<Buffer>
   if (text.length < OFF_THREAD_BYTES) return decodeBase64Strict(text, field);
   const out = (await call({ op: 'base64', text, field })) as Uint8Array;
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** Tensor objects of bodies read by a TensorBodyReader, with their `data` decoded beside them. */
+const decodedData = new WeakMap<object, DecodedData>();
+
+/** The decoded `data` of a tensor object of a body read by a TensorBodyReader; undefined: its `data` is as sent. */
+export function decodedTensorData(tensor: unknown): DecodedData | undefined {
+  return tensor !== null && typeof tensor === 'object' ? decodedData.get(tensor) : undefined;
+}
+
+function withDecoded({ value, decoded }: { value: unknown; decoded: Record<string, DecodedData> }): unknown {
+  for (const [field, d] of Object.entries(decoded)) decodedData.set((value as Record<string, object>)[field], d);
+  return value;
+}
+
+/** Chunks are copied into batches of this size, each handed to the thread whole (transferred). */
+const BATCH_BYTES = 1024 * 1024;
+
+/**
+ * Receives a tensor upload's body chunk by chunk. Up to OFF_THREAD_BYTES it is kept here and parsed
+ * in place; past that, each batch of chunks goes to the body thread as it fills (handed over, no
+ * copy), which joins, parses and decodes the body there and hands back the tensors' bytes (no
+ * copy): the event loop never holds the body whole, nor its base64 as a string.
+ */
+export class TensorBodyReader {
+  private kept: Buffer[] = [];
+  private batch = Buffer.allocUnsafeSlow(BATCH_BYTES);
+  private used = 0;
+  private size = 0;
+  private stream?: { w: Worker; id: number; reply: Promise<unknown> };
+  private done = false;
+
+  push(chunk: Buffer): void {
+    if (this.done) return;
+    this.size += chunk.length;
+    for (let at = 0; at < chunk.length; ) {
+      const n = chunk.copy(this.batch, this.used, at);
+      this.used += n;
+      at += n;
+      if (this.used === BATCH_BYTES) this.flush();
+    }
+  }
+
+  /**
+   * The body parsed, once every chunk was pushed, each tensor's `data` '' with its bytes beside it
+   * (`decodedTensorData`). Rejects like `parseJson`.
+   */
+  async end(): Promise<unknown> {
+    if (this.done) throw new VidembedError('the tensor body was already ended');
+    if (!this.stream && this.size < OFF_THREAD_BYTES) {
+      this.done = true;
+      const body = Buffer.concat([...this.kept, this.batch.subarray(0, this.used)]);
+      this.kept = [];
+      return withDecoded(parseTensorBody(body));
+    }
+    this.flush();
+    this.done = true;
+    const { w, id, reply } = this.stream!;
+    w.postMessage({ op: 'end', id });
+    const out = (await reply) as { value: unknown; decoded: Record<string, DecodedData> };
+    for (const d of Object.values(out.decoded)) if (d.bytes) d.bytes = Buffer.from(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
+    return withDecoded(out);
+  }
+
+  /** The client went away or the body is refused: the thread forgets what it received. */
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    this.kept = [];
+    if (!this.stream) return;
+    const { w, id } = this.stream;
+    const p = waiting.get(id);
+    waiting.delete(id);
+    if (waiting.size === 0) w.unref();
+    w.postMessage({ op: 'abort', id });
+    p?.resolve(undefined);
+  }
+
+  /** The batch is full (or the body ends): kept here while the body is small, else handed to the thread. */
+  private flush(): void {
+    if (this.used === 0) return;
+    const full = this.used === BATCH_BYTES ? this.batch : this.batch.subarray(0, this.used);
+    this.batch = Buffer.allocUnsafeSlow(BATCH_BYTES);
+    this.used = 0;
+    this.kept.push(full);
+    if (!this.stream && this.size < OFF_THREAD_BYTES) return;
+    if (!this.stream) {
+      const w = thread();
+      const id = ++nextId;
+      const reply = new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+      reply.catch(() => {}); // awaited by end(); an abort or a dead thread must not be unhandled before that
+      w.ref();
+      w.postMessage({ op: 'open', id });
+      this.stream = { w, id, reply };
+    }
+    for (const b of this.kept) {
+      const buf = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      this.stream.w.postMessage({ op: 'chunk', id: this.stream.id, buf }, [buf.buffer as ArrayBuffer]);
+    }
+    this.kept = [];
+  }
 }

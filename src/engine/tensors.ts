@@ -3,7 +3,7 @@ import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, Va
 import type { TensorObject, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import type { BlobStore } from '../store/blobs.js';
-import { decodeBase64 } from './body-thread.js';
+import { decodeBase64, decodedTensorData } from './body-thread.js';
 
 /** Bytes per element of the dtypes a tensor may carry. */
 export const ITEM_SIZE: Record<string, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, float16: 2, int32: 4, uint32: 4, float32: 4, int64: 8, float64: 8 };
@@ -21,6 +21,25 @@ export interface VideoKwargs {
   start?: number;
   end?: number;
   timestamps?: number[];
+}
+
+/**
+ * A tensor's bytes: decoded already when the server read its body (src/server/tensor-body.ts),
+ * else decoded here (hundreds of megabytes on a worker thread, src/engine/body-thread.ts).
+ */
+async function tensorBytes(t: object, data: string, field: string): Promise<Buffer> {
+  const pre = decodedTensorData(t);
+  if (!pre) return decodeBase64(data, field);
+  if (!pre.bytes) throw new BadRequestError(pre.error ?? `${field} is not valid base64`);
+  return Buffer.from(pre.bytes.buffer, pre.bytes.byteOffset, pre.bytes.byteLength);
+}
+
+/** Characters of a tensor's base64 `data` as sent (0 when it is not a string). */
+function dataChars(t: unknown): number {
+  const pre = decodedTensorData(t);
+  if (pre) return pre.chars;
+  const d = (t as { data?: unknown } | null | undefined)?.data;
+  return typeof d === 'string' ? d.length : 0;
 }
 
 async function decodeTensor(t: unknown, field: string, rank: number, dtypes: string[], issues: ValidationIssue[]): Promise<DecodedTensor | undefined> {
@@ -41,8 +60,7 @@ async function decodeTensor(t: unknown, field: string, rank: number, dtypes: str
     issues.push({ loc: [...loc, 'shape'], msg: `must be ${rank} positive integers`, type: 'value_error.shape' });
   }
   if (issues.length > before) return undefined;
-  // Hundreds of megabytes are decoded on a worker thread (src/engine/body-thread.ts).
-  const bytes = await decodeBase64(data as string, `${field}.data`);
+  const bytes = await tensorBytes(t, data as string, `${field}.data`);
   const expected = (shape as number[]).reduce((a, b) => a * b, 1) * ITEM_SIZE[dtype as string];
   if (expected !== bytes.length) {
     issues.push({ loc: [...loc, 'data'], msg: `holds ${bytes.length} bytes but shape ${JSON.stringify(shape)} of ${dtype} needs ${expected}`, type: 'value_error.size' });
@@ -67,10 +85,7 @@ export async function storeTensorUpload(
     issues.push({ loc: ['body', 'request_id'], msg: 'must be 1-128 characters of letters, digits, _ . - (not "." or "..")', type: 'value_error.str.regex' });
   }
   let approx = 0;
-  for (const f of ['video_input', 'audio_input'] as const) {
-    const d = (body as unknown as Record<string, { data?: unknown }>)[f]?.data;
-    if (typeof d === 'string') approx += Math.floor((d.length * 3) / 4);
-  }
+  for (const f of ['video_input', 'audio_input'] as const) approx += Math.floor((dataChars((body as unknown as Record<string, unknown>)[f]) * 3) / 4);
   if (approx > maxBytes) throw new PayloadTooLargeError(`tensor payload is about ${approx} bytes, over the ${maxBytes}-byte limit`);
   const video = await decodeTensor(body.video_input, 'video_input', 5, ['uint8'], issues);
   if (video) {

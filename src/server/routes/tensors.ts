@@ -2,9 +2,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { operationsSchemas, schemas } from '../../api/schemas.js';
 import type { RoutesOptions } from '../plumbing.js';
+import { useTensorBodyParser } from '../tensor-body.js';
 
 export const tensorRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }) => {
   const { routes, services, who } = ctx;
+  // The upload's body goes to a thread chunk by chunk and its tensors come back as bytes (this plugin's routes only).
+  useTensorBodyParser(app);
   routes.add(
     app,
     { method: 'POST', url: '/files/upload/tensors', operationId: 'uploadTensors', tags: ['tensors'], errors: [400, 409, 413, 422], summary: 'upload pre-processed tensors; returns keys for async calls', schema: schemas.tensorUpload },
