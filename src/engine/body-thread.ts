@@ -14,7 +14,7 @@ import { decodeBase64Strict, parseJsonBody, parseTensorBody, type DecodedData } 
 /** Below this many bytes, parsing in place is cheaper than the round trip. */
 export const OFF_THREAD_BYTES = 1024 * 1024;
 
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError; syntax: boolean };
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError; syntax: boolean } | { op: 'spare'; buf: Uint8Array };
 
 let worker: Worker | undefined;
 let nextId = 0;
@@ -34,6 +34,7 @@ function thread(): Worker {
   const w = new Worker(workerUrl());
   w.unref();
   w.on('message', (m: Reply) => {
+    if ('op' in m) return void spareBatch(m.buf.buffer as ArrayBuffer);
     const p = waiting.get(m.id);
     if (!p) return;
     waiting.delete(m.id);
@@ -93,6 +94,21 @@ function withDecoded({ value, decoded }: { value: unknown; decoded: Record<strin
 
 /** Chunks are copied into batches of this size, each handed to the thread whole (transferred). */
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * Batches the thread has copied out and handed back, to be filled again: fresh memory for every
+ * MiB of a 427 MB body costs the event loop its page faults and the collector's attention.
+ */
+const spareBatches: ArrayBuffer[] = [];
+const MAX_SPARE_BATCHES = 32;
+
+function spareBatch(buf: ArrayBuffer): void {
+  if (buf.byteLength === BATCH_BYTES && spareBatches.length < MAX_SPARE_BATCHES) spareBatches.push(buf);
+}
+
+function newBatch(): Buffer {
+  const spare = spareBatches.pop();
+  return spare ? Buffer.from(spare) : Buffer.allocUnsafeSlow(BATCH_BYTES);
+}
 
 /**
  * Receives a tensor upload's body chunk by chunk. Up to OFF_THREAD_BYTES it is kept here and parsed
@@ -102,11 +118,14 @@ const BATCH_BYTES = 1024 * 1024;
  */
 export class TensorBodyReader {
   private kept: Buffer[] = [];
-  private batch = Buffer.allocUnsafeSlow(BATCH_BYTES);
+  private batch = newBatch();
   private used = 0;
   private size = 0;
   private stream?: { w: Worker; id: number; reply: Promise<unknown> };
   private done = false;
+
+  /** `expected`: the body's declared length (0: unknown), so the thread can hold it in one buffer from the start. */
+  constructor(private readonly expected = 0) {}
 
   push(chunk: Buffer): void {
     if (this.done) return;
@@ -128,11 +147,13 @@ export class TensorBodyReader {
     if (!this.stream && this.size < OFF_THREAD_BYTES) {
       this.done = true;
       const body = Buffer.concat([...this.kept, this.batch.subarray(0, this.used)]);
+      for (const b of [...this.kept, this.batch]) spareBatch(b.buffer as ArrayBuffer);
       this.kept = [];
       return withDecoded(parseTensorBody(body));
     }
     this.flush();
     this.done = true;
+    spareBatch(this.batch.buffer as ArrayBuffer);
     const { w, id, reply } = this.stream!;
     w.postMessage({ op: 'end', id });
     const out = (await reply) as { value: unknown; decoded: Record<string, DecodedData> };
@@ -144,6 +165,7 @@ export class TensorBodyReader {
   abort(): void {
     if (this.done) return;
     this.done = true;
+    for (const b of [...this.kept, this.batch]) spareBatch(b.buffer as ArrayBuffer);
     this.kept = [];
     if (!this.stream) return;
     const { w, id } = this.stream;
@@ -158,7 +180,7 @@ export class TensorBodyReader {
   private flush(): void {
     if (this.used === 0) return;
     const full = this.used === BATCH_BYTES ? this.batch : this.batch.subarray(0, this.used);
-    this.batch = Buffer.allocUnsafeSlow(BATCH_BYTES);
+    this.batch = newBatch();
     this.used = 0;
     this.kept.push(full);
     if (!this.stream && this.size < OFF_THREAD_BYTES) return;
@@ -168,7 +190,7 @@ export class TensorBodyReader {
       const reply = new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
       reply.catch(() => {}); // awaited by end(); an abort or a dead thread must not be unhandled before that
       w.ref();
-      w.postMessage({ op: 'open', id });
+      w.postMessage({ op: 'open', id, expected: this.expected });
       this.stream = { w, id, reply };
     }
     for (const b of this.kept) {

@@ -11,13 +11,28 @@ import { decodeBase64Strict, parseJsonBody, parseTensorBody, type DecodedData } 
 type Message =
   | { id: number; op: 'json'; buf: Uint8Array }
   | { id: number; op: 'base64'; text: string; field: string }
-  | { id: number; op: 'open' }
+  | { id: number; op: 'open'; expected: number }
   | { id: number; op: 'end' }
   | { id: number; op: 'abort' }
   | { id: number; op: 'chunk'; buf: Uint8Array };
 
-/** Tensor bodies being received, by id. */
-const streams = new Map<number, Uint8Array[]>();
+/** Tensor bodies being received, by id: one buffer (the declared length, else grown by doubling) and the bytes in it. */
+const streams = new Map<number, { buf: Buffer; used: number }>();
+
+/** Copies a batch into its body and hands the batch back to the event loop, to be filled again. */
+function receive(id: number, batch: Uint8Array): void {
+  const s = streams.get(id);
+  if (s) {
+    if (s.used + batch.byteLength > s.buf.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(2 * s.buf.length, s.used + batch.byteLength));
+      s.buf.copy(grown, 0, 0, s.used);
+      s.buf = grown;
+    }
+    s.buf.set(batch, s.used);
+    s.used += batch.byteLength;
+  }
+  parentPort!.postMessage({ op: 'spare', buf: batch }, [batch.buffer as ArrayBuffer]);
+}
 
 /** Bytes to send back: a buffer of their own is handed over (transferred), a slice of Node's pool copied. */
 function handOver(bytes: Uint8Array, transfer: ArrayBuffer[]): Uint8Array {
@@ -29,10 +44,9 @@ function handOver(bytes: Uint8Array, transfer: ArrayBuffer[]): Uint8Array {
 }
 
 function tensorBody(id: number): { value: unknown; decoded: Record<string, DecodedData>; transfer: ArrayBuffer[] } {
-  const parts = streams.get(id) ?? [];
+  const s = streams.get(id);
   streams.delete(id);
-  const { value, decoded } = parseTensorBody(Buffer.concat(parts));
-  parts.length = 0;
+  const { value, decoded } = parseTensorBody(s ? s.buf.subarray(0, s.used) : Buffer.alloc(0));
   const transfer: ArrayBuffer[] = [];
   for (const d of Object.values(decoded)) if (d.bytes) d.bytes = handOver(d.bytes, transfer);
   return { value, decoded, transfer };
@@ -40,8 +54,8 @@ function tensorBody(id: number): { value: unknown; decoded: Record<string, Decod
 
 parentPort!.on('message', (m: Message) => {
   try {
-    if (m.op === 'open') streams.set(m.id, []);
-    else if (m.op === 'chunk') streams.get(m.id)?.push(m.buf);
+    if (m.op === 'open') streams.set(m.id, { buf: Buffer.allocUnsafeSlow(m.expected || 8 * 1024 * 1024), used: 0 });
+    else if (m.op === 'chunk') receive(m.id, m.buf);
     else if (m.op === 'abort') streams.delete(m.id);
     else if (m.op === 'end') {
       const { value, decoded, transfer } = tensorBody(m.id);

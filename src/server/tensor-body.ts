@@ -20,7 +20,7 @@ export function useTensorBodyParser(app: FastifyInstance): void {
     const limit = request.routeOptions.bodyLimit;
     const contentLength = Number(request.headers['content-length']);
     if (contentLength > limit) return void done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
-    const reader = new TensorBodyReader();
+    const reader = new TensorBodyReader(Number.isNaN(contentLength) ? 0 : contentLength);
     const stream = payload as typeof payload & { receivedEncodedLength?: number };
     let received = 0;
     const stop = () => {

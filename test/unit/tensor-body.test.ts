@@ -20,10 +20,10 @@ const bytesOf = (n: number, seed = 1) => {
 };
 const video = (bytes: Buffer, frames: number, side: number, data = bytes.toString('base64')) => ({ data, shape: [1, frames, 3, side, side], dtype: 'uint8' });
 
-/** Pushes `text` in uneven chunks (1 byte up to 200 KB) and ends. */
-async function readInChunks(text: string | Buffer): Promise<unknown> {
+/** Pushes `text` in uneven chunks (1 byte up to 200 KB) and ends; `expected`: the length declared to the reader. */
+async function readInChunks(text: string | Buffer, expected = 0): Promise<unknown> {
   const buf = Buffer.from(text);
-  const reader = new TensorBodyReader();
+  const reader = new TensorBodyReader(expected);
   const sizes = [1, 7, 65536, 3, 200_000, 1024];
   for (let at = 0, i = 0; at < buf.length; i++) {
     const n = sizes[i % sizes.length];
@@ -35,13 +35,14 @@ async function readInChunks(text: string | Buffer): Promise<unknown> {
 
 describe('TensorBodyReader', () => {
   it('gives the parsed body with data "" and the bytes beside it, small (in place) and large (the thread) alike', async () => {
-    for (const n of [48, 3 * 1024 * 1024]) {
+    // Small; large with its length unknown, declared, or declared too short (the thread's buffer grows).
+    for (const [n, expected] of [[48, 0], [3 * 1024 * 1024, 0], [3 * 1024 * 1024, -1], [9 * 1024 * 1024, 1024]]) {
       const bytes = bytesOf(n);
       const audio = bytesOf(64, 2);
       const body = { service: 'embedding', request_id: `r-${n}`, video_input: video(bytes, n / 48, 4), audio_input: { data: audio.toString('base64'), shape: [1, 1, 16], dtype: 'float32' }, video_kwargs: { fps: 2 } };
       const json = JSON.stringify(body);
       if (n > 48) expect(json.length).toBeGreaterThan(OFF_THREAD_BYTES);
-      const value = (await readInChunks(json)) as typeof body;
+      const value = (await readInChunks(json, expected < 0 ? json.length : expected)) as typeof body;
       expect(value).toEqual({ ...body, video_input: { ...body.video_input, data: '' }, audio_input: { ...body.audio_input, data: '' } });
       const v = decodedTensorData(value.video_input)!;
       expect(v.chars).toBe(body.video_input.data.length);
