@@ -93,13 +93,13 @@ function withDecoded({ value, decoded }: { value: unknown; decoded: Record<strin
 }
 
 /** Chunks are copied into batches of this size, each handed to the thread whole (transferred). */
-const BATCH_BYTES = 1024 * 1024;
+const BATCH_BYTES = 4 * 1024 * 1024;
 /**
  * Batches the thread has copied out and handed back, to be filled again: fresh memory for every
  * MiB of a 427 MB body costs the event loop its page faults and the collector's attention.
  */
 const spareBatches: ArrayBuffer[] = [];
-const MAX_SPARE_BATCHES = 32;
+const MAX_SPARE_BATCHES = 8;
 
 function spareBatch(buf: ArrayBuffer): void {
   if (buf.byteLength === BATCH_BYTES && spareBatches.length < MAX_SPARE_BATCHES) spareBatches.push(buf);
