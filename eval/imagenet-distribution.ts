@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { thingSentence } from '../src/analysis/describe.js';
 import { classWords } from '../src/analysis/imagenet.js';
 import { decodeImage } from '../src/media/frames.js';
 import { runFfmpeg } from '../src/media/ffmpeg.js';
@@ -27,7 +28,7 @@ export async function segmentDistributions(modelsDir: string, segs: SegmentSourc
   if (!classifier) throw new Error(`no ImageNet classifier under ${modelsDir}`);
   const keep = classifier.labels.map((_, i) => i).filter((i) => i !== classifier.backgroundIndex);
   const words = keep.map((i) => classWords(classifier.labels[i]));
-  const labels = words.map((w) => `A photo of ${/^[aeiou]/i.test(w) ? 'an' : 'a'} ${w}.`);
+  const labels = words.map(thingSentence);
   const tmp = mkdtempSync(join(tmpdir(), 'vidembed-keyframes-'));
   const dist = new Map<number, Float32Array>();
   try {
