@@ -8,7 +8,9 @@
  *
  * Options: `--weights` runs the coordinate search over the part weights (else they stay as they
  * are); `--experiments` measures ranking variants (late interaction, sure-word bonus);
- * `--features` compares confidence feature sets; `--sure-bonus`, `--late=λ` score with a variant.
+ * `--features` compares confidence feature sets; `--sure-bonus`, `--late=λ` score with a variant;
+ * `--expected` measures the ImageNet "expected label embedding" (all 1000 classes weighted by their
+ * probability, eval/imagenet-distribution.ts) added to, or instead of, the top-class facts.
  */
 import { join } from 'node:path';
 import { analysisParts } from '../src/analysis/describe.js';
@@ -20,13 +22,15 @@ import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.j
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
 import { Store } from '../src/store/index.js';
 import { loadSearchCatalog, queryText } from './catalog.js';
-import { labelReliability, formatLabelReliability } from './metrics.js';
+import { bootstrapInterval, labelReliability, formatLabelReliability } from './metrics.js';
 import { inHalf } from './split.js';
 
 interface Seg {
   id: number;
   video: string;
   analysis: SegmentAnalysis;
+  /** Σ p(class) · USE(class sentence) over the 1000 ImageNet classes (`--expected`, ImageNet library). */
+  expected?: Float32Array;
 }
 
 const dot = (a: Float32Array, b: Float32Array): number => {
@@ -73,18 +77,22 @@ export interface Variant {
   sureBonus?: boolean;
   /** Late interaction: + lateWeight × the best single part's cosine to the query. */
   lateWeight?: number;
+  /** + expected × thing weight × Σ p(class) · USE(class sentence) over all 1000 ImageNet classes (`--expected`). */
+  expected?: number;
+  /** Keep the ImageNet top classes as facts only up to this many when `expected` is used (0: none). */
+  expectedTopK?: number;
 }
 
 /** One eval library's tuning half, ready to be re-scored with candidate weights. */
-async function loadLibrary(home: string, variant: string) {
+async function loadLibrary(home: string, variant: string, expected = false) {
   const rows = inHalf(loadSearchCatalog(), 'tuning');
   const query = (r: (typeof rows)[number]) => queryText(r, 'query');
   const store = Store.open(join(home, variant, 'vidembed.db'));
   const col = store.collections.byName('eval-tuning', null)[0];
   if (!col) throw new Error(`no eval-tuning collection in ${home}/${variant}: run npm run eval -- search --home ${home} first`);
   const segRows = store.db
-    .prepare(`SELECT s.id, v.filename, s.details_json, s.facts_json FROM segments s JOIN videos v ON v.id = s.video_id WHERE s.collection_id = ?`)
-    .all(col.id) as { id: number; filename: string; details_json: string | null; facts_json: string | null }[];
+    .prepare(`SELECT s.id, v.filename, v.blob_key, s.start, s.end, s.details_json, s.facts_json FROM segments s JOIN videos v ON v.id = s.video_id WHERE s.collection_id = ?`)
+    .all(col.id) as { id: number; filename: string; blob_key: string; start: number; end: number; details_json: string | null; facts_json: string | null }[];
   const segs: Seg[] = segRows.map((r) => {
     const facts = r.facts_json ? (JSON.parse(r.facts_json) as Record<string, { facts: SegmentAnalysis[string]['facts'] }>) : {};
     const analysis: SegmentAnalysis = {};
@@ -96,6 +104,27 @@ async function loadLibrary(home: string, variant: string) {
     }
     return { id: r.id, video: r.filename, analysis };
   });
+  if (expected && variant === 'imagenet') {
+    const { segmentDistributions } = await import('./imagenet-distribution.js');
+    const { dist, labels, words } = await segmentDistributions(join(home, variant, 'models'), segRows.map((r) => ({ id: r.id, path: join(home, variant, 'blobs', r.blob_key), start: r.start, end: r.end })));
+    await embedAll(labels);
+    let agree = 0;
+    for (const s of segs) {
+      const p = dist.get(s.id)!;
+      const e = new Float32Array(512);
+      let top = 0;
+      p.forEach((pi, i) => {
+        if (pi > p[top]) top = i;
+        if (pi < 1e-5) return;
+        const u = cache.get(labels[i])!;
+        for (let d = 0; d < 512; d++) e[d] += pi * u[d];
+      });
+      s.expected = e;
+      const stored = (s.analysis.imagenet?.facts ?? [])[0]?.label;
+      if (stored === words[top]) agree++;
+    }
+    process.stderr.write(`expected label embeddings: ${segs.length} segments, re-classified top-1 = stored top fact for ${agree}\n`);
+  }
   // Every part any candidate weighting can use (all weights 1: nothing filtered out).
   const ones = Object.fromEntries(Object.keys(PERCEPTION_WEIGHTS).map((k) => [k, 1])) as PerceptionWeights;
   await embedAll(segs.flatMap((s) => analysisParts(s.analysis, ones).map((p) => p.text)));
@@ -124,12 +153,17 @@ async function loadLibrary(home: string, variant: string) {
 
   const score = (w: PerceptionWeights, keyword: number, variant: Variant = {}): Metrics => {
     const vecs = segs.map((s) => {
-      const parts = analysisParts(s.analysis, w);
+      let parts = analysisParts(s.analysis, w);
+      if (variant.expected !== undefined && s.expected && variant.expectedTopK !== undefined) {
+        const things = parts.filter((p) => p.kind === 'thing').slice(0, variant.expectedTopK);
+        parts = parts.filter((p) => p.kind !== 'thing' || things.includes(p));
+      }
       const v = new Float32Array(512);
       for (const p of parts) {
         const e = cache.get(p.text)!;
         for (let d = 0; d < 512; d++) v[d] += p.weight * e[d];
       }
+      if (variant.expected && s.expected) for (let d = 0; d < 512; d++) v[d] += variant.expected * w.thing * s.expected[d];
       return l2normalize(v);
     });
     const partTexts = variant.lateWeight ? segs.map((s) => analysisParts(s.analysis, w).map((p) => p.text)) : [];
@@ -164,7 +198,7 @@ async function main(): Promise<void> {
   if (!home) throw new Error('usage: node dist/eval/tune.js HOME  (a home built by npm run eval -- search --home HOME)');
   await use.load();
   // Both libraries (with and without the ImageNet analyzer) share one set of weights: tune for both.
-  const libs = [await loadLibrary(home, 'base'), await loadLibrary(home, 'imagenet')];
+  const libs = [await loadLibrary(home, 'base'), await loadLibrary(home, 'imagenet', process.argv.includes('--expected'))];
   const objective = (ms: Metrics[]) => ms.reduce((s, m) => s + m.mrr + 0.25 * m.r1 + 0.1 * m.r5, 0) / ms.length;
   const show = (ms: Metrics[]) => ms.map((m, i) => `${libs[i].variant}: R@1 ${m.r1.toFixed(3)} R@5 ${m.r5.toFixed(3)} MRR ${m.mrr.toFixed(3)}`).join('; ');
 
@@ -177,6 +211,18 @@ async function main(): Promise<void> {
   if (args.includes('--experiments')) {
     for (const v of [{ sureBonus: true }, { lateWeight: 0.25 }, { lateWeight: 0.5 }, { lateWeight: 1 }, { sureBonus: true, lateWeight: 0.5 }] as Variant[]) {
       process.stderr.write(`variant ${JSON.stringify(v)}: ${show(libs.map((l) => l.score(w, keyword, v)))}\n`);
+    }
+  }
+  if (args.includes('--expected')) {
+    for (const v of [0.25, 0.5, 1, 2].flatMap((e) => [{ expected: e }, { expected: e, expectedTopK: 0 }, { expected: e, expectedTopK: 1 }]) as Variant[]) {
+      const ms = libs.map((l) => l.score(w, keyword, v));
+      // Paired with the current scoring, ImageNet library: queries whose rank got better / worse, and
+      // the 95 % bootstrap interval of the change in R@1 and R@5 (same queries resampled together).
+      const pairs = ms[1].perQuery.map((q, i) => ({ was: best[1].perQuery[i].rank, now: q.rank }));
+      const delta = (k: number) => bootstrapInterval(pairs, (xs) => xs.reduce((a, x) => a + (x.now <= k ? 1 : 0) - (x.was <= k ? 1 : 0), 0) / xs.length);
+      const better = pairs.filter((x) => x.now < x.was).length;
+      const worse = pairs.filter((x) => x.now > x.was).length;
+      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}; imagenet ranks better ${better}, worse ${worse}; ΔR@1 [${delta(1).join(', ')}] ΔR@5 [${delta(5).join(', ')}]\n`);
     }
   }
   if (variant.sureBonus || variant.lateWeight) best = libs.map((l) => l.score(w, keyword, variant));

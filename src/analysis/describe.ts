@@ -16,6 +16,9 @@ export function readsAsEnglish(text: string): boolean {
 
 export type { WeightedPart };
 
+/** The sentence an ImageNet class becomes for the sentence encoder: "A photo of a tabby cat." */
+export const thingSentence = (label: string): string => `A photo of ${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label}.`;
+
 /** The descriptions the analyzers published, in analyzer order. */
 function descriptions(analysis: SegmentAnalysis): NonNullable<SegmentAnalysis[string]['description']>[] {
   return Object.values(analysis).flatMap((a) => (a.description ? [a.description] : []));
@@ -35,7 +38,7 @@ export function analysisParts(analysis: SegmentAnalysis, w: PerceptionWeights = 
   }
   for (const f of allFacts(analysis)) {
     if (f.kind === 'thing') {
-      parts.push({ kind: 'thing', text: `A photo of ${/^[aeiou]/i.test(f.label) ? 'an' : 'a'} ${f.label}.`, weight: w.thing * f.confidence ** w.confidencePower });
+      parts.push({ kind: 'thing', text: thingSentence(f.label), weight: w.thing * f.confidence ** w.confidencePower });
     } else if (f.kind === 'text' && readsAsEnglish(f.label)) {
       // The sentence encoder reads English: words in other scripts go to the keyword index only.
       parts.push({ kind: 'text', text: `The words "${f.label}" on screen.`, weight: w.text * f.confidence ** w.confidencePower });

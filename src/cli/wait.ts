@@ -11,22 +11,24 @@ function pollMs(): number {
 
 /**
  * While waiting, Ctrl-C stops the waiting at once — not the work, which goes on in the worker —
- * says how to follow it, and exits 130.
+ * says how to follow it, and exits 130. Without a terminal (a log, a script), where the spinner
+ * is silent, one line says what is being waited for.
  */
-function interruptible(spin: Ora, follow: string): () => void {
+function interruptible(spin: Ora, follow: string, what: string, opts: OutputOptions): () => void {
   const onInt = () => {
     spin.stop();
     process.stderr.write(`stopped waiting; the work goes on in the background: ${follow}\n`);
     process.exit(130);
   };
   process.once('SIGINT', onInt);
+  if (!opts.json && !process.stderr.isTTY) process.stderr.write(`${what}: waiting (Ctrl-C stops the waiting, not the work)\n`);
   return () => process.off('SIGINT', onInt);
 }
 
 /** Polls a video's status (every 2 s, as the API document's client does) until it settles. */
 export async function waitForVideo(service: VideoService, videoId: string, opts: OutputOptions & { label?: string }): Promise<VideoStatusResponse> {
   const spin = spinner(`${opts.label ?? videoId}: uploaded`, opts).start();
-  const done = interruptible(spin, `vidembed video status ${videoId} --wait`);
+  const done = interruptible(spin, `vidembed video status ${videoId} --wait`, opts.label ?? videoId, opts);
   try {
     return await pollVideo(service, videoId, opts, spin);
   } finally {
@@ -52,7 +54,7 @@ async function pollVideo(service: VideoService, videoId: string, opts: OutputOpt
 
 export async function waitForTask(service: VideoService, requestId: string, opts: OutputOptions): Promise<AsyncStatusResponse> {
   const spin = spinner(`${requestId}: pending`, opts).start();
-  const done = interruptible(spin, `vidembed task status ${requestId}`);
+  const done = interruptible(spin, `vidembed task status ${requestId}`, requestId, opts);
   try {
     return await pollTask(service, requestId, spin);
   } finally {

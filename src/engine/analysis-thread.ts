@@ -16,10 +16,9 @@
  *   replaced on the next job; one that dies before it ever answered fails the waiting jobs too.
  * - Idle threads are unref'd: the pool never keeps a process alive. `close()` ends them all.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorFromWire, ModelError, type WireError } from '../api/errors.js';
+import { workerScript } from './worker-script.js';
 import type { EncodeVideoResponse, TagVideoResponse } from '../api/types.js';
 import { abortReason } from '../media/ffmpeg.js';
 
@@ -62,12 +61,7 @@ interface Thread {
 }
 
 function defaultWorkerUrl(): URL {
-  const sibling = new URL('./analysis-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(sibling))) return sibling;
-  // Running from the TypeScript sources (vitest): the worker compiled by `npm run build`.
-  const built = new URL('../../dist/src/engine/analysis-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new ModelError(`the analysis worker script is missing (${fileURLToPath(sibling)}): run \`npm run build\``);
+  return workerScript(import.meta.url, 'src/engine/analysis-worker.js', (m) => new ModelError(`the analysis worker script: ${m}`));
 }
 
 export class AnalysisThreads {

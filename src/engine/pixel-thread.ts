@@ -18,8 +18,6 @@
  * script is the compiled `pixel-worker.js` beside this file, or under `dist/` when this file runs
  * from the TypeScript sources (vitest): run `npm run build` first.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
 import { errorFromWire, type WireError } from '../api/errors.js';
@@ -27,6 +25,7 @@ import { abortReason } from '../media/ffmpeg.js';
 import type { PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
 import type { VideoSignature } from './duplicates.js';
+import { workerScript } from './worker-script.js';
 import { Segmenter, type SegmenterOptions, type SegmentRange } from './segmenter.js';
 import type { PixelWork } from '../analysis/types.js';
 import type { FramingPixelCues } from '../tagging/framing.js';
@@ -99,12 +98,7 @@ export function transferable(data: Uint8Array): ArrayBuffer {
 // ---- the worker threads --------------------------------------------------------------------------
 
 function workerUrl(): URL {
-  const sibling = new URL('./pixel-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(sibling))) return sibling;
-  // Running from the TypeScript sources (vitest): the worker compiled by `npm run build`.
-  const built = new URL('../../dist/src/engine/pixel-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new errors.VidembedError(`the pixel taggers' worker script is missing (${fileURLToPath(sibling)}): run \`npm run build\``);
+  return workerScript(import.meta.url, 'src/engine/pixel-worker.js', (m) => new errors.VidembedError(`the pixel taggers' worker script: ${m}`));
 }
 
 /** Idle workers, kept for the next video (warm code). */

@@ -19,13 +19,12 @@
  *   pool never keeps a process alive by itself.
  */
 import { onnxThreadsSetting } from '../env.js';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
 import { errorFromWire, type WireError } from '../api/errors.js';
 import type { TextEmbedding } from './embedder.js';
+import { workerScript } from '../engine/worker-script.js';
 import type { QueryTextEncoder } from './text-encoder.js';
 
 // ---- the wire between the pool and its workers ---------------------------------------------------
@@ -94,12 +93,7 @@ export function cores(): number {
 }
 
 function defaultWorkerUrl(): URL {
-  const sibling = new URL('./text-encoder-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(sibling))) return sibling;
-  // Running from the TypeScript sources (vitest): the worker compiled by `npm run build`.
-  const built = new URL('../../dist/src/models/text-encoder-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new errors.ModelError(`the text encoder's worker script is missing (${fileURLToPath(sibling)}): run \`npm run build\``);
+  return workerScript(import.meta.url, 'src/models/text-encoder-worker.js', (m) => new errors.ModelError(`the text encoder's worker script: ${m}`));
 }
 
 export class TextEncoderPool implements QueryTextEncoder {

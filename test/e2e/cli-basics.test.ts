@@ -98,7 +98,14 @@ describe('CLI basics', () => {
     const child = spawn(process.execPath, [BIN, 'video', 'status', id, '--wait'], { env: { ...process.env, ...env, VIDEMBED_POLL_MS: '100' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    await new Promise((r) => setTimeout(r, 1500)); // let it poll a few times (the video stays uploaded: no worker)
+    // Once it says it is waiting (its Ctrl-C handler is in place), let it poll a few times: the video stays uploaded (no worker).
+    await new Promise<void>((resolve, reject) => {
+      const seen = () => stderr.includes(`${id}: waiting (Ctrl-C stops the waiting, not the work)`) && (child.stderr.off('data', seen), resolve());
+      child.stderr.on('data', seen);
+      child.once('exit', (c) => reject(new Error(`exited (${String(c)}) before waiting: ${stderr}`)));
+      seen();
+    });
+    await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGINT');
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     expect(code).toBe(130);
