@@ -3,13 +3,13 @@
  * OFF_THREAD_BYTES is parsed, and a base64 string over it decoded, on one worker thread shared by
  * the process (started on first use, unreferenced while idle); smaller ones in place, where a
  * thread round trip would cost more than the work. What comes back is a copy (structured clone) or,
- * for decoded bytes, the thread's own buffer handed over without a copy.
+ * for decoded bytes, the thread's own buffer handed over without a copy. A tensor upload's body is
+ * streamed to the thread chunk by chunk and comes back with its tensors as bytes (`TensorBodyReader`).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorFromWire, VidembedError, type WireError } from '../api/errors.js';
 import { decodeBase64Strict, parseJsonBody, parseTensorBody, type DecodedData } from './body-parse.js';
+import { workerScript } from './worker-script.js';
 
 /** Below this many bytes, parsing in place is cheaper than the round trip. */
 export const OFF_THREAD_BYTES = 1024 * 1024;
@@ -21,12 +21,7 @@ let nextId = 0;
 const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 
 function workerUrl(): URL {
-  const sibling = new URL('./body-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(sibling))) return sibling;
-  // Running from the TypeScript sources (vitest): the worker compiled by `npm run build`.
-  const built = new URL('../../dist/src/engine/body-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new VidembedError(`the body parser's worker script is missing (${fileURLToPath(sibling)}): run \`npm run build\``);
+  return workerScript(import.meta.url, 'src/engine/body-worker.js', (m) => new VidembedError(`the body parser's worker script: ${m}`));
 }
 
 function thread(): Worker {
