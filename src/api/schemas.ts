@@ -1,120 +1,38 @@
 /**
  * JSON Schemas of the API's requests and responses: the server validates with them and
- * /openapi.json is generated from them, so the document cannot drift from what is enforced.
+ * /openapi.json is generated from them, so the document cannot drift from what is enforced. Their
+ * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts.
  */
 import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
-import { TENSOR_MAX_SIDE } from '../engine/tensors.js';
 import { LIMITS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
-import { FILTERABLE_KINDS, FILTER_NAMES, type FilterName } from '../tags/registry.js';
+import { FILTER_NAMES } from '../tags/registry.js';
 import { SPEECH_SETTINGS } from '../speech/engines.js';
+import {
+  audioTensor,
+  collectionDescription,
+  collectionName,
+  collectionParams,
+  count,
+  listLimit,
+  num,
+  oneSource,
+  perFilterable,
+  segment,
+  str,
+  tagFilters,
+  tagValue,
+  taskStatus,
+  tensorRef,
+  vector,
+  videoParams,
+  videoSource,
+  videoStatus,
+  videoTensor,
+} from './schema-parts.js';
 
-const str = { type: 'string' } as const;
-const listLimit = { type: 'integer', minimum: LIMITS.list.min, maximum: LIMITS.list.max, default: LIMITS.list.default } as const;
-const collectionName = { type: 'string', minLength: 1, maxLength: LIMITS.collectionName.maxLength } as const;
-const collectionDescription = { type: 'string', maxLength: LIMITS.collectionDescription.maxLength } as const;
-const num = { type: 'number' } as const;
-const vector = { type: 'array', items: num } as const;
-
-/** Every error but a validation 422: `detail` says what went wrong, `code` is machine-readable. */
-export const errorBody = {
-  type: 'object',
-  required: ['detail', 'code'],
-  properties: { detail: str, code: str },
-  additionalProperties: true,
-} as const;
-
-/**
- * Every 422, FastAPI's shape: one `{loc, msg, type}` per problem. `code` says which kind:
- * `validation_error` (a field breaks the schema) or `invalid_media` (the video itself is not
- * usable: corrupt, no video stream; loc names the source field).
- */
-export const validationErrorBody = {
-  type: 'object',
-  required: ['detail', 'code'],
-  properties: {
-    detail: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        required: ['loc', 'msg', 'type'],
-        properties: { loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: str, type: str },
-      },
-    },
-    code: { type: 'string', enum: ['validation_error', 'invalid_media'] },
-  },
-  additionalProperties: true,
-} as const;
-
-const side = { type: 'integer', minimum: 1, maximum: TENSOR_MAX_SIDE } as const;
-const positive = { type: 'integer', minimum: 1 } as const;
-/** A tensor: base64 bytes of exactly shape × the dtype's size (checked once decoded: 422 otherwise). */
-const tensorData = { type: 'string', description: 'the bytes, base64: exactly the product of shape times the size of dtype (a 422 otherwise)' } as const;
-const videoTensor = {
-  type: 'object',
-  required: ['data', 'shape', 'dtype'],
-  description: 'frames as uint8 RGB, layout [B, T, C, H, W]',
-  properties: {
-    data: tensorData,
-    shape: {
-      type: 'array',
-      description: `[B, T, C, H, W]: batch 1, T frames, 3 channels, H and W at most ${TENSOR_MAX_SIDE}`,
-      minItems: 5,
-      maxItems: 5,
-      prefixItems: [{ type: 'integer', const: 1 }, positive, { type: 'integer', const: 3 }, side, side],
-    },
-    dtype: { type: 'string', enum: ['uint8'] },
-  },
-  examples: [{ data: 'AAECAwQFBgcICQoL', shape: [1, 1, 3, 2, 2], dtype: 'uint8' }],
-} as const;
-const audioTensor = {
-  type: 'object',
-  required: ['data', 'shape', 'dtype'],
-  description: 'mono 16 kHz samples as float32, layout [1, 1, samples]',
-  properties: {
-    data: tensorData,
-    shape: { type: 'array', minItems: 3, maxItems: 3, prefixItems: [{ type: 'integer', const: 1 }, { type: 'integer', const: 1 }, positive] },
-    dtype: { type: 'string', enum: ['float32'] },
-  },
-  examples: [{ data: 'AAAAAAAAgD8=', shape: [1, 1, 2], dtype: 'float32' }],
-} as const;
-
-const videoSource = {
-  video_url: { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+', description: 'http(s) URL of the video, on a public address (a private, loopback or link-local one is a 422)' },
-  video_base64: { type: 'string', description: 'the video file, base64-encoded' },
-  segment_seconds: { type: 'number', minimum: LIMITS.segmentSeconds.min, maximum: LIMITS.segmentSeconds.max, default: LIMITS.segmentSeconds.default },
-  fps: { type: 'number', exclusiveMinimum: LIMITS.fps.min, maximum: LIMITS.fps.max, default: LIMITS.fps.default },
-  model: str,
-} as const;
-
-/** "Exactly one of these fields": one alternative per field, each requiring it (two given match two: refused). */
-function oneSource<const K extends string>(fields: readonly K[]): { required: [K] }[] {
-  return fields.map((f) => ({ required: [f] as [K] }));
-}
-
-const tensorRef = {
-  type: 'object',
-  properties: { video_input_key: str, audio_input_key: str, video_kwargs_key: str },
-  required: ['video_input_key'],
-} as const;
-
-const tagValue = {
-  type: 'object',
-  required: ['label', 'confidence', 'scores'],
-  properties: { label: str, confidence: num, scores: { type: 'object', additionalProperties: num } },
-  additionalProperties: true,
-} as const;
-
-const segment = { type: 'object', required: ['start', 'end'], properties: { start: num, end: num } } as const;
-
-/** One property per filterable tag kind (src/tags/registry.ts), each `of(kind)`. */
-function perFilterable<T>(of: (kind: (typeof FILTERABLE_KINDS)[number]) => T): Record<FilterName, T> {
-  return Object.fromEntries(FILTERABLE_KINDS.map((k) => [k.name, of(k)])) as Record<FilterName, T>;
-}
-
-/** The search filters: a string enum of each filterable kind's labels. */
-const tagFilters = perFilterable((k) => ({ type: 'string' as const, enum: [...k.labels] as string[], description: `only segments with this ${k.name.replace(/_/g, ' ')}` }));
+export { errorBody, validationErrorBody } from './schema-parts.js';
+export { inPlaceSchemas, jobSchemas, operationsSchemas } from './schemas-ops.js';
 
 export const tagsSchema = {
   type: 'object',
@@ -128,13 +46,6 @@ export const tagsSchema = {
   },
 } as const;
 
-const taskStatus = { type: 'string', enum: ['pending', 'processing', 'completed', 'failed'] } as const;
-const videoStatus = { type: 'string', enum: ['uploaded', 'processing', 'processed', 'failed'] } as const;
-
-/** A collection as listed (`owner`: whose library holds it; admins see every owner's). */
-const collectionParams = { type: 'object', required: ['collection_id'], properties: { collection_id: str } } as const;
-const videoParams = { type: 'object', required: ['video_id'], properties: { video_id: str } } as const;
-const count = { type: 'integer', minimum: 0 } as const;
 const statusCounts = {
   type: 'object',
   required: ['uploaded', 'processing', 'processed', 'failed'],
@@ -649,92 +560,3 @@ export const schemas = {
   },
 } as const;
 
-// ---- jobs: the queue as the API shows it (issue 21; src/services/queue.ts) -------------------
-
-const jobSummary = {
-  type: 'object',
-  required: ['job_id', 'kind', 'subject_id', 'owner', 'status', 'attempts', 'created_at'],
-  additionalProperties: true,
-  properties: {
-    job_id: str,
-    kind: { type: 'string', enum: ['video.process', 'task.embedding', 'task.tagging'] },
-    subject_id: { type: 'string', description: 'the video (video.process) or task (task.*) the job works on' },
-    owner: str,
-    status: { type: 'string', enum: ['queued', 'running', 'done', 'failed'] },
-    attempts: count,
-    created_at: { type: 'string', format: 'date-time' },
-  },
-} as const;
-
-export const jobSchemas = {
-  listJobs: {
-    querystring: { type: 'object', properties: { owner: { type: 'string', description: "admins: only this owner's jobs (other keys always see their own)" } } },
-    response: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: jobSummary } } },
-  },
-  cancelJob: {
-    params: { type: 'object', required: ['job_id'], properties: { job_id: str } },
-    response: { ...jobSummary, required: [...jobSummary.required, 'cancelled'], properties: { ...jobSummary.properties, cancelled: { type: 'boolean', const: true } } },
-  },
-} as const;
-
-/**
- * Readiness (issue 21): `/readyz` answers 200 while the database and the blob store answer, else
- * 503 with Retry-After (the error body), so a load balancer stops sending traffic.
- */
-const requestDeleted = { type: 'object', required: ['request_id', 'deleted'], properties: { request_id: str, deleted: { type: 'boolean', const: true } } } as const;
-
-export const operationsSchemas = {
-  ready: {
-    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ready' } } },
-  },
-  // Storage that can be reclaimed: a task (row, result, payload) and a tensor upload, by their owner.
-  deleteTask: { params: { type: 'object', required: ['request_id'], properties: { request_id: str } }, response: requestDeleted },
-  deleteTensors: {
-    params: { type: 'object', required: ['request_id'], properties: { request_id: { type: 'string', pattern: CLIENT_ID_RE.source } } },
-    response: requestDeleted,
-  },
-} as const;
-
-// ---- Footage in place (issue 22): a library scan of folders a server's admin configured. ----
-
-const scanItem = { type: 'object', required: ['video_id', 'file'], properties: { video_id: str, file: str } } as const;
-
-export const inPlaceSchemas = {
-  libraryScan: {
-    params: collectionParams,
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        path: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 4096,
-          description:
-            "a folder inside one of the server's library folders (`vidembed serve --library DIR`): absolute, or relative to a library folder. Indexed in place and remembered for later scans. Without it, the collection's folders are scanned again",
-        },
-      },
-    },
-    response: {
-      type: 'object',
-      required: ['collection_id', 'collection_name', 'folders', 'added', 'changed', 'moved', 'missing', 'unchanged', 'skipped'],
-      additionalProperties: true,
-      properties: {
-        collection_id: str,
-        collection_name: str,
-        folders: { type: 'array', items: str, description: 'the folders the collection indexes in place' },
-        added: { type: 'array', items: scanItem, description: 'new videos (queued for processing)' },
-        changed: { type: 'array', items: scanItem, description: 'files whose bytes changed (processed again)' },
-        moved: {
-          type: 'array',
-          items: { type: 'object', required: ['video_id', 'from', 'to'], properties: { video_id: str, from: str, to: str } },
-          description: 'files moved or renamed (the same fingerprint): the same video at its new path',
-        },
-        missing: { type: 'array', items: scanItem, description: 'videos whose file is gone (kept, listed as missing)' },
-        unchanged: count,
-        skipped: { type: 'array', items: { type: 'object', required: ['file', 'reason'], properties: { file: str, reason: str } }, description: 'files not taken, and why' },
-      },
-    },
-    examples: { folder: { summary: 'index a folder of the library in place', value: { path: 'card-2026-05' } } },
-  },
-} as const;
