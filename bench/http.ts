@@ -1,34 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { openAsBlob, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { FormData, Pool, request } from 'undici';
 import { getEmbedder } from '../src/models/registry.js';
 import { Store } from '../src/store/index.js';
 import { encoderThreads, pathsFor } from '../src/engine/config.js';
-import { benchDir, percentile, round } from './util.js';
+import { benchDir, percentile, procKb, round, startServe } from './util.js';
 
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');
 const QUERIES = ['a dog on the grass', 'people walking in a city street', 'sunset over the sea', 'a close-up of a face', 'a red car', 'snow on the mountains', 'a crowd at night', 'a boat on the water', 'children playing football', 'trees in a park', 'a cat indoors', 'aerial view of a beach'];
 
-function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) : 0;
-}
 
-async function startServe(home: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker'], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('serving on')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
-  return child;
-}
 
 /**
  * A real `vidembed serve` in a child process, driven from this process over loopback:

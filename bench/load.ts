@@ -1,32 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { pathsFor, DEFAULTS } from '../src/engine/config.js';
 import { Store } from '../src/store/index.js';
-import { benchDir, makeMovingPhotoClip, percentile, round } from './util.js';
+import { benchDir, makeMovingPhotoClip, percentile, procKb, round, startServe } from './util.js';
 
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');
 
 function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmHWM'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? round(Number(m[1]) / 1024, 1) : 0;
+  return round(procKb(pid, field) / 1024, 1);
 }
 
-async function startServe(home: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker'], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('serving on')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
-  return child;
-}
 
 /**
  * Issue 21's load: a real `vidembed serve` (its default caps, src/env.ts `syncLimits`) on loopback

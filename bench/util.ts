@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function ffmpegBin(): string {
   return process.env.VIDEMBED_FFMPEG || (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
@@ -36,4 +37,27 @@ export function makeMovingPhotoClip(out: string, opts: { seconds: number; width:
     { stdio: 'inherit' },
   );
   return out;
+}
+
+/** The CLI of this checkout (from dist/bench). */
+export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');
+
+/** `vidembed serve --no-worker` on `port` with its home at `home`, once it says it is serving. */
+export async function startServe(home: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker'], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('serving on')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return child;
+}
+
+/** A field of a process's /proc status, in kB (VmRSS now, VmHWM its peak). */
+export function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : 0;
 }
