@@ -24,7 +24,7 @@ const MODEL = 'en-us-5prealpha-fast1';
  * phrases as well or better (R@1 16 kHz 0.86 → 0.94, 8 kHz 0.62 → 0.62) for a word error rate a
  * little higher (0.44 → 0.49, 0.69 → 0.79): search needs the sounds more than the spelling.
  */
-const SEARCH_ARGS = ['-fwdflat', 'no', '-bestpath', 'no', '-topn', '2', '-maxhmmpf', '3000', '-maxwpf', '5'];
+export const SEARCH_ARGS = ['-fwdflat', 'no', '-bestpath', 'no', '-topn', '2', '-maxhmmpf', '3000', '-maxwpf', '5'];
 
 /**
  * Silence before the audio: the recognizer's voice detector needs a moment of it to find where
@@ -83,12 +83,15 @@ export class PocketsphinxEngine implements SpeechEngine {
 
   constructor(
     private readonly program: string,
-    /** `extraArgs`: further options to the program (the eval's forced alignment passes `-jsgf`). */
-    private readonly opts: { stallMs?: number; extraArgs?: string[] } = {},
+    /**
+     * `extraArgs`: further options to the program (the eval's forced alignment passes `-jsgf`);
+     * `searchArgs`: other search settings than SEARCH_ARGS (eval/speech-tune.ts compares them).
+     */
+    private readonly opts: { stallMs?: number; extraArgs?: string[]; searchArgs?: string[] } = {},
   ) {}
 
   transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, { signal, narrowband }: TranscribeOptions = {}): Promise<void> {
-    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...SEARCH_ARGS, ...(this.opts.extraArgs ?? [])];
+    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...(this.opts.searchArgs ?? SEARCH_ARGS), ...(this.opts.extraArgs ?? [])];
     const stallMs = this.opts.stallMs ?? speechStallMs();
     return new Promise<void>((resolve, reject) => {
       // The program opens its -infile by name, and /dev/stdin cannot be opened when stdin is a
