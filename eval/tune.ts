@@ -299,11 +299,8 @@ async function main(): Promise<void> {
       const ms = libs.map((l) => l.score(w, keyword, v));
       // Paired with the current scoring, ImageNet library: queries whose rank got better / worse, and
       // the 95 % bootstrap interval of the change in R@1 and R@5 (same queries resampled together).
-      const pairs = ms[1].perQuery.map((q, i) => ({ was: best[1].perQuery[i].rank, now: q.rank }));
-      const delta = (k: number) => bootstrapInterval(pairs, (xs) => xs.reduce((a, x) => a + (x.now <= k ? 1 : 0) - (x.was <= k ? 1 : 0), 0) / xs.length);
-      const better = pairs.filter((x) => x.now < x.was).length;
-      const worse = pairs.filter((x) => x.now > x.was).length;
-      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}; imagenet ranks better ${better}, worse ${worse}; ΔR@1 [${delta(1).join(', ')}] ΔR@5 [${delta(5).join(', ')}]\n`);
+      const { better, worse, r1, r5 } = pairedChange(best[1], ms[1]);
+      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}; imagenet ranks better ${better}, worse ${worse}; ΔR@1 [${r1.join(', ')}] ΔR@5 [${r5.join(', ')}]\n`);
     }
   }
   if (scene) {
@@ -313,9 +310,8 @@ async function main(): Promise<void> {
       // Paired with the current scoring, per library: queries whose rank got better / worse, and the
       // 95 % bootstrap interval of the change in R@1 and R@5 (same queries resampled together).
       const paired = ms.map((m, li) => {
-        const pairs = m.perQuery.map((q, i) => ({ was: best[li].perQuery[i].rank, now: q.rank }));
-        const delta = (k: number) => bootstrapInterval(pairs, (xs) => xs.reduce((a, x) => a + (x.now <= k ? 1 : 0) - (x.was <= k ? 1 : 0), 0) / xs.length);
-        return `${libs[li].variant} better ${pairs.filter((x) => x.now < x.was).length} worse ${pairs.filter((x) => x.now > x.was).length} ΔR@1 [${delta(1).join(', ')}] ΔR@5 [${delta(5).join(', ')}]`;
+        const { better, worse, r1, r5 } = pairedChange(best[li], m);
+        return `${libs[li].variant} better ${better} worse ${worse} ΔR@1 [${r1.join(', ')}] ΔR@5 [${r5.join(', ')}]`;
       });
       process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}\n  ${paired.join('; ')}\n`);
       if (args.includes('--verbose')) {
@@ -399,6 +395,16 @@ async function main(): Promise<void> {
       2,
     ) + '\n',
   );
+}
+
+/**
+ * A variant against the current scoring on the same queries: how many ranks got better / worse,
+ * and the 95 % bootstrap interval of the change in R@1 and R@5 (queries resampled in pairs).
+ */
+function pairedChange(was: Metrics, now: Metrics): { better: number; worse: number; r1: [number, number]; r5: [number, number] } {
+  const pairs = now.perQuery.map((q, i) => ({ was: was.perQuery[i].rank, now: q.rank }));
+  const delta = (k: number) => bootstrapInterval(pairs, (xs) => xs.reduce((a, x) => a + (x.now <= k ? 1 : 0) - (x.was <= k ? 1 : 0), 0) / xs.length);
+  return { better: pairs.filter((x) => x.now < x.was).length, worse: pairs.filter((x) => x.now > x.was).length, r1: delta(1), r5: delta(5) };
 }
 
 /** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
