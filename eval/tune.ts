@@ -10,9 +10,18 @@
  * are); `--experiments` measures ranking variants (late interaction, sure-word bonus);
  * `--features` compares confidence feature sets; `--sure-bonus`, `--late=λ` score with a variant;
  * `--expected` measures the ImageNet "expected label embedding" (all 1000 classes weighted by their
- * probability, eval/imagenet-distribution.ts) added to, or instead of, the top-class facts.
+ * probability, eval/imagenet-distribution.ts) added to, or instead of, the top-class facts;
+ * `--scene-words` measures scene words from the pixels, read off the stored perception details —
+ * the light and saturation words of src/models/perception/scene-words.ts and the layout words of
+ * LAYOUT_WORDS below — in the keyword index, as a part of the vector ("Sky, clouds, daylight."), or
+ * both (`--scene-light-only`: no layout word; `--scene-all-cues`: also the layout words that did
+ * not hold up on the tuning images; `--verbose`: each query whose rank changed).
  */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sceneWords } from '../src/models/perception/scene-words.js';
+import type { SceneFacts } from '../src/models/perception/describe.js';
 import { analysisParts } from '../src/analysis/describe.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
 import { queryTerms } from '../src/engine/search.js';
@@ -25,12 +34,49 @@ import { loadSearchCatalog, queryText } from './catalog.js';
 import { bootstrapInterval, labelReliability, formatLabelReliability } from './metrics.js';
 import { inHalf } from './split.js';
 
+/**
+ * Layout words measured with `--scene-words` (not adopted): words for the layout cues of
+ * describe.ts's `analyseSetting`, matched on the cue's wording. `held: false`: left out after
+ * looking at the tuning images' words (`--scene-all-cues` puts them back): "open sky or water" (an
+ * all-blue frame was underwater footage or a water surface as often as sky), "water below" and
+ * "beach or dunes" (a deck, a meadow), "sunset or sunrise" (a warm top band over a darker bottom
+ * was twice a wooden table).
+ */
+const LAYOUT_WORDS: Array<{ cue: RegExp; words: string[]; held: boolean }> = [
+  { cue: /open sky or water/, words: ['sky'], held: false },
+  { cue: /blue sky at the top/, words: ['sky', 'blue sky'], held: true },
+  { cue: /cloudy white sky/, words: ['sky', 'clouds', 'cloudy', 'overcast'], held: true },
+  { cue: /sky at dusk/, words: ['sky', 'dusk', 'evening'], held: true },
+  { cue: /sunset or sunrise/, words: ['sky', 'sunset', 'sunrise'], held: false },
+  { cue: /grass/, words: ['grass'], held: true },
+  { cue: /forest/, words: ['forest', 'trees'], held: true },
+  { cue: /trees and leaves/, words: ['trees', 'leaves'], held: true },
+  { cue: /plants and foliage/, words: ['plants', 'foliage'], held: true },
+  { cue: /water below/, words: ['water'], held: false },
+  { cue: /beach or dunes/, words: ['beach', 'sand'], held: false },
+  { cue: /snow/, words: ['snow'], held: true },
+];
+
+/** Scene words of stored perception details for the `--scene-words` experiment. */
+function experimentSceneWords(details: Partial<SceneFacts> | undefined, args: string[]): string[] | undefined {
+  if (!details?.setting) return undefined;
+  const layout = args.includes('--scene-light-only')
+    ? []
+    : details.setting.cues.flatMap((c) => LAYOUT_WORDS.filter((l) => (l.held || args.includes('--scene-all-cues')) && l.cue.test(c)).flatMap((l) => l.words));
+  return [...new Set([...sceneWords({ setting: details.setting, colourfulness: details.colourfulness ?? 0 }), ...layout])];
+}
+
+/** The words as one part of a segment's description: "Sky, clouds, daylight." */
+const sceneWordsText = (words: string[]): string => `${words[0][0].toUpperCase()}${words.join(', ').slice(1)}.`;
+
 interface Seg {
   id: number;
   video: string;
   analysis: SegmentAnalysis;
   /** Σ p(class) · USE(class sentence) over the 1000 ImageNet classes (`--expected`, ImageNet library). */
   expected?: Float32Array;
+  /** The scene words of its perception details (`--scene-words`). */
+  scene?: string[];
 }
 
 const dot = (a: Float32Array, b: Float32Array): number => {
@@ -81,13 +127,21 @@ export interface Variant {
   expected?: number;
   /** Keep the ImageNet top classes as facts only up to this many when `expected` is used (0: none). */
   expectedTopK?: number;
+  /** Scene words as a part of the vector ("Sky, clouds, daylight."), with this weight. */
+  sceneWeight?: number;
+  /** Scene words in the keyword index too. */
+  sceneKeywords?: boolean;
 }
 
 /** One eval library's tuning half, ready to be re-scored with candidate weights. */
-async function loadLibrary(home: string, variant: string, expected = false) {
+async function loadLibrary(home: string, variant: string, expected = false, scene = false) {
   const rows = inHalf(loadSearchCatalog(), 'tuning');
   const query = (r: (typeof rows)[number]) => queryText(r, 'query');
   const store = Store.open(join(home, variant, 'vidembed.db'));
+  // With `--scene-words`, a copy of the catalog whose keyword index also holds each segment's scene words.
+  const sceneDir = scene ? mkdtempSync(join(tmpdir(), 'vidembed-scene-')) : undefined;
+  if (sceneDir) copyFileSync(join(home, variant, 'vidembed.db'), join(sceneDir, 'vidembed.db'));
+  const sceneStore = sceneDir ? Store.open(join(sceneDir, 'vidembed.db')) : undefined;
   const col = store.collections.byName('eval-tuning', null)[0];
   if (!col) throw new Error(`no eval-tuning collection in ${home}/${variant}: run npm run eval -- search --home ${home} first`);
   const segRows = store.db
@@ -102,8 +156,27 @@ async function loadLibrary(home: string, variant: string, expected = false) {
       // Stored details keep the description the analyzer published.
       analysis.perception.description = (analysis.perception.details as { description?: AnalyzerOutput['description'] }).description;
     }
-    return { id: r.id, video: r.filename, analysis };
+    const details = analysis.perception?.details as Partial<SceneFacts> | undefined;
+    const words = scene ? experimentSceneWords(details, process.argv) : undefined;
+    return { id: r.id, video: r.filename, analysis, scene: words };
   });
+  if (sceneStore) {
+    const get = sceneStore.db.prepare('SELECT description FROM segments_fts WHERE rowid = ?').pluck();
+    const del = sceneStore.db.prepare('DELETE FROM segments_fts WHERE rowid = ?');
+    const ins = sceneStore.db.prepare('INSERT INTO segments_fts (rowid, description) VALUES (?, ?)');
+    for (const s of segs) {
+      if (!s.scene?.length) continue;
+      const was = (get.get(s.id) as string | undefined) ?? '';
+      del.run(s.id);
+      ins.run(s.id, [was, ...s.scene].filter(Boolean).join(' \n '));
+    }
+    const shown = new Set<string>();
+    for (const s of segs) {
+      if (shown.has(s.video)) continue;
+      shown.add(s.video);
+      process.stderr.write(`scene words ${variant} ${s.video.slice(0, 40).padEnd(40)} ${(s.scene ?? []).join(', ')}\n`);
+    }
+  }
   if (expected && variant === 'imagenet') {
     const { segmentDistributions } = await import('./imagenet-distribution.js');
     const { dist, labels, words } = await segmentDistributions(join(home, variant, 'models'), segRows.map((r) => ({ id: r.id, path: join(home, variant, 'blobs', r.blob_key), start: r.start, end: r.end })));
@@ -128,11 +201,12 @@ async function loadLibrary(home: string, variant: string, expected = false) {
   // Every part any candidate weighting can use (all weights 1: nothing filtered out).
   const ones = Object.fromEntries(Object.keys(PERCEPTION_WEIGHTS).map((k) => [k, 1])) as PerceptionWeights;
   await embedAll(segs.flatMap((s) => analysisParts(s.analysis, ones).map((p) => p.text)));
+  await embedAll(segs.flatMap((s) => (s.scene?.length ? [sceneWordsText(s.scene)] : [])));
   const fileOf = (r: (typeof rows)[number]) => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
   await embedAll(rows.map(query));
   // Keyword shares per query (they do not depend on the weights): the engine's own term matching.
   const total = segs.length;
-  const kw = rows.map((r) => {
+  const keywordShares = (store: Store) => rows.map((r) => {
     const terms = store.segments.selectiveTerms(queryTerms(query(r)));
     const matches = store.segments.termMatches(col.id, terms, 2000);
     const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (matches.get(t)?.length ?? 0)))]));
@@ -150,10 +224,14 @@ async function loadLibrary(home: string, variant: string, expected = false) {
     }
     return { share, sure, sureMax };
   });
+  const kwPlain = keywordShares(store);
+  const kwScene = sceneStore ? keywordShares(sceneStore) : kwPlain;
 
   const score = (w: PerceptionWeights, keyword: number, variant: Variant = {}): Metrics => {
+    const kw = variant.sceneKeywords ? kwScene : kwPlain;
     const vecs = segs.map((s) => {
       let parts = analysisParts(s.analysis, w);
+      if (variant.sceneWeight && s.scene?.length) parts = [...parts, { kind: 'scene', text: sceneWordsText(s.scene), weight: variant.sceneWeight }];
       if (variant.expected !== undefined && s.expected && variant.expectedTopK !== undefined) {
         const things = parts.filter((p) => p.kind === 'thing').slice(0, variant.expectedTopK);
         parts = parts.filter((p) => p.kind !== 'thing' || things.includes(p));
@@ -190,6 +268,8 @@ async function loadLibrary(home: string, variant: string, expected = false) {
     };
   };
   store.close();
+  sceneStore?.close();
+  if (sceneDir) rmSync(sceneDir, { recursive: true, force: true });
   return { variant, rows, score, fileOf, queryVector: (r: (typeof rows)[number]) => cache.get(query(r))! };
 }
 
@@ -198,7 +278,8 @@ async function main(): Promise<void> {
   if (!home) throw new Error('usage: node dist/eval/tune.js HOME  (a home built by npm run eval -- search --home HOME)');
   await use.load();
   // Both libraries (with and without the ImageNet analyzer) share one set of weights: tune for both.
-  const libs = [await loadLibrary(home, 'base'), await loadLibrary(home, 'imagenet', process.argv.includes('--expected'))];
+  const scene = process.argv.includes('--scene-words');
+  const libs = [await loadLibrary(home, 'base', false, scene), await loadLibrary(home, 'imagenet', process.argv.includes('--expected'), scene)];
   const objective = (ms: Metrics[]) => ms.reduce((s, m) => s + m.mrr + 0.25 * m.r1 + 0.1 * m.r5, 0) / ms.length;
   const show = (ms: Metrics[]) => ms.map((m, i) => `${libs[i].variant}: R@1 ${m.r1.toFixed(3)} R@5 ${m.r5.toFixed(3)} MRR ${m.mrr.toFixed(3)}`).join('; ');
 
@@ -218,11 +299,27 @@ async function main(): Promise<void> {
       const ms = libs.map((l) => l.score(w, keyword, v));
       // Paired with the current scoring, ImageNet library: queries whose rank got better / worse, and
       // the 95 % bootstrap interval of the change in R@1 and R@5 (same queries resampled together).
-      const pairs = ms[1].perQuery.map((q, i) => ({ was: best[1].perQuery[i].rank, now: q.rank }));
-      const delta = (k: number) => bootstrapInterval(pairs, (xs) => xs.reduce((a, x) => a + (x.now <= k ? 1 : 0) - (x.was <= k ? 1 : 0), 0) / xs.length);
-      const better = pairs.filter((x) => x.now < x.was).length;
-      const worse = pairs.filter((x) => x.now > x.was).length;
-      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}; imagenet ranks better ${better}, worse ${worse}; ΔR@1 [${delta(1).join(', ')}] ΔR@5 [${delta(5).join(', ')}]\n`);
+      const { better, worse, r1, r5 } = pairedChange(best[1], ms[1]);
+      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}; imagenet ranks better ${better}, worse ${worse}; ΔR@1 [${r1.join(', ')}] ΔR@5 [${r5.join(', ')}]\n`);
+    }
+  }
+  if (scene) {
+    const variants: Variant[] = [{ sceneKeywords: true }, ...[0.2, 0.4, 0.8].flatMap((x) => [{ sceneWeight: x }, { sceneWeight: x, sceneKeywords: true }])];
+    for (const v of variants) {
+      const ms = libs.map((l) => l.score(w, keyword, v));
+      // Paired with the current scoring, per library: queries whose rank got better / worse, and the
+      // 95 % bootstrap interval of the change in R@1 and R@5 (same queries resampled together).
+      const paired = ms.map((m, li) => {
+        const { better, worse, r1, r5 } = pairedChange(best[li], m);
+        return `${libs[li].variant} better ${better} worse ${worse} ΔR@1 [${r1.join(', ')}] ΔR@5 [${r5.join(', ')}]`;
+      });
+      process.stderr.write(`variant ${JSON.stringify(v)}: ${show(ms)}\n  ${paired.join('; ')}\n`);
+      if (args.includes('--verbose')) {
+        ms.forEach((m, li) => m.perQuery.forEach((q, i) => {
+          const was = best[li].perQuery[i].rank;
+          if (q.rank !== was) process.stderr.write(`    ${libs[li].variant} ${String(was).padStart(2)} → ${String(q.rank).padStart(2)}  ${queryText(libs[li].rows[i], 'query').slice(0, 70)}  (first now: ${q.ranked[0].video.slice(0, 30)})\n`);
+        }));
+      }
     }
   }
   if (variant.sureBonus || variant.lateWeight) best = libs.map((l) => l.score(w, keyword, variant));
@@ -298,6 +395,16 @@ async function main(): Promise<void> {
       2,
     ) + '\n',
   );
+}
+
+/**
+ * A variant against the current scoring on the same queries: how many ranks got better / worse,
+ * and the 95 % bootstrap interval of the change in R@1 and R@5 (queries resampled in pairs).
+ */
+function pairedChange(was: Metrics, now: Metrics): { better: number; worse: number; r1: [number, number]; r5: [number, number] } {
+  const pairs = now.perQuery.map((q, i) => ({ was: was.perQuery[i].rank, now: q.rank }));
+  const delta = (k: number) => bootstrapInterval(pairs, (xs) => xs.reduce((a, x) => a + (x.now <= k ? 1 : 0) - (x.was <= k ? 1 : 0), 0) / xs.length);
+  return { better: pairs.filter((x) => x.now < x.was).length, worse: pairs.filter((x) => x.now > x.was).length, r1: delta(1), r5: delta(5) };
 }
 
 /** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */

@@ -22,6 +22,7 @@ import { carryGender, FaceAttributeReader, MAX_FACES } from '../models/perceptio
 import { FaceDetector } from '../models/perception/faces.js';
 import { DESCRIBED_FACE, faceCounts, personBoxes } from '../models/perception/people.js';
 import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
+import { sceneWords } from '../models/perception/scene-words.js';
 import { SerialQueue } from '../models/tfjs.js';
 import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../tagging/framing.js';
 import { estimateHorizon } from '../tagging/pixels.js';
@@ -297,7 +298,8 @@ function perceptionFacts(d: Description): Fact[] {
   if (s.outdoor) facts.push({ kind: 'setting', label: 'outdoor', confidence: 1 });
   if (s.indoor) facts.push({ kind: 'setting', label: 'indoor', confidence: 1 });
   if (s.lighting !== 'normal') facts.push({ kind: 'setting', label: s.lighting, confidence: 1 });
-  if (s.grayscale) facts.push({ kind: 'setting', label: 'black and white', confidence: 1 });
+  // Light and saturation in the words people type ("black and white", "grayscale", "low light").
+  for (const w of sceneWords(d.facts)) if (!facts.some((f) => f.kind === 'setting' && f.label === w)) facts.push({ kind: 'setting', label: w, confidence: 1 });
   for (const cue of s.cues) facts.push({ kind: 'scene', label: cue, confidence: 1 });
   for (const c of d.facts.colours) facts.push({ kind: 'colour', label: c, confidence: 1 });
   return facts;

@@ -5,8 +5,11 @@
 import { imagenetEnabled, ocrEnabled } from '../env.js';
 import type { Embedder } from '../models/embedder.js';
 
-/** Bump when the perception analyzer's facts or description for the same frames can change. */
-export const PERCEPTION_ANALYZER_VERSION = 'perception-3';
+/**
+ * Bump when the perception analyzer's facts or description for the same frames can change.
+ * perception-4: scene words of light and saturation as facts ("black and white", "low light").
+ */
+export const PERCEPTION_ANALYZER_VERSION = 'perception-4';
 
 /** The recipe `embedder` would make vectors with now (analyzer versions), without loading a model. */
 export async function expectedRecipe(embedder: Embedder): Promise<Record<string, string>> {

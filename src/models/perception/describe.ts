@@ -14,6 +14,7 @@ import type { Keypoint, KeypointName } from './pose.js';
 import type { FramingPixelCues, FramingTags } from '../../tagging/framing.js';
 import type { HorizonEstimate } from '../../tagging/pixels.js';
 import { PERCEPTION_WEIGHTS } from './weights.js';
+import { COLOURFUL } from './scene-words.js';
 import { labelWords, WORDED_KINDS } from '../../tags/registry.js';
 
 /** One detected object instance, as seen on a keyframe. */
@@ -534,7 +535,7 @@ export function describeSegment(obs: SegmentObservation): Description {
     .map(([n]) => n);
   const colourBits: string[] = [];
   if (!setting.grayscale && colourNames.length) colourBits.push(`mostly ${joinAnd(colourNames)} colours`);
-  if (obs.colour.colourfulness >= 0.6) colourBits.push('vivid and colourful');
+  if (obs.colour.colourfulness >= COLOURFUL) colourBits.push('vivid and colourful');
   else if (!setting.grayscale && obs.colour.colourfulness < 0.15) colourBits.push('muted colours');
   if (obs.colour.contrast >= 0.3) colourBits.push('high contrast');
   if (colourBits.length) add('colour', colourBits.join(', '));
