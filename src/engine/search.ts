@@ -16,9 +16,16 @@ const STOPWORDS = new Set(
   ),
 );
 
-/** The content words of a query: lower-cased, de-duplicated, stopwords out. */
+/**
+ * Phrases whose words mean something else apart: "black and white" footage is monochrome, and a
+ * colour picture holding black and white things must not match it word by word.
+ */
+const PHRASES: Array<[RegExp, string]> = [[/\bblack[\s-]*(?:and|&|n)[\s-]*white\b|\bb\s*&\s*w\b|\bb\/w\b/g, ' monochrome ']];
+
+/** The content words of a query: lower-cased, de-duplicated, stopwords out, phrases folded. */
 export function queryTerms(text: string): string[] {
-  const words = (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1 && !STOPWORDS.has(w));
+  const folded = PHRASES.reduce((t, [re, to]) => t.replace(re, to), text.toLowerCase());
+  const words = (folded.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1 && !STOPWORDS.has(w));
   return [...new Set(words)].slice(0, 32);
 }
 

@@ -68,6 +68,27 @@ describe('search: relevance, keywords, confidence, warnings', () => {
     }
   });
 
+  it('reads "black and white" as one thing: monochrome footage, not a colour picture of black and white things', async () => {
+    const { engine: e, catalog: c, embedder: f } = memoryEngine({ analyzers: [] });
+    const col = (await e.createCollection({ name: 'bw', model: f.id })).collection_id;
+    const add = async (id: string, text: string, keywords: string) => {
+      await c.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, path: `/library/${id}.mp4`, size_bytes: 1 });
+      await c.videos.setMediaInfo(id, { duration: 4, width: 64, height: 36, fps: 25 });
+      // Both vectors are the same text: only the keyword side tells them apart.
+      await c.segments.replaceForVideo(id, col, f.dim, [{ idx: 0, start: 0, end: 4, description: text, keywords, vector: (await f.embedText('a street')).vector }]);
+      await c.videos.markProcessed(id, '{}');
+    };
+    await add('zebra', 'A zebra, black and white stripes, green grass.', 'zebra \n black \n white \n green');
+    await add('film', 'An old street.', 'street \n black and white \n monochrome \n grayscale');
+    for (const q of ['black and white footage', 'a B&W street', 'black-and-white film']) {
+      const res = await e.search(col, { text: q, top_k: 2 }, { explain: true });
+      expect(res.results.map((r) => r.filename)).toEqual(['film.mp4', 'zebra.mp4']);
+      expect(res.results[0].matched_words).toContain('monochrome');
+      expect(res.results[1].matched_words ?? []).not.toContain('black');
+    }
+    await e.close();
+  });
+
   it('finds the best moment of a video, inside the video', async () => {
     const res = await engine.search(collectionId, { text: 'a boat in the harbour', top_k: 1 });
     expect(res.results[0]).toMatchObject({ filename: 'sea.mp4', start: 4 });
