@@ -20,12 +20,12 @@
  * - clothing: the torso colours perception reads on each person box, as colour words — the rule
  *   of src/models/perception/clothing.ts (adopted: perception-5), which this measured. A first
  *   rule, the description's lone person ("a person wearing red": one person, 2 % of the frame or
- *   more, any size above), read *orange* for both webcam close-ups, one of them a man in a black
- *   T-shirt: in a close-up the middle of the box is the face.
+ *   more, any size above), read *orange* for both close-ups of the tuning half, one of them a man
+ *   in a black T-shirt: in a close-up the middle of the box is the face.
  *
  * Not here, because no model measures it: age (*child*: FaceRes' age said ~30 for everyone and
- * is not read), *walking* and *running* (one keyframe has no motion; a stride in a still is as
- * often a person standing with legs apart), garments (*T-shirt*, *robe*: the torso colour is all).
+ * is not read), *walking* and *running* (one keyframe has no motion; a pedestrian in mid-stride
+ * passes the standing rule), garments (*T-shirt*, *robe*: the torso colour is all).
  */
 import { clothingColours, type ClothingInput } from '../src/models/perception/clothing.js';
 import type { SceneFacts } from '../src/models/perception/describe.js';

@@ -7,7 +7,7 @@
  *
  * A box counts when it is at least as sure as the people the description counts (0.3), covers at
  * least 2 % of the frame (smaller, the middle of the box is a few pixels of anything) and at most
- * half of it: in a close-up the middle of the box is the face (both webcam close-ups of the tuning
+ * half of it: in a close-up the middle of the box is the face (both close-ups of the tuning
  * images read *orange*, one a man in a black T-shirt). Grey is not said, as in the description.
  * Measured on the tuning half with `node dist/eval/tune.js HOME --people-words
  * --people-only=clothing` (docs/eval.md).
