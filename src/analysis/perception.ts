@@ -15,7 +15,6 @@
  */
 import { round3 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
-import { clothingColours } from '../models/perception/clothing.js';
 import { boxColour, colourStats, meanStats, thumbDiff } from '../models/perception/colour.js';
 import { describeSegment, type Description, type FaceSighting, type KeyframeObservation, type SegmentObservation } from '../models/perception/describe.js';
 import { ObjectDetector } from '../models/perception/detector.js';
@@ -165,7 +164,7 @@ export class PerceptionAnalyzer implements Analyzer {
     const reusedFrom = reused && ctx.reuse ? ctx.reuse.from : undefined;
     if (reusedFrom !== undefined) details.reused_from = reusedFrom;
     const out: AnalyzerOutput = {
-      facts: perceptionFacts(description, observation.keyframes),
+      facts: perceptionFacts(description),
       description: { text: description.text, parts: description.parts },
       tags: { shot_size: framing.shot_size, shooting_angle: framing.shooting_angle },
       details,
@@ -282,8 +281,8 @@ function earlierFaces(ctx: AnalyzerContext): FaceSighting[] {
   return kfs.flatMap((k) => k.faces ?? []).filter((f) => f.attributes);
 }
 
-/** The description's evidence as generic facts (objects, soft objects, people, setting, colours), and the clothing colours of its keyframes' people. */
-function perceptionFacts(d: Description, keyframes: Parameters<typeof clothingColours>[0]): Fact[] {
+/** The description's evidence as generic facts (objects, soft objects, people, setting, colours). */
+function perceptionFacts(d: Description): Fact[] {
   const facts: Fact[] = [];
   for (const o of d.facts.objects) facts.push({ kind: 'object', label: o.label, confidence: o.score, area: o.area, count: o.count });
   for (const u of d.uncertain) {
@@ -295,8 +294,6 @@ function perceptionFacts(d: Description, keyframes: Parameters<typeof clothingCo
     if (g.label !== 'person') facts.push({ kind: 'person', label: g.count > 1 ? (g.label === 'woman' ? 'women' : 'men') : g.label, confidence: g.confidence, count: g.count });
     if (g.smiling > 0) facts.push({ kind: 'expression', label: 'smiling', confidence: g.smilingConfidence, count: g.smiling });
   }
-  // What people wear, in colour words ("red", "white"): as sure as the person detection.
-  for (const c of clothingColours(keyframes)) facts.push({ kind: 'clothing', label: c.colour, confidence: c.confidence });
   const s = d.facts.setting;
   if (s.outdoor) facts.push({ kind: 'setting', label: 'outdoor', confidence: 1 });
   if (s.indoor) facts.push({ kind: 'setting', label: 'indoor', confidence: 1 });

@@ -8,9 +8,8 @@ import type { Embedder } from '../models/embedder.js';
 /**
  * Bump when the perception analyzer's facts or description for the same frames can change.
  * perception-4: scene words of light and saturation as facts ("black and white", "low light").
- * perception-5: clothing colours of the detected people as facts (src/models/perception/clothing.ts).
  */
-export const PERCEPTION_ANALYZER_VERSION = 'perception-5';
+export const PERCEPTION_ANALYZER_VERSION = 'perception-4';
 
 /** The recipe `embedder` would make vectors with now (analyzer versions), without loading a model. */
 export async function expectedRecipe(embedder: Embedder): Promise<Record<string, string>> {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { clothingColours, type ClothingInput } from '../../src/models/perception/clothing.js';
+import { clothingColours, type ClothingInput } from '../../eval/people-words.js';
 
 /** A detection of `label` with a box of `w` × `h` (share of the frame) whose middle reads `colour`. */
 const det = (label: string, score: number, w: number, h: number, colour?: ClothingInput['colour']): ClothingInput => ({ label, score, box: { w, h }, colour });
 
-describe('clothing colours of the detected people', () => {
+describe('clothing colours of the detected people (measured with tune.ts --people-words)', () => {
   it('says the torso colour of each person the description would count, each colour once, as sure as the surest wearer', () => {
     const kfs = [
       { objects: [det('person', 0.56, 0.16, 0.68, 'red'), det('person', 0.44, 0.12, 0.66, 'white'), det('person', 0.4, 0.15, 0.7, 'white')] },
