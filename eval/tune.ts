@@ -15,12 +15,16 @@
  * the light and saturation words of src/models/perception/scene-words.ts and the layout words of
  * LAYOUT_WORDS below — in the keyword index, as a part of the vector ("Sky, clouds, daylight."), or
  * both (`--scene-light-only`: no layout word; `--scene-all-cues`: also the layout words that did
- * not hold up on the tuning images; `--verbose`: each query whose rank changed).
+ * not hold up on the tuning images; `--verbose`: each query whose rank changed);
+ * `--people-words` measures people words the same ways instead (eval/people-words.ts: group, crowd,
+ * portrait, standing, sitting, arms raised... from the people count, faces and pose;
+ * `--people-only=count,face,pose,clothing` chooses their sources).
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sceneWords } from '../src/models/perception/scene-words.js';
+import { PEOPLE_WORD_SOURCES, peopleWords, type PeopleWordInput, type PeopleWordSource } from './people-words.js';
 import type { SceneFacts } from '../src/models/perception/describe.js';
 import { analysisParts } from '../src/analysis/describe.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
@@ -64,6 +68,14 @@ function experimentSceneWords(details: Partial<SceneFacts> | undefined, args: st
     ? []
     : details.setting.cues.flatMap((c) => LAYOUT_WORDS.filter((l) => (l.held || args.includes('--scene-all-cues')) && l.cue.test(c)).flatMap((l) => l.words));
   return [...new Set([...sceneWords({ setting: details.setting, colourfulness: details.colourfulness ?? 0 }), ...layout])];
+}
+
+/** People words of stored perception details for the `--people-words` experiment (`--people-only=a,b`: those sources). */
+function experimentPeopleWords(details: PeopleWordInput | undefined, args: string[]): string[] | undefined {
+  if (!details || typeof details.people !== 'number') return undefined;
+  const only = args.find((a) => a.startsWith('--people-only='))?.slice('--people-only='.length).split(',');
+  const sources = only ? PEOPLE_WORD_SOURCES.filter((s) => only.includes(s)) : PEOPLE_WORD_SOURCES;
+  return peopleWords(details, sources as PeopleWordSource[]);
 }
 
 /** The words as one part of a segment's description: "Sky, clouds, daylight." */
@@ -157,7 +169,7 @@ async function loadLibrary(home: string, variant: string, expected = false, scen
       analysis.perception.description = (analysis.perception.details as { description?: AnalyzerOutput['description'] }).description;
     }
     const details = analysis.perception?.details as Partial<SceneFacts> | undefined;
-    const words = scene ? experimentSceneWords(details, process.argv) : undefined;
+    const words = !scene ? undefined : process.argv.includes('--people-words') ? experimentPeopleWords(details as PeopleWordInput | undefined, process.argv) : experimentSceneWords(details, process.argv);
     return { id: r.id, video: r.filename, analysis, scene: words };
   });
   if (sceneStore) {
@@ -174,7 +186,7 @@ async function loadLibrary(home: string, variant: string, expected = false, scen
     for (const s of segs) {
       if (shown.has(s.video)) continue;
       shown.add(s.video);
-      process.stderr.write(`scene words ${variant} ${s.video.slice(0, 40).padEnd(40)} ${(s.scene ?? []).join(', ')}\n`);
+      process.stderr.write(`words ${variant} ${s.video.slice(0, 40).padEnd(40)} ${(s.scene ?? []).join(', ')}\n`);
     }
   }
   if (expected && variant === 'imagenet') {
@@ -278,7 +290,7 @@ async function main(): Promise<void> {
   if (!home) throw new Error('usage: node dist/eval/tune.js HOME  (a home built by npm run eval -- search --home HOME)');
   await use.load();
   // Both libraries (with and without the ImageNet analyzer) share one set of weights: tune for both.
-  const scene = process.argv.includes('--scene-words');
+  const scene = process.argv.includes('--scene-words') || process.argv.includes('--people-words');
   const libs = [await loadLibrary(home, 'base', false, scene), await loadLibrary(home, 'imagenet', process.argv.includes('--expected'), scene)];
   const objective = (ms: Metrics[]) => ms.reduce((s, m) => s + m.mrr + 0.25 * m.r1 + 0.1 * m.r5, 0) / ms.length;
   const show = (ms: Metrics[]) => ms.map((m, i) => `${libs[i].variant}: R@1 ${m.r1.toFixed(3)} R@5 ${m.r5.toFixed(3)} MRR ${m.mrr.toFixed(3)}`).join('; ');
