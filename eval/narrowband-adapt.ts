@@ -2,8 +2,8 @@
  * `node dist/eval/narrowband-adapt.js [DIR]`: the adaptation data for telephone-band audio
  * (issue 20) and what is estimated from it. Voices the eval never hears, made narrowband the way
  * 8 kHz recordings are: flite's voices (kal, awb, rms, slt) reading the sentences below (written
- * for this, not the eval's transcripts) and the tuning half's 16 kHz recordings
- * (pocketsphinx-testdata), each resampled to 8 kHz, then to 16 kHz and mirrored into the upper band
+ * for this, not the eval's transcripts) and the tuning half's card names (pocketsphinx-testdata; not
+ * its LibriVox reader, below), each resampled to 8 kHz, then to 16 kHz and mirrored into the upper band
  * exactly as the engine does (`mirrorBand`), after the engine's second of silence. None of the
  * 8 kHz eval prompts is used (one voice, in both halves: adapting to her would be speaker leakage).
  *
@@ -102,7 +102,9 @@ async function main(): Promise<void> {
       utts.push({ id, src: wav, text });
     });
   }
-  for (const it of loadSpeechItems().filter((i) => i.half === 'tuning' && i.band === 'wideband')) {
+  // Not the LibriVox reader: the recordings (64 kb/s MP3 at the source) carry nothing above 4 kHz,
+  // so the engine hears them as narrowband too, and the same reader is in both halves (speaker leakage).
+  for (const it of loadSpeechItems().filter((i) => i.half === 'tuning' && i.band === 'wideband' && !i.name.startsWith('librivox-'))) {
     utts.push({ id: it.name.replace(/\.wav$/, ''), src: it.file, text: spokenWords(it.transcript).join(' ') });
   }
   await pool(utts, 2, (u) => narrowbandRaw(u.src, join(dir, `${u.id}.raw`)));

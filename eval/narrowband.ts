@@ -5,14 +5,18 @@
  * pocketsphinx_continuous for narrowband audio in place of src/speech/narrowband.ts's, split at
  * spaces; `-cmninit A,B,…` is passed in a copy of the model's feat.params; `mirror=` is the band
  * mirroring alone; a bare `name` is the engine's own). Default: `mirror= adopted`. Every recording of the
- * half — both bands — is transcribed through `PocketsphinxEngine` (the 16 kHz ones once, as the
- * engine hears them; the 8 kHz ones once per candidate, narrowband); each phrase of a recording
+ * half — both bands — is transcribed through `PocketsphinxEngine`, narrowband when the engine would
+ * take it for narrowband (src/speech/levels.ts on the whole recording: the 8 kHz prompts and the
+ * LibriVox recordings, whose 64 kb/s MP3 source carries nothing above 4 kHz), once per candidate;
+ * the others once, as the engine hears them. Each phrase of a recording
  * (`phrasesOf`) is scored against every transcript of the half with the matcher search uses
  * (`spokenQuery` / `matchSpoken`, a match below `SPOKEN_WEIGHTS.minScore` is none) and counts right
  * when the best transcript's recording says it. Printed per candidate and band: word error rate,
  * R@1 by this full scan, and the recognizer's CPU seconds. Only ever run it on the tuning half.
  */
 import { streamPcm } from '../src/media/audio.js';
+import { AUDIO_RULE } from '../src/speech/analyzer.js';
+import { isNarrowband, LevelMeter } from '../src/speech/levels.js';
 import { matchSpoken, spokenQuery } from '../src/speech/match.js';
 import { spokenWords } from '../src/speech/phonetic.js';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -37,11 +41,11 @@ function childCpuS(): number {
 }
 
 /** Every item's words; `narrowbandArgs`: the recognizer's options for narrowband audio (undefined: the engine's own). */
-export async function transcribeAll(items: SpeechItem[], narrowbandArgs: string[] | undefined, jobs: number): Promise<Map<string, SpokenWord[]>> {
+export async function transcribeAll(items: SpeechItem[], narrowbandArgs: string[] | undefined, jobs: number, narrow: Set<string>): Promise<Map<string, SpokenWord[]>> {
   const engine = new PocketsphinxEngine(findPocketsphinx()!, { narrowbandArgs });
   const out = await pool(items, jobs, async (it) => {
     const words: SpokenWord[] = [];
-    await engine.transcribe(streamPcm(it.file), (w) => words.push(w), { narrowband: it.band === 'phone' });
+    await engine.transcribe(streamPcm(it.file), (w) => words.push(w), { narrowband: narrow.has(it.name) });
     return [it.name, words] as const;
   });
   return new Map(out);
@@ -108,18 +112,29 @@ async function main(): Promise<void> {
   if (!candidates.length) candidates.push(['mirror', []], ['adopted', undefined]);
   if (!findPocketsphinx()) throw new Error('pocketsphinx_continuous not found');
   const items = loadSpeechItems().filter((i) => i.half === half);
-  const wide = items.filter((i) => i.band === 'wideband');
-  const phone = items.filter((i) => i.band === 'phone');
-  const wideHeard = await transcribeAll(wide, undefined, jobs);
-  console.log(`half ${half}: ${phone.length} 8 kHz prompts, ${wide.length} 16 kHz recordings`);
+  // Narrowband as the engine decides it (src/speech/levels.ts), not by the file's rate: the
+  // LibriVox recordings (64 kb/s MP3 at the source) carry nothing above 4 kHz either.
+  const narrow = new Set<string>();
+  for (const it of items) {
+    const meter = new LevelMeter();
+    for await (const chunk of streamPcm(it.file)) meter.push(chunk);
+    if (isNarrowband(meter.levels, AUDIO_RULE.soundDb)) narrow.add(it.name);
+  }
+  const wide = items.filter((i) => !narrow.has(i.name));
+  const phone = items.filter((i) => narrow.has(i.name));
+  const wideHeard = await transcribeAll(wide, undefined, jobs, narrow);
+  const n16 = items.filter((i) => i.band === 'wideband' && narrow.has(i.name)).length;
+  const n8 = items.filter((i) => i.band === 'phone' && narrow.has(i.name)).length;
+  console.log(`half ${half}: ${n8} of ${items.length - items.filter((i) => i.band === 'wideband').length} 8 kHz prompts and ${n16} of ${items.filter((i) => i.band === 'wideband').length} 16 kHz recordings heard as narrowband`);
   console.log('candidate\tband\tphrases\tR@1\tWER\tcpu_s\targs');
   for (const [name, args] of candidates) {
     const cpu0 = childCpuS();
-    const heard = await transcribeAll(phone, args, jobs);
+    const heard = await transcribeAll(phone, args, jobs, narrow);
     const cpu = childCpuS() - cpu0;
     for (const [k, v] of wideHeard) heard.set(k, v);
     const nb = scoreBand(items, heard, 'phone');
     const wb = scoreBand(items, heard, 'wideband');
+    // CPU: the recognizer on every recording heard as narrowband (both bands).
     console.log(`${name}\t8k\t${nb.phrases}\t${nb.r_at_1}\t${nb.wer}\t${cpu.toFixed(1)}\t${args?.join(' ') ?? '(the engine’s)'}`);
     console.log(`${name}\t16k\t${wb.phrases}\t${wb.r_at_1}\t${wb.wer}\t\t`);
   }
