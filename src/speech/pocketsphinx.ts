@@ -11,6 +11,7 @@ import { VidembedError } from '../api/errors.js';
 import { pocketsphinxOverride, speechStallMs } from '../env.js';
 import { StderrTail } from '../media/ffmpeg.js';
 import { round3 } from '../media/kernels/index.js';
+import { NARROWBAND_VERSION, narrowbandArgs } from './narrowband.js';
 import { isFiller, type PcmChunks, type SpeechEngine, type SpokenWord, type TranscribeOptions } from './types.js';
 
 const PROGRAM = 'pocketsphinx_continuous';
@@ -78,20 +79,28 @@ export function parseWordLine(line: string): SpokenWord | undefined {
 
 export class PocketsphinxEngine implements SpeechEngine {
   readonly name = 'pocketsphinx';
-  readonly version = `pocketsphinx/${MODEL}`;
+  readonly version = `pocketsphinx/${MODEL}+${NARROWBAND_VERSION}`;
   readonly language = 'en';
 
   constructor(
     private readonly program: string,
     /**
      * `extraArgs`: further options to the program (the eval's forced alignment passes `-jsgf`);
-     * `searchArgs`: other search settings than SEARCH_ARGS (eval/speech-tune.ts compares them).
+     * `searchArgs`: other search settings than SEARCH_ARGS (eval/speech-tune.ts compares them);
+     * `narrowbandArgs`: the options for telephone-band audio in place of src/speech/narrowband.ts's
+     * (eval/narrowband.ts compares candidates).
      */
-    private readonly opts: { stallMs?: number; extraArgs?: string[]; searchArgs?: string[] } = {},
+    private readonly opts: { stallMs?: number; extraArgs?: string[]; searchArgs?: string[]; narrowbandArgs?: string[] } = {},
   ) {}
 
   transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, { signal, narrowband }: TranscribeOptions = {}): Promise<void> {
-    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...(this.opts.searchArgs ?? SEARCH_ARGS), ...(this.opts.extraArgs ?? [])];
+    let band: string[];
+    try {
+      band = narrowband ? (this.opts.narrowbandArgs ?? narrowbandArgs()) : [];
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    const args = ['-infile', '/dev/stdin', '-logfn', '/dev/null', '-time', 'yes', ...(this.opts.searchArgs ?? SEARCH_ARGS), ...band, ...(this.opts.extraArgs ?? [])];
     const stallMs = this.opts.stallMs ?? speechStallMs();
     return new Promise<void>((resolve, reject) => {
       // The program opens its -infile by name, and /dev/stdin cannot be opened when stdin is a
