@@ -10,7 +10,7 @@ import type { TagValue } from '../api/types.js';
 import type { AnalyzerOutput, Fact } from '../analysis/types.js';
 import { clamp01, median, round3 } from '../media/kernels/index.js';
 import { isNarrowband, LevelMeter, levelsIn, type Level } from './levels.js';
-import { soundKey } from './phonetic.js';
+import { soundGrams, soundKey } from './phonetic.js';
 import { labelsOf } from '../tags/registry.js';
 import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
 
@@ -18,8 +18,8 @@ import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js
 export const AUDIO_LABELS = labelsOf('audio');
 export type AudioLabel = (typeof AUDIO_LABELS)[number];
 
-/** Bump when levels or the audio tag's rule change (the engine's version covers the words). */
-export const SOUNDTRACK_VERSION = 'soundtrack-1';
+/** Bump when levels, the audio tag's rule or the index terms change (the engine's version covers the words). */
+export const SOUNDTRACK_VERSION = 'soundtrack-2';
 
 /** Thresholds of the audio tag (chosen on generated and tuning-half recordings, docs/speech.md). */
 export const AUDIO_RULE = {
@@ -150,8 +150,8 @@ export function audioTag(heard: HeardSoundtrack, start: number, end: number): Ta
 
 /**
  * What a segment holds of the soundtrack, as an analyzer's output: the spoken words as a `speech`
- * fact (its label is what was said, so the words go into the keyword index), their sound keys as
- * index terms (misheard and misspelt words still meet), and the `audio` tag.
+ * fact (its label is what was said, so the words go into the keyword index), their sound keys and
+ * runs of sounds as index terms (misheard and misspelt words still meet), and the `audio` tag.
  */
 export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: number): AnalyzerOutput {
   const facts: Fact[] = [];
@@ -160,10 +160,12 @@ export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: nu
   if (words.length) {
     const conf = words.reduce((a, w) => a + w.conf, 0) / words.length;
     facts.push({ kind: 'speech', label: words.map((w) => w.w).join(' '), confidence: round3(conf) });
-    for (const w of words) {
-      const k = soundKey(w.variant ? `${w.w}(${w.variant})` : w.w);
+    const spelt = words.map((w) => (w.variant ? `${w.w}(${w.variant})` : w.w));
+    for (const w of spelt) {
+      const k = soundKey(w);
       if (k && !terms.includes(k)) terms.push(k);
     }
+    terms.push(...soundGrams(spelt));
   }
   const out: AnalyzerOutput = { facts, tags: { audio: audioTag(heard, start, end) } };
   if (terms.length) out.terms = terms;

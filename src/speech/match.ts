@@ -4,7 +4,7 @@
  * and the words around them for display.
  */
 import { round } from '../media/kernels/index.js';
-import { alignPhones, phonesOf, soundKey, spokenWords } from './phonetic.js';
+import { alignPhones, phonesOf, soundGrams, soundKey, spokenWords } from './phonetic.js';
 import type { SpokenWord } from './types.js';
 
 /** Words a spoken query may leave out: they carry little sound and less meaning. */
@@ -29,6 +29,7 @@ export function spokenQuery(text: string): SpokenQuery | undefined {
     const k = soundKey(w);
     if (k && !terms.includes(k)) terms.push(k);
   }
+  terms.push(...soundGrams(words));
   return { words, phones, terms };
 }
 

@@ -160,6 +160,26 @@ export function soundKey(word: string): string | undefined {
 }
 
 /**
+ * Index terms for words heard or asked for in a row: every run of three consonant classes across
+ * them (`zk` + the classes: "increase the" → `zknkr`, `zkkrs`, `zkrst`), so a phrase whose words
+ * were all misheard ("moncrief the") still shares sounds with the query and its segment is offered
+ * to the alignment. Weaker than a word's key (many words share a run), they only rank candidates.
+ */
+export function soundGrams(words: string[]): string[] {
+  const cls: string[] = [];
+  for (const w of words) {
+    for (const p of phonesOf(w)) {
+      const c = CLASS[p];
+      if (!c || c === 'h' || c === 'w' || c === 'y') continue;
+      if (cls[cls.length - 1] !== c) cls.push(c);
+    }
+  }
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= cls.length; i++) out.add(`zk${cls[i]}${cls[i + 1]}${cls[i + 2]}`);
+  return [...out];
+}
+
+/**
  * Costs of the alignment (chosen on the tuning half of the eval's recordings, docs/speech.md):
  * substituting one vowel for another, a consonant for one of its class (t/d, s/z…), for another
  * consonant, a vowel for a consonant; a phone missing or extra (vowel, consonant).

@@ -45,7 +45,7 @@ export async function spokenHits(
   if (!terms.length) return out;
   const matches = await segments.termMatches(collectionId, terms, 2000, filter);
   const weight = new Map<number, number>();
-  for (const [t, ids] of matches) for (const id of ids) weight.set(id, (weight.get(id) ?? 0) + (t.startsWith('zq') ? 0.7 : 1));
+  for (const [t, ids] of matches) for (const id of ids) weight.set(id, (weight.get(id) ?? 0) + (t.startsWith('zk') ? 0.2 : t.startsWith('zq') ? 0.7 : 1));
   const ids = [...weight.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, SPOKEN_WEIGHTS.candidates).map(([id]) => id);
   if (!ids.length) return out;
   const rows = await segments.byIds(ids);

@@ -9,7 +9,7 @@ import { attachSoundtrack, fuse, pcmFromFloat } from '../../src/speech/attach.js
 import { cuesOf, formatTranscript } from '../../src/speech/format.js';
 import { isNarrowband, LevelMeter, type Level } from '../../src/speech/levels.js';
 import { matchSpoken, saidContext, spokenQuery, wordRange } from '../../src/speech/match.js';
-import { alignPhones, guessPhones, numberWords, parseDict, phonesOf, setDictForTests, soundKey, spokenWords } from '../../src/speech/phonetic.js';
+import { alignPhones, guessPhones, numberWords, parseDict, phonesOf, setDictForTests, soundGrams, soundKey, spokenWords } from '../../src/speech/phonetic.js';
 import { mirrorBand, parseWordLine } from '../../src/speech/pocketsphinx.js';
 import { spokenBonus, spokenHits } from '../../src/speech/search.js';
 import type { SpeechEngine, SpokenWord, TranscribeOptions } from '../../src/speech/types.js';
@@ -77,6 +77,16 @@ describe('phones', () => {
     expect(soundKey('one')).toBeUndefined();
   });
 
+  it('indexes runs of sounds across words, so a phrase misheard word by word still shares some with the query', () => {
+    const asked = soundGrams(['increase', 'the']);
+    expect(asked).toEqual(['zknkr', 'zkkrs', 'zkrst']);
+    // Heard on a telephone line as "moncrief the": no word and no word key in common, a run of sounds is.
+    const heard = soundGrams(['moncrief', 'the']);
+    expect(heard.filter((g) => asked.includes(g))).toEqual(['zknkr']);
+    expect(soundGrams(['quarterly', 'revenue']).filter((g) => asked.includes(g))).toEqual([]);
+    expect(soundGrams(['a', 'the'])).toEqual([]);
+  });
+
   it('aligns a query exactly where it stands and scores a mishearing between exact and unrelated', () => {
     const t = 'mister john guess what had then leisure'.split(' ').map((w) => phonesOf(w));
     const exact = alignPhones(['JH', 'AA', 'N'], t)!;
@@ -111,9 +121,9 @@ describe('spoken matching', () => {
     expect(transcript[m.first].w).toBe('grew');
   });
 
-  it('has terms for the keyword index: content words and their sound keys', () => {
+  it('has terms for the keyword index: content words, their sound keys and runs of sounds', () => {
     const q = spokenQuery('the quarterly revenue')!;
-    expect(q.terms).toEqual(['quarterly', soundKey('quarterly'), 'revenue', soundKey('revenue')]);
+    expect(q.terms).toEqual(['quarterly', soundKey('quarterly'), 'revenue', soundKey('revenue'), ...soundGrams(['the', 'quarterly', 'revenue'])]);
     expect(spokenQuery('the of a')).toBeUndefined();
   });
 
@@ -213,10 +223,10 @@ describe('the audio tag', () => {
     expect(Object.values(other.scores).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 2);
   });
 
-  it('puts what was said in a segment into a fact, its sound keys into index terms', () => {
+  it('puts what was said in a segment into a fact, its sound keys and runs of sounds into index terms', () => {
     const out = soundtrackSegment(heard(Array(40).fill(lv(-20, 0.3)), words('the quarterly revenue', 1, 0.6)), 0, 4);
     expect(out.facts).toEqual([{ kind: 'speech', label: 'the quarterly revenue', confidence: 0.9 }]);
-    expect(out.terms).toEqual([soundKey('quarterly'), soundKey('revenue')]);
+    expect(out.terms).toEqual([soundKey('quarterly'), soundKey('revenue'), ...soundGrams(['the', 'quarterly', 'revenue'])]);
     expect(out.tags?.audio.label).toBe('speech');
   });
 });
