@@ -29,7 +29,7 @@ import type { SceneFacts } from '../src/models/perception/describe.js';
 import { analysisParts } from '../src/analysis/describe.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
 import { queryTerms } from '../src/engine/search.js';
-import { sureWordShare, WEAK_GUESS, wordEvidence } from '../src/engine/confidence.js';
+import { confidenceOf, sureWordShare, WEAK_GUESS, wordEvidence } from '../src/engine/confidence.js';
 import { allFacts } from '../src/analysis/types.js';
 import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.js';
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
@@ -394,6 +394,24 @@ async function main(): Promise<void> {
     const top5 = lib.rows.flatMap((r, qi) => best[li].perQuery[qi].ranked.slice(0, 5).map((ans) => judged(r, ans)));
     process.stderr.write(formatLabelReliability(`${lib.variant} tuning: first results`, labelReliability(first, ['high', 'medium', 'low'])) + '\n');
     process.stderr.write(formatLabelReliability(`${lib.variant} tuning: first five`, labelReliability(top5, ['high', 'medium', 'low'])) + '\n');
+    // `--thresholds`: where the medium/low line falls (the high line and the curve as they are).
+    if (args.includes('--thresholds')) {
+      // The engine's own curve (not the refit above), as search labels results today.
+      const engineJudged = (r: (typeof lib.rows)[number], ans: Answer) => ({
+        confidence: confidenceOf({ similarity: ans.similarity, sureWords: ans.sureWords, classified: ans.imagenet > 0 }),
+        correct: ans.video === lib.fileOf(r),
+      });
+      const first = lib.rows.map((r, qi) => engineJudged(r, best[li].perQuery[qi].ranked[0]));
+      const top5 = lib.rows.flatMap((r, qi) => best[li].perQuery[qi].ranked.slice(0, 5).map((ans) => engineJudged(r, ans)));
+      for (const m of [0.2, 0.25, 0.3, 0.35, 0.4]) {
+        const share = (xs: { confidence: number; correct: boolean }[], lo: number, hi: number) => {
+          const inBin = xs.filter((x) => x.confidence >= lo && x.confidence < hi);
+          return `${inBin.filter((x) => x.correct).length}/${inBin.length}`;
+        };
+        const h = SEARCH_WEIGHTS.highConfidence;
+        process.stderr.write(`  ${lib.variant} medium from ${m}: first results medium ${share(first, m, h)}, low ${share(first, 0, m)}; first five medium ${share(top5, m, h)}, low ${share(top5, 0, m)}\n`);
+      }
+    }
   });
   process.stdout.write(
     JSON.stringify(
