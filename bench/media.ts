@@ -14,7 +14,8 @@
  *   media.{export,phone}_1080p_4fps*       the engine's pipeline rate (4 fps: full decode wins)
  *   media.probe_ms                         one probe
  */
-import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
+import { childrenCpuSeconds } from './util.js';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,18 +36,6 @@ export async function benchClip(kind: 'export' | 'phone' = 'export'): Promise<st
     renameSync(tmp, file);
   }
   return file;
-}
-
-/** CPU seconds (user + sys) consumed so far by this process's waited-for children; NaN off Linux. */
-function childrenCpuSeconds(): number {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields after the command: state(3) ... cutime is field 16, cstime 17 (1-based) → index 13, 14 here.
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 async function timeSampling(file: string, fps: number, tuning: DecodeTuning): Promise<{ seconds: number; cpu: number; frames: number }> {

@@ -56,6 +56,18 @@ export async function startServe(home: string, port: number): Promise<ChildProce
   return child;
 }
 
+/** CPU seconds (user + sys) consumed so far by this process's waited-for children; NaN off Linux. */
+export function childrenCpuSeconds(): number {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the command: state(3) ... cutime is field 16, cstime 17 (1-based) → index 13, 14 here.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 /** A field of a process's /proc status, in kB (VmRSS now, VmHWM its peak). */
 export function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

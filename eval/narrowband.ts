@@ -19,6 +19,7 @@ import { AUDIO_RULE } from '../src/speech/analyzer.js';
 import { isNarrowband, LevelMeter } from '../src/speech/levels.js';
 import { matchSpoken, spokenQuery, type SpokenQuery } from '../src/speech/match.js';
 import { soundKey, spokenWords } from '../src/speech/phonetic.js';
+import { childrenCpuSeconds } from '../bench/util.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,13 +33,6 @@ import type { Half } from './split.js';
 
 /** The acoustic model pocketsphinx-en-us installs (its feat.params is the starting point of a candidate's). */
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us/en-us';
-
-/** CPU seconds used by this process's waited-for children (the recognizers, and the cat and sh around them). */
-function childCpuS(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[13]) + Number(f[14])) / 100; // cutime, cstime: fields 16 and 17, in clock ticks
-}
 
 /** Every item's words; `narrowbandArgs`: the recognizer's options for narrowband audio (undefined: the engine's own). */
 export async function transcribeAll(items: SpeechItem[], narrowbandArgs: string[] | undefined, jobs: number, narrow: Set<string>): Promise<Map<string, SpokenWord[]>> {
@@ -142,9 +136,9 @@ async function main(): Promise<void> {
   console.log(`half ${half}: ${n8} of ${items.length - items.filter((i) => i.band === 'wideband').length} 8 kHz prompts and ${n16} of ${items.filter((i) => i.band === 'wideband').length} 16 kHz recordings heard as narrowband`);
   console.log('candidate\tband\tphrases\tR@1\tR@1_indexed\tWER\tcpu_s\targs');
   for (const [name, args] of candidates) {
-    const cpu0 = childCpuS();
+    const cpu0 = childrenCpuSeconds();
     const heard = await transcribeAll(phone, args, jobs, narrow);
-    const cpu = childCpuS() - cpu0;
+    const cpu = childrenCpuSeconds() - cpu0;
     for (const [k, v] of wideHeard) heard.set(k, v);
     const nb = scoreBand(items, heard, 'phone');
     const wb = scoreBand(items, heard, 'wideband');

@@ -7,6 +7,7 @@
  * recording right when its reference says the phrase. Reports, per variant and band, R@1, word
  * error rate and the recognizer's CPU seconds per second of audio.
  */
+import { childrenCpuSeconds } from '../bench/util.js';
 import { readFileSync } from 'node:fs';
 import { streamPcm } from '../src/media/audio.js';
 import { round3 as round } from '../src/media/kernels/index.js';
@@ -28,21 +29,15 @@ export const VARIANTS: Record<string, string[]> = {
   hmm1000_beam40: [...FAST, '-maxhmmpf', '1000', '-maxwpf', '5', '-beam', '1e-40', '-pbeam', '1e-40', '-wbeam', '1e-30'],
 };
 
-/** CPU seconds this process's reaped children have used (Linux /proc). */
-function childrenCpu(): number {
-  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-  return (Number(f[13]) + Number(f[14])) / 100;
-}
-
 async function transcribeAll(items: SpeechItem[], args: string[]): Promise<{ words: Map<string, SpokenWord[]>; cpu: Record<string, number> }> {
   const engine = new PocketsphinxEngine(findPocketsphinx()!, { searchArgs: args });
   const words = new Map<string, SpokenWord[]>();
   const cpu: Record<string, number> = { wideband: 0, phone: 0 };
   for (const it of items) {
     const out: SpokenWord[] = [];
-    const c0 = childrenCpu();
+    const c0 = childrenCpuSeconds();
     await engine.transcribe(streamPcm(it.file), (w) => out.push(w), { narrowband: it.band === 'phone' });
-    cpu[it.band] += childrenCpu() - c0;
+    cpu[it.band] += childrenCpuSeconds() - c0;
     words.set(it.name, out);
   }
   return { words, cpu };
