@@ -12,13 +12,16 @@
  * (`phrasesOf`) is scored against every transcript of the half with the matcher search uses
  * (`spokenQuery` / `matchSpoken`, a match below `SPOKEN_WEIGHTS.minScore` is none) and counts right
  * when the best transcript's recording says it. Printed per candidate and band: word error rate,
- * R@1 by this full scan, and the recognizer's CPU seconds. Only ever run it on the tuning half.
+ * R@1 by this full scan, and the recognizer's CPU seconds. `--search "ARGS"`: other search settings
+ * than the engine's SEARCH_ARGS for every recording (e.g. `--search "-fwdflat no -bestpath no
+ * -topn 2 -maxhmmpf 1500 -maxwpf 5"`; docs/speech.md "Where the cost goes"). Only ever run it on
+ * the tuning half.
  */
 import { streamPcm } from '../src/media/audio.js';
 import { AUDIO_RULE } from '../src/speech/analyzer.js';
 import { isNarrowband, LevelMeter } from '../src/speech/levels.js';
 import { matchSpoken, spokenQuery, type SpokenQuery } from '../src/speech/match.js';
-import { soundKey, spokenWords } from '../src/speech/phonetic.js';
+import { soundGrams, soundKey, spokenWords } from '../src/speech/phonetic.js';
 import { childrenCpuSeconds } from '../bench/util.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -34,9 +37,12 @@ import type { Half } from './split.js';
 /** The acoustic model pocketsphinx-en-us installs (its feat.params is the starting point of a candidate's). */
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us/en-us';
 
-/** Every item's words; `narrowbandArgs`: the recognizer's options for narrowband audio (undefined: the engine's own). */
-export async function transcribeAll(items: SpeechItem[], narrowbandArgs: string[] | undefined, jobs: number, narrow: Set<string>): Promise<Map<string, SpokenWord[]>> {
-  const engine = new PocketsphinxEngine(findPocketsphinx()!, { narrowbandArgs });
+/**
+ * Every item's words; `narrowbandArgs`: the recognizer's options for narrowband audio (undefined:
+ * the engine's own); `searchArgs`: its search settings (undefined: SEARCH_ARGS).
+ */
+export async function transcribeAll(items: SpeechItem[], narrowbandArgs: string[] | undefined, jobs: number, narrow: Set<string>, searchArgs?: string[]): Promise<Map<string, SpokenWord[]>> {
+  const engine = new PocketsphinxEngine(findPocketsphinx()!, { narrowbandArgs, searchArgs });
   const out = await pool(items, jobs, async (it) => {
     const words: SpokenWord[] = [];
     await engine.transcribe(streamPcm(it.file), (w) => words.push(w), { narrowband: narrow.has(it.name) });
@@ -49,14 +55,15 @@ export interface BandFigures {
   items: number;
   phrases: number;
   r_at_1: number;
-  /** R@1 when only transcripts sharing a word or a sound key with the phrase are candidates (as search finds them through the keyword index). */
+  /** R@1 when only transcripts sharing an index term with the phrase are candidates (as search finds them through the keyword index). */
   r_at_1_indexed: number;
   wer: number;
 }
 
-/** True when `words` hold one of the query's index terms: a word, or a word's sound key. */
+/** True when `words` hold one of the query's index terms (a word, a word's sound key, a run of sounds: src/speech/analyzer.ts). */
 function reachable(q: SpokenQuery, words: SpokenWord[]): boolean {
-  const have = new Set(words.flatMap((w) => [w.w, soundKey(w.variant ? `${w.w}(${w.variant})` : w.w)]));
+  const spelt = words.map((w) => (w.variant ? `${w.w}(${w.variant})` : w.w));
+  const have = new Set<string | undefined>([...words.map((w) => w.w), ...spelt.map(soundKey), ...soundGrams(spelt)]);
   return q.terms.some((t) => have.has(t));
 }
 
@@ -96,10 +103,12 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   let half: Half = 'tuning';
   let jobs = 1;
+  let search: string[] | undefined;
   const candidates: [string, string[] | undefined][] = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--half') half = argv[++i] as Half;
     else if (argv[i] === '--jobs') jobs = Number(argv[++i]);
+    else if (argv[i] === '--search') search = argv[++i].split(' ').filter(Boolean);
     else {
       const eq = argv[i].indexOf('=');
       if (eq < 0) {
@@ -130,14 +139,14 @@ async function main(): Promise<void> {
   }
   const wide = items.filter((i) => !narrow.has(i.name));
   const phone = items.filter((i) => narrow.has(i.name));
-  const wideHeard = await transcribeAll(wide, undefined, jobs, narrow);
+  const wideHeard = await transcribeAll(wide, undefined, jobs, narrow, search);
   const n16 = items.filter((i) => i.band === 'wideband' && narrow.has(i.name)).length;
   const n8 = items.filter((i) => i.band === 'phone' && narrow.has(i.name)).length;
   console.log(`half ${half}: ${n8} of ${items.length - items.filter((i) => i.band === 'wideband').length} 8 kHz prompts and ${n16} of ${items.filter((i) => i.band === 'wideband').length} 16 kHz recordings heard as narrowband`);
   console.log('candidate\tband\tphrases\tR@1\tR@1_indexed\tWER\tcpu_s\targs');
   for (const [name, args] of candidates) {
     const cpu0 = childrenCpuSeconds();
-    const heard = await transcribeAll(phone, args, jobs, narrow);
+    const heard = await transcribeAll(phone, args, jobs, narrow, search);
     const cpu = childrenCpuSeconds() - cpu0;
     for (const [k, v] of wideHeard) heard.set(k, v);
     const nb = scoreBand(items, heard, 'phone');

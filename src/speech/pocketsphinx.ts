@@ -86,7 +86,7 @@ export class PocketsphinxEngine implements SpeechEngine {
     private readonly program: string,
     /**
      * `extraArgs`: further options to the program (the eval's forced alignment passes `-jsgf`);
-     * `searchArgs`: other search settings than SEARCH_ARGS (eval/speech-tune.ts compares them);
+     * `searchArgs`: other search settings than SEARCH_ARGS (eval/narrowband.ts --search compares them);
      * `narrowbandArgs`: the options for telephone-band audio in place of src/speech/narrowband.ts's
      * (eval/narrowband.ts compares candidates).
      */
