@@ -7,6 +7,7 @@
 import { round3 } from '../media/kernels/index.js';
 import type { Frame } from '../media/types.js';
 import type { ClassScore, ImagenetClassifier } from '../models/imagenet/classifier.js';
+import { IMAGENET_HYPERNYMS } from '../models/imagenet/hypernyms.js';
 import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact } from './types.js';
 
 /** Classes kept per keyframe, and the least probability that still counts as soft evidence. */
@@ -20,6 +21,33 @@ export function classWords(c: Pick<ClassScore, 'label' | 'synonyms'>): string {
   return alt && alt.toLowerCase().includes(name.toLowerCase()) ? alt : name;
 }
 
+/**
+ * Bump when the ImageNet facts for the same classes can change (part of the analyzer's version, so
+ * collections made before say `needs_reindex`). wn1: broader names from WordNet as alternatives.
+ */
+export const IMAGENET_FACTS_VERSION = 'wn1';
+
+/** The analyzer's version for a classifier version (src/analysis/versions.ts says the same). */
+export const imagenetAnalyzerVersion = (classifierVersion: string): string => `${classifierVersion}+${IMAGENET_FACTS_VERSION}`;
+
+/**
+ * The ImageNet facts of a keyframe's kept classes. Each class also carries its broader names
+ * (src/models/imagenet/hypernyms.ts: a Pekinese is a dog, a macaw a parrot and a bird, espresso is
+ * coffee) as alternatives, each as sure as all the kept classes it covers together (Pekinese 0.5 and
+ * pug 0.3 make "dog" 0.8): people type "a dog", the classifier names the breed. They are keyword
+ * words and confidence evidence, never part of the description's vector.
+ */
+export function imagenetFacts(classes: Array<Pick<ClassScore, 'index' | 'label' | 'synonyms' | 'p'>>): Fact[] {
+  const broader = new Map<string, number>();
+  for (const c of classes) for (const name of IMAGENET_HYPERNYMS[c.index] ?? []) broader.set(name, (broader.get(name) ?? 0) + c.p);
+  return classes.map((c) => {
+    const names = IMAGENET_HYPERNYMS[c.index] ?? [];
+    const fact: Fact = { kind: 'thing', label: classWords(c), confidence: round3(c.p) };
+    if (names.length) fact.alternatives = names.map((label) => ({ label, confidence: round3(Math.min(1, broader.get(label)!)) }));
+    return fact;
+  });
+}
+
 export class ImagenetAnalyzer implements Analyzer {
   readonly name = 'imagenet';
   readonly frameMaxSide = 512;
@@ -27,7 +55,7 @@ export class ImagenetAnalyzer implements Analyzer {
   constructor(private readonly classifier: ImagenetClassifier) {}
 
   get version(): string {
-    return this.classifier.version;
+    return imagenetAnalyzerVersion(this.classifier.version);
   }
 
   async load(): Promise<void> {}
@@ -41,8 +69,7 @@ export class ImagenetAnalyzer implements Analyzer {
     }
     const keyframe = frames[frames.length >> 1];
     const classes = (await this.classifier.classify(keyframe, TOP_K)).filter((c) => c.p >= MIN_P);
-    const facts: Fact[] = classes.map((c) => ({ kind: 'thing', label: classWords(c), confidence: round3(c.p) }));
-    return { facts, details: { classes: classes.map((c) => ({ label: c.label, p: round3(c.p) })) } };
+    return { facts: imagenetFacts(classes), details: { classes: classes.map((c) => ({ index: c.index, label: c.label, p: round3(c.p) })) } };
   }
 
   async dispose(): Promise<void> {

@@ -4,6 +4,7 @@
  */
 import { imagenetEnabled, ocrEnabled } from '../env.js';
 import type { Embedder } from '../models/embedder.js';
+import { imagenetAnalyzerVersion } from './imagenet.js';
 
 /**
  * Bump when the perception analyzer's facts or description for the same frames can change.
@@ -20,7 +21,7 @@ export async function expectedRecipe(embedder: Embedder): Promise<Record<string,
     const { findImagenetModel } = await import('../models/imagenet/classifier.js');
     const files = findImagenetModel();
     const sha = files?.manifest.files.find((f) => f.role === 'model')?.sha256;
-    if (sha) out.imagenet = `imagenet-mnv2-${sha.slice(0, 8)}`;
+    if (sha) out.imagenet = imagenetAnalyzerVersion(`imagenet-mnv2-${sha.slice(0, 8)}`);
   }
   if (wants.has('ocr') && ocrEnabled()) {
     const { TextReader } = await import('../models/ocr/reader.js');

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { imagenetAnalyzerVersion, imagenetFacts, IMAGENET_FACTS_VERSION } from '../../src/analysis/imagenet.js';
+import { keywordsOf } from '../../src/analysis/keywords.js';
+import { sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/engine/confidence.js';
+import { IMAGENET_HYPERNYMS } from '../../src/models/imagenet/hypernyms.js';
+
+/**
+ * ImageNet facts carry the classes' broader names (WordNet hypernyms): people type "a dog", the
+ * classifier names the breed. Indexes are the classifier's outputs (0 = background).
+ */
+const PEKINESE = { index: 155, label: 'Pekinese', synonyms: ['Pekinese', 'Pekingese', 'Peke'] };
+const PUG = { index: 255, label: 'pug', synonyms: ['pug', 'pug-dog'] };
+const TABBY = { index: 282, label: 'tabby', synonyms: ['tabby', 'tabby cat'] };
+const KITE_BIRD = { index: 22, label: 'kite', synonyms: ['kite'] };
+const CLIFF = { index: 973, label: 'cliff', synonyms: ['cliff', 'drop', 'drop-off'] };
+
+describe('broader names of ImageNet classes', () => {
+  it('the table: one row per output, background empty, plain lower-case words, at most six', () => {
+    expect(IMAGENET_HYPERNYMS).toHaveLength(1001);
+    expect(IMAGENET_HYPERNYMS[0]).toEqual([]);
+    for (const row of IMAGENET_HYPERNYMS) {
+      expect(row.length).toBeLessThanOrEqual(6);
+      for (const w of row) expect(w).toMatch(/^[a-z][a-z' -]*$/);
+    }
+    expect(IMAGENET_HYPERNYMS[PEKINESE.index]).toContain('dog');
+    expect(IMAGENET_HYPERNYMS[TABBY.index]).toContain('cat');
+    // The bird among the birds, not the toy or the bad cheque.
+    expect(IMAGENET_HYPERNYMS[KITE_BIRD.index]).toContain('bird');
+    expect(IMAGENET_HYPERNYMS.filter((r) => r.length > 0).length).toBeGreaterThan(900);
+  });
+
+  it('a broader name is as sure as the kept classes it covers together', () => {
+    const facts = imagenetFacts([
+      { ...PEKINESE, p: 0.5 },
+      { ...PUG, p: 0.3 },
+      { ...TABBY, p: 0.1 },
+    ]);
+    expect(facts.map((f) => [f.label, f.confidence])).toEqual([
+      ['Pekinese', 0.5],
+      ['pug-dog', 0.3],
+      ['tabby cat', 0.1],
+    ]);
+    const dog = facts[0].alternatives!.find((a) => a.label === 'dog');
+    expect(dog?.confidence).toBe(0.8);
+    expect(facts[1].alternatives!.find((a) => a.label === 'dog')?.confidence).toBe(0.8);
+    // "animal" and "mammal" cover all three.
+    expect(facts[2].alternatives!.find((a) => a.label === 'mammal')?.confidence).toBe(0.9);
+    expect(facts[2].alternatives!.find((a) => a.label === 'cat')?.confidence).toBe(0.1);
+  });
+
+  it('a class without broader names has no alternatives', () => {
+    const [cliff] = imagenetFacts([{ ...CLIFF, p: 0.7 }]);
+    expect(cliff).toEqual({ kind: 'thing', label: 'cliff', confidence: 0.7 });
+  });
+
+  it('the broader names are keywords, and count as evidence only as sure as the classifier was', () => {
+    const sure = { imagenet: { facts: imagenetFacts([{ ...PEKINESE, p: 0.5 }, { ...PUG, p: 0.3 }]) } };
+    expect(keywordsOf(sure).split(' \n ')).toEqual(expect.arrayContaining(['Pekinese', 'pug-dog', 'dog', 'toy dog']));
+    const idf = new Map([['dog', 1]]);
+    const strong = wordEvidence(['dog'], sure.imagenet.facts);
+    expect(strong.get('dog')?.strength).toBe(0.8);
+    expect(sureWordShare(idf, strong)).toBeCloseTo(0.8);
+    // One weak guess of a breed cannot make "a dog" sure.
+    const weak = wordEvidence(['dog'], imagenetFacts([{ ...PEKINESE, p: 0.07 }]));
+    expect(weak.get('dog')!.strength).toBeLessThan(WEAK_GUESS);
+    expect(sureWordShare(idf, weak)).toBe(0);
+  });
+
+  it('collections analysed before the broader names say needs_reindex (the version names them)', () => {
+    expect(imagenetAnalyzerVersion('imagenet-mnv2-7aad0c74')).toBe(`imagenet-mnv2-7aad0c74+${IMAGENET_FACTS_VERSION}`);
+  });
+});
