@@ -20,7 +20,8 @@
  * portrait, standing, sitting, arms raised... from the people count, faces and pose;
  * `--people-only=count,face,pose,clothing` chooses their sources).
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { classWords, imagenetFacts } from '../src/analysis/imagenet.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sceneWords } from '../src/models/perception/scene-words.js';
@@ -78,6 +79,32 @@ function experimentPeopleWords(details: PeopleWordInput | undefined, args: strin
   return peopleWords(details, sources as PeopleWordSource[]);
 }
 
+/**
+ * `--hypernyms`: the ImageNet facts of each segment made again from its stored classes with the
+ * engine's `imagenetFacts` (broader names as alternatives, src/analysis/imagenet.ts), for libraries
+ * analysed before them; their words go to the keyword index as the engine's keywords do.
+ */
+let labelIndex: Map<string, number> | undefined;
+function hypernymFacts(home: string, analysis: SegmentAnalysis): string[] | undefined {
+  if (!analysis.imagenet) return undefined;
+  if (!labelIndex) {
+    // Stored facts are named by classWords (the label line's common name, or its fuller synonym).
+    const lines = readFileSync(join(home, 'imagenet', 'models', 'imagenet-mobilenet-v2', 'imagenet_labels.txt'), 'utf8').split('\n');
+    labelIndex = new Map(lines.map((l, i) => {
+      const synonyms = l.split(',').map((x) => x.trim()).filter(Boolean);
+      return [classWords({ label: synonyms[0] ?? '', synonyms }), i];
+    }));
+  }
+  const facts = imagenetFacts(analysis.imagenet.facts.map((f) => {
+    const index = labelIndex!.get(f.label);
+    if (index === undefined) throw new Error(`no ImageNet class is named ${f.label}`);
+    return { index, label: f.label, synonyms: [], p: f.confidence };
+  }));
+  analysis.imagenet.facts = analysis.imagenet.facts.map((f, i) => ({ ...f, alternatives: facts[i].alternatives }));
+  const words = [...new Set(facts.flatMap((f) => (f.alternatives ?? []).map((a) => a.label)))];
+  return words.length ? words : undefined;
+}
+
 /** The words as one part of a segment's description: "Sky, clouds, daylight." */
 const sceneWordsText = (words: string[]): string => `${words[0][0].toUpperCase()}${words.join(', ').slice(1)}.`;
 
@@ -97,6 +124,7 @@ const dot = (a: Float32Array, b: Float32Array): number => {
   return s;
 };
 
+const HYPERNYMS = process.argv.includes('--hypernyms');
 const use = getUseTextEncoder();
 const cache = new Map<string, Float32Array>();
 async function embedAll(texts: string[]): Promise<void> {
@@ -169,7 +197,7 @@ async function loadLibrary(home: string, variant: string, expected = false, scen
       analysis.perception.description = (analysis.perception.details as { description?: AnalyzerOutput['description'] }).description;
     }
     const details = analysis.perception?.details as Partial<SceneFacts> | undefined;
-    const words = !scene ? undefined : process.argv.includes('--people-words') ? experimentPeopleWords(details as PeopleWordInput | undefined, process.argv) : experimentSceneWords(details, process.argv);
+    const words = !scene ? undefined : HYPERNYMS ? hypernymFacts(home, analysis) : process.argv.includes('--people-words') ? experimentPeopleWords(details as PeopleWordInput | undefined, process.argv) : experimentSceneWords(details, process.argv);
     return { id: r.id, video: r.filename, analysis, scene: words };
   });
   if (sceneStore) {
@@ -290,7 +318,7 @@ async function main(): Promise<void> {
   if (!home) throw new Error('usage: node dist/eval/tune.js HOME  (a home built by npm run eval -- search --home HOME)');
   await use.load();
   // Both libraries (with and without the ImageNet analyzer) share one set of weights: tune for both.
-  const scene = process.argv.includes('--scene-words') || process.argv.includes('--people-words');
+  const scene = process.argv.includes('--scene-words') || process.argv.includes('--people-words') || HYPERNYMS;
   const libs = [await loadLibrary(home, 'base', false, scene), await loadLibrary(home, 'imagenet', process.argv.includes('--expected'), scene)];
   const objective = (ms: Metrics[]) => ms.reduce((s, m) => s + m.mrr + 0.25 * m.r1 + 0.1 * m.r5, 0) / ms.length;
   const show = (ms: Metrics[]) => ms.map((m, i) => `${libs[i].variant}: R@1 ${m.r1.toFixed(3)} R@5 ${m.r5.toFixed(3)} MRR ${m.mrr.toFixed(3)}`).join('; ');
@@ -316,7 +344,7 @@ async function main(): Promise<void> {
     }
   }
   if (scene) {
-    const variants: Variant[] = [{ sceneKeywords: true }, ...[0.2, 0.4, 0.8].flatMap((x) => [{ sceneWeight: x }, { sceneWeight: x, sceneKeywords: true }])];
+    const variants: Variant[] = HYPERNYMS ? [{ sceneKeywords: true }] : [{ sceneKeywords: true }, ...[0.2, 0.4, 0.8].flatMap((x) => [{ sceneWeight: x }, { sceneWeight: x, sceneKeywords: true }])];
     for (const v of variants) {
       const ms = libs.map((l) => l.score(w, keyword, v));
       // Paired with the current scoring, per library: queries whose rank got better / worse, and the
@@ -335,6 +363,8 @@ async function main(): Promise<void> {
     }
   }
   if (variant.sureBonus || variant.lateWeight) best = libs.map((l) => l.score(w, keyword, variant));
+  // `--hypernyms=FILE --adopt`: what follows (weights, confidence) reads the ranking with the words in the keyword index.
+  if (HYPERNYMS && args.includes('--adopt')) best = libs.map((l) => l.score(w, keyword, { sceneKeywords: true }));
   const grid: Record<string, number[]> = {
     subject: [0.25, 0.5, 1, 1.5, 2],
     maybe: [0, 0.3, 0.6, 1, 1.5, 2, 3],
@@ -379,6 +409,7 @@ async function main(): Promise<void> {
     const first = best[li].perQuery[qi].ranked[0];
     return { x: features(first), y: first.video === lib.fileOf(r) ? 1 : 0 };
   }));
+  if (args.includes('--calibration')) compareCurves(libs, best);
   const coef = fitLogistic(samples);
   const predict = (x: number[]) => 1 / (1 + Math.exp(-(coef[0] * x[0] + coef[1] * x[1] + coef[2] * x[2] + coef[3])));
   const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -438,6 +469,45 @@ function pairedChange(was: Metrics, now: Metrics): { better: number; worse: numb
 }
 
 /** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
+/**
+ * `--calibration`: candidate confidence curves compared by leave-one-out log-loss on the tuning
+ * half's first results (both libraries), with the reliability of the labels each gives there at the
+ * engine's lines. The rule for choosing, set before looking: the lowest leave-one-out log-loss, and
+ * the current three features unless another set is lower by at least 0.01 per answer.
+ */
+function compareCurves(libs: Array<{ variant: string; rows: { name: string }[]; fileOf: (r: never) => string }>, best: Metrics[]): void {
+  const firsts = libs.flatMap((lib, li) => lib.rows.map((r, qi) => {
+    const a = best[li].perQuery[qi].ranked[0];
+    return { a, y: a.video === lib.fileOf(r as never) ? 1 : 0, lib: lib.variant };
+  }));
+  const sets: Record<string, (a: Answer) => number[]> = {
+    'similarity, sure words, classified': (a) => [a.similarity, a.sureWords, a.imagenet],
+    '+ classified × similarity': (a) => [a.similarity, a.sureWords, a.imagenet, a.imagenet * a.similarity],
+    '+ classified × sure words': (a) => [a.similarity, a.sureWords, a.imagenet, a.imagenet * a.sureWords],
+    '+ both interactions': (a) => [a.similarity, a.sureWords, a.imagenet, a.imagenet * a.similarity, a.imagenet * a.sureWords],
+  };
+  const predict = (coef: number[], x: number[]) => 1 / (1 + Math.exp(-(x.reduce((s, v, i) => s + v * coef[i], 0) + coef[coef.length - 1])));
+  const label = (p: number) => (p >= SEARCH_WEIGHTS.highConfidence ? 'high' : p >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low');
+  for (const [name, f] of Object.entries(sets)) {
+    const samples = firsts.map((s) => ({ x: f(s.a), y: s.y }));
+    let loo = 0;
+    samples.forEach((s, i) => {
+      const coef = fitLogistic(samples.filter((_, j) => j !== i));
+      const p = Math.min(1 - 1e-6, Math.max(1e-6, predict(coef, s.x)));
+      loo -= s.y ? Math.log(p) : Math.log(1 - p);
+    });
+    const coef = fitLogistic(samples);
+    const bands = libs.map((lib) => {
+      const mine = firsts.map((s, i) => ({ s, p: predict(coef, samples[i].x) })).filter((x) => x.s.lib === lib.variant);
+      return `${lib.variant} ` + ['high', 'medium', 'low'].map((l) => {
+        const inBand = mine.filter((x) => label(x.p) === l);
+        return `${l} ${inBand.filter((x) => x.s.y).length}/${inBand.length}`;
+      }).join(', ');
+    });
+    process.stderr.write(`curve [${name}]: leave-one-out log-loss ${(loo / samples.length).toFixed(4)} per answer; coef ${coef.map((c) => c.toFixed(2)).join(' ')}; ${bands.join('; ')}\n`);
+  }
+}
+
 export function fitLogistic(samples: { x: number[]; y: number }[], iters = 30, ridge = 1e-3): number[] {
   const d = samples[0].x.length + 1;
   const w = new Array<number>(d).fill(0);
