@@ -34,6 +34,7 @@ import { LocalEngine } from '../src/engine/engine.js';
 import { sharedModelsDir } from './catalog.js';
 import { tempDir } from './clips.js';
 import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from './search-quality.js';
+import { evaluateShortQueries } from './short-queries.js';
 import { HALVES, inHalf, type Half } from './split.js';
 import { commitOf, formatSearch } from './search-report.js';
 import { evaluateSpeech, SPEECH_CONDITIONS, type SpeechEval } from './speech.js';
@@ -151,7 +152,7 @@ async function main(): Promise<void> {
         const rows = inHalf(items, half);
         const id = await ensureLibrary(engine, rows, half, { home: variantHome, log: err });
         search[variant][half] = {
-          query: await evaluateSearchQuality(engine, id, rows, half, log, 'query'),
+          query: { ...(await evaluateSearchQuality(engine, id, rows, half, log, 'query')), short: await evaluateShortQueries(engine, id, rows) },
           caption: await evaluateSearchQuality(engine, id, rows, half, log, 'caption'),
         };
       }

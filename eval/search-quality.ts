@@ -12,6 +12,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalEngine } from '../src/engine/engine.js';
+import type { ShortQueryFigures } from './short-queries.js';
 import { Worker } from '../src/engine/worker.js';
 import type { SearchResult } from '../src/api/types.js';
 import { QUERY_GROUPS, queryText, type CatalogRow, type QueryColumn, type QueryGroup } from './catalog.js';
@@ -43,6 +44,8 @@ export interface Figures {
 }
 
 export interface SearchQuality extends Figures {
+  /** Short queries ("a dog", several right answers; eval/short-queries.ts): column query only. */
+  short?: ShortQueryFigures;
   half: Half;
   /** Which text of each item was the query (`query`: what a person would type, where written; else the caption). */
   column: QueryColumn;

@@ -8,6 +8,7 @@ import type { QueryColumn } from './catalog.js';
 import { BOOTSTRAP, formatLabelReliability } from './metrics.js';
 import type { Figures, SearchQuality } from './search-quality.js';
 import type { Half } from './split.js';
+import { formatShortQueries } from './short-queries.js';
 
 export type SearchReport = Record<string, Partial<Record<Half, Record<QueryColumn, SearchQuality>>>>;
 
@@ -46,6 +47,12 @@ export function formatSearch(report: SearchReport, commit = commitOf()): string 
     const t = halves.tuning?.query;
     const c = halves.check?.query;
     if (t && c) lines.push(`  ${variant.padEnd(8)} tuning − check R@1 (column query): ${(t.recallAt1 - c.recallAt1).toFixed(3)}`);
+  }
+  lines.push('', 'SHORT QUERIES ("a dog", "fruit", "a boat": every item whose person-written text names it is right; eval/short-queries.ts)');
+  for (const [variant, halves] of Object.entries(report)) {
+    for (const [half, columns] of Object.entries(halves) as Array<[Half, Record<QueryColumn, SearchQuality>]>) {
+      if (columns.query.short) lines.push(formatShortQueries(`${variant.padEnd(8)} ${half.padEnd(6)}`, columns.query.short));
+    }
   }
   lines.push('', 'SEARCH CONFIDENCE (share of results that are the item asked for, by label; column query)');
   for (const [variant, halves] of Object.entries(report)) {
