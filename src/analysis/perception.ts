@@ -20,6 +20,7 @@ import { describeSegment, type Description, type FaceSighting, type KeyframeObse
 import { ObjectDetector } from '../models/perception/detector.js';
 import { carryGender, FaceAttributeReader, MAX_FACES } from '../models/perception/face-attributes.js';
 import { FaceDetector } from '../models/perception/faces.js';
+import { cocoBroaderNames } from '../models/perception/labels.js';
 import { DESCRIBED_FACE, faceCounts, personBoxes } from '../models/perception/people.js';
 import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
 import { sceneWords } from '../models/perception/scene-words.js';
@@ -284,9 +285,15 @@ function earlierFaces(ctx: AnalyzerContext): FaceSighting[] {
 /** The description's evidence as generic facts (objects, soft objects, people, setting, colours). */
 function perceptionFacts(d: Description): Fact[] {
   const facts: Fact[] = [];
-  for (const o of d.facts.objects) facts.push({ kind: 'object', label: o.label, confidence: o.score, area: o.area, count: o.count });
+  // Each object also goes by its class's other names (a dog: puppy, animal), as sure as the object.
+  const named = (label: string, confidence: number) => cocoBroaderNames(label).map((n) => ({ label: n, confidence }));
+  for (const o of d.facts.objects) {
+    const alternatives = named(o.label, o.score);
+    facts.push({ kind: 'object', label: o.label, confidence: o.score, area: o.area, count: o.count, ...(alternatives.length ? { alternatives } : {}) });
+  }
   for (const u of d.uncertain) {
-    facts.push({ kind: 'object', label: u.label, confidence: u.score, area: u.area, alternatives: u.alternatives.map((label) => ({ label, confidence: u.score })) });
+    const alternatives = [...u.alternatives.map((label) => ({ label, confidence: u.score })), ...named(u.label, u.score)];
+    facts.push({ kind: 'object', label: u.label, confidence: u.score, area: u.area, alternatives });
   }
   if (d.facts.people > 0) facts.push({ kind: 'people', label: d.facts.people === 1 ? 'person' : 'people', confidence: 1, count: d.facts.people });
   for (const f of d.facts.faces) facts.push({ kind: 'face', label: 'face', confidence: f.score, area: f.box.w * f.box.h });

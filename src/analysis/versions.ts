@@ -9,8 +9,9 @@ import { imagenetAnalyzerVersion } from './imagenet.js';
 /**
  * Bump when the perception analyzer's facts or description for the same frames can change.
  * perception-4: scene words of light and saturation as facts ("black and white", "low light").
+ * perception-5: objects carry their class's other names as alternatives (a dog: puppy, animal).
  */
-export const PERCEPTION_ANALYZER_VERSION = 'perception-4';
+export const PERCEPTION_ANALYZER_VERSION = 'perception-5';
 
 /** The recipe `embedder` would make vectors with now (analyzer versions), without loading a model. */
 export async function expectedRecipe(embedder: Embedder): Promise<Record<string, string>> {

@@ -106,6 +106,22 @@ export const COCO: CocoClass[] = [
   c('toothbrush', 'indoor', 'toothbrush', 'toothbrushes'),
 ];
 
+/** The word people use for a whole group ("an animal", "a vehicle", "food"). */
+const GROUP_WORDS: Partial<Record<CocoClass['group'], string>> = { animal: 'animal', vehicle: 'vehicle', food: 'food' };
+const cocoByLabel = new Map<string, CocoClass>(COCO.map((k) => [k.label, k]));
+
+/**
+ * Other names of a COCO class for keyword search, as the ImageNet classes have theirs
+ * (src/analysis/imagenet.ts): the description's noun where the label differs ("tv": television),
+ * its synonyms ("dog": puppy; "car": vehicle) and its group's word ("dog": animal).
+ */
+export function cocoBroaderNames(label: string): string[] {
+  const cls = cocoByLabel.get(label);
+  if (!cls) return [];
+  const names = [cls.noun, ...(cls.synonyms?.split(',').map((x) => x.trim()) ?? []), GROUP_WORDS[cls.group] ?? ''];
+  return [...new Set(names.filter((n) => n && n !== label))];
+}
+
 /** Classes whose presence says the scene is outdoors / indoors. */
 export const OUTDOOR_LABELS = new Set([
   'car', 'bus', 'train', 'truck', 'boat', 'airplane', 'motorcycle', 'bicycle', 'traffic light', 'fire hydrant',

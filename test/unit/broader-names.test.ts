@@ -3,6 +3,7 @@ import { imagenetAnalyzerVersion, imagenetFacts, IMAGENET_FACTS_VERSION } from '
 import { keywordsOf } from '../../src/analysis/keywords.js';
 import { sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/engine/confidence.js';
 import { IMAGENET_HYPERNYMS } from '../../src/models/imagenet/hypernyms.js';
+import { cocoBroaderNames } from '../../src/models/perception/labels.js';
 
 /**
  * ImageNet facts carry the classes' broader names (WordNet hypernyms): people type "a dog", the
@@ -68,5 +69,21 @@ describe('broader names of ImageNet classes', () => {
 
   it('collections analysed before the broader names say needs_reindex (the version names them)', () => {
     expect(imagenetAnalyzerVersion('imagenet-mnv2-7aad0c74')).toBe(`imagenet-mnv2-7aad0c74+${IMAGENET_FACTS_VERSION}`);
+  });
+});
+
+describe('other names of COCO classes (perception objects)', () => {
+  it("the description's noun, the synonyms and the group's word", () => {
+    expect(cocoBroaderNames('dog')).toEqual(['puppy', 'animal']);
+    expect(cocoBroaderNames('tv')).toEqual(['television', 'screen', 'monitor']);
+    expect(cocoBroaderNames('banana')).toEqual(['fruit', 'food']);
+    expect(cocoBroaderNames('car')).toEqual(['vehicle']);
+    expect(cocoBroaderNames('person')).toEqual([]);
+    expect(cocoBroaderNames('not a class')).toEqual([]);
+  });
+
+  it('are keywords of a segment with the object', () => {
+    const words = keywordsOf({ perception: { facts: [{ kind: 'object', label: 'dog', confidence: 0.8, alternatives: cocoBroaderNames('dog').map((label) => ({ label, confidence: 0.8 })) }] } });
+    expect(words.split(' \n ')).toEqual(['dog', 'puppy', 'animal']);
   });
 });
