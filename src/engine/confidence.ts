@@ -32,20 +32,31 @@ export function isClassified(facts: Fact[] | undefined): boolean {
   return (facts ?? []).some((f) => f.kind === 'thing');
 }
 
+/** How sure analysis was of a query word, and which fact named it. */
+export interface WordEvidence {
+  strength: number;
+  /** The fact's label, or the alternative's ("dog"). */
+  label?: string;
+  /** For an alternative or broader name: the fact it belongs to ("Pekinese"). */
+  via?: string;
+}
+
 /** How sure analysis was of each query word found in a segment: the best fact (or alternative) naming it. */
-export function wordEvidence(terms: string[], facts: Fact[] | undefined): Map<string, { strength: number; label?: string }> {
-  const out = new Map<string, { strength: number; label?: string }>();
-  const named: Array<{ stems: Set<string>; label: string; confidence: number }> = [];
+export function wordEvidence(terms: string[], facts: Fact[] | undefined): Map<string, WordEvidence> {
+  const out = new Map<string, WordEvidence>();
+  const named: Array<{ stems: Set<string>; label: string; via?: string; confidence: number }> = [];
   for (const f of facts ?? []) {
     if (f.kind === 'scene') continue; // layout sentences are not in the keyword index
     named.push({ stems: new Set(tokens(f.label)), label: f.label, confidence: f.confidence });
-    for (const a of f.alternatives ?? []) named.push({ stems: new Set(tokens(a.label)), label: a.label, confidence: a.confidence });
+    for (const a of f.alternatives ?? []) named.push({ stems: new Set(tokens(a.label)), label: a.label, via: f.label, confidence: a.confidence });
   }
   for (const t of terms) {
     const stems = tokens(t);
-    let best: { strength: number; label?: string } | undefined;
+    let best: WordEvidence | undefined;
     for (const n of named) {
-      if (stems.every((s) => n.stems.has(s)) && (!best || n.confidence > best.strength)) best = { strength: Math.max(0, Math.min(1, n.confidence)), label: n.label };
+      if (stems.every((s) => n.stems.has(s)) && (!best || n.confidence > best.strength)) {
+        best = { strength: Math.max(0, Math.min(1, n.confidence)), label: n.label, ...(n.via ? { via: n.via } : {}) };
+      }
     }
     // A keyword stored without a fact behind it (words given with a tensor, a transcript's sound
     // keys) is taken as said.
@@ -87,12 +98,12 @@ export function confidenceLabel(c: number): ConfidenceLabel {
 export const NO_STRONG_MATCH = 'no strong match: every result has low confidence';
 
 /** What drove a result's confidence, in words (`--explain`). */
-export function confidenceReason(e: ConfidenceEvidence, found: Map<string, { strength: number; label?: string }>, heard?: boolean): string {
+export function confidenceReason(e: ConfidenceEvidence, found: Map<string, WordEvidence>, heard?: boolean): string {
   const bits = [`picture matches the words at ${e.similarity.toFixed(2)}`];
   const seen = [...found].filter(([, w]) => w.strength > 0);
   if (seen.length) {
     bits.push(
-      `analysis saw ${seen.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}, ${Math.round(w.strength * 100)}%${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`)).join(', ')}`,
+      `analysis saw ${seen.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}${w.via ? `, from ${w.via}` : ''}, ${Math.round(w.strength * 100)}%${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`)).join(', ')}`,
     );
   } else bits.push('no query word was seen by analysis');
   if (heard) bits.push('the words are said in it');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { imagenetAnalyzerVersion, imagenetFacts, IMAGENET_FACTS_VERSION } from '../../src/analysis/imagenet.js';
 import { keywordsOf } from '../../src/analysis/keywords.js';
-import { sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/engine/confidence.js';
+import { confidenceReason, sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/engine/confidence.js';
 import { IMAGENET_HYPERNYMS } from '../../src/models/imagenet/hypernyms.js';
 import { cocoBroaderNames } from '../../src/models/perception/labels.js';
 
@@ -85,5 +85,16 @@ describe('other names of COCO classes (perception objects)', () => {
   it('are keywords of a segment with the object', () => {
     const words = keywordsOf({ perception: { facts: [{ kind: 'object', label: 'dog', confidence: 0.8, alternatives: cocoBroaderNames('dog').map((label) => ({ label, confidence: 0.8 })) }] } });
     expect(words.split(' \n ')).toEqual(['dog', 'puppy', 'animal']);
+  });
+});
+
+describe('--explain names the fact a broader name came from', () => {
+  it('"dog" (dog, from Pekinese, 80%)', () => {
+    const found = wordEvidence(['dog'], imagenetFacts([{ ...PEKINESE, p: 0.5 }, { ...PUG, p: 0.3 }]));
+    expect(found.get('dog')).toEqual({ strength: 0.8, label: 'dog', via: 'Pekinese' });
+    const reason = confidenceReason({ similarity: 0.41, sureWords: 0.5, classified: true }, found);
+    expect(reason).toContain('"dog" (dog, from Pekinese, 80%)');
+    // A fact's own label says no "from".
+    expect(confidenceReason({ similarity: 0.41, sureWords: 0.5, classified: true }, wordEvidence(['pekinese'], imagenetFacts([{ ...PEKINESE, p: 0.5 }])))).toContain('"pekinese" (Pekinese, 50%)');
   });
 });
