@@ -23,9 +23,10 @@ export function classWords(c: Pick<ClassScore, 'label' | 'synonyms'>): string {
 
 /**
  * Bump when the ImageNet facts for the same classes can change (part of the analyzer's version, so
- * collections made before say `needs_reindex`). wn1: broader names from WordNet as alternatives.
+ * collections made before say `needs_reindex`). wn2: broader names from WordNet as alternatives,
+ * as sure as the surest class they cover (wn1, never released, summed them).
  */
-export const IMAGENET_FACTS_VERSION = 'wn1';
+export const IMAGENET_FACTS_VERSION = 'wn2';
 
 /** The analyzer's version for a classifier version (src/analysis/versions.ts says the same). */
 export const imagenetAnalyzerVersion = (classifierVersion: string): string => `${classifierVersion}+${IMAGENET_FACTS_VERSION}`;
@@ -33,17 +34,19 @@ export const imagenetAnalyzerVersion = (classifierVersion: string): string => `$
 /**
  * The ImageNet facts of a keyframe's kept classes. Each class also carries its broader names
  * (src/models/imagenet/hypernyms.ts: a Pekinese is a dog, a macaw a parrot and a bird, espresso is
- * coffee) as alternatives, each as sure as all the kept classes it covers together (Pekinese 0.5 and
- * pug 0.3 make "dog" 0.8): people type "a dog", the classifier names the breed. They are keyword
- * words and confidence evidence, never part of the description's vector.
+ * coffee) as alternatives, each as sure as the surest kept class it covers (Pekinese 0.5 and pug 0.3
+ * make "dog" 0.5): people type "a dog", the classifier names the breed. Not their sum: three weak
+ * guesses of terriers (0.24, 0.15, 0.03) for a photo of rabbits would make "dog" 0.42, a word the
+ * confidence curve counts as seen, and a wrong answer high. They are keyword words and confidence
+ * evidence, never part of the description's vector.
  */
 export function imagenetFacts(classes: Array<Pick<ClassScore, 'index' | 'label' | 'synonyms' | 'p'>>): Fact[] {
   const broader = new Map<string, number>();
-  for (const c of classes) for (const name of IMAGENET_HYPERNYMS[c.index] ?? []) broader.set(name, (broader.get(name) ?? 0) + c.p);
+  for (const c of classes) for (const name of IMAGENET_HYPERNYMS[c.index] ?? []) broader.set(name, Math.max(broader.get(name) ?? 0, c.p));
   return classes.map((c) => {
     const names = IMAGENET_HYPERNYMS[c.index] ?? [];
     const fact: Fact = { kind: 'thing', label: classWords(c), confidence: round3(c.p) };
-    if (names.length) fact.alternatives = names.map((label) => ({ label, confidence: round3(Math.min(1, broader.get(label)!)) }));
+    if (names.length) fact.alternatives = names.map((label) => ({ label, confidence: round3(broader.get(label)!) }));
     return fact;
   });
 }

@@ -52,15 +52,21 @@ export function wordEvidence(terms: string[], facts: Fact[] | undefined): Map<st
   }
   for (const t of terms) {
     const stems = tokens(t);
-    let best: WordEvidence | undefined;
+    let best: (WordEvidence & { size: number }) | undefined;
     for (const n of named) {
-      if (stems.every((s) => n.stems.has(s)) && (!best || n.confidence > best.strength)) {
-        best = { strength: Math.max(0, Math.min(1, n.confidence)), label: n.label, ...(n.via ? { via: n.via } : {}) };
+      if (!stems.every((s) => n.stems.has(s))) continue;
+      const strength = Math.max(0, Math.min(1, n.confidence));
+      // The surest name; of equally sure ones, the closest ("dog" rather than "toy dog").
+      if (!best || strength > best.strength || (strength === best.strength && n.stems.size < best.size)) {
+        best = { strength, label: n.label, ...(n.via ? { via: n.via } : {}), size: n.stems.size };
       }
     }
     // A keyword stored without a fact behind it (words given with a tensor, a transcript's sound
     // keys) is taken as said.
-    out.set(t, best ?? { strength: 1 });
+    if (best) {
+      const { size: _size, ...evidence } = best;
+      out.set(t, evidence);
+    } else out.set(t, { strength: 1 });
   }
   return out;
 }
