@@ -103,7 +103,7 @@ describe('search finds what is in the footage (check half)', () => {
 // search`, column query; docs/eval.md): without ImageNet R@1 12/62 = 0.194 [0.08–0.31], R@5 27/62 =
 // 0.435; with it R@1 35/62 = 0.565 [0.42–0.68], R@5 47/62 = 0.758; first results labelled high 13,
 // 12 of them right. Gates: a margin of several queries under each, all far above chance (1/62, 5/62).
-// Latest record (commit 8bba006, broader names): without ImageNet 0.210 / 0.435, with it 0.613 /
+// Latest record (commit 1cd2ae8, broader names): without ImageNet 0.210 / 0.435, with it 0.613 /
 // 0.790, high 13/15 right; short queries with ImageNet 10/15 first right. The gates were not raised.
 const BASE_R1 = 0.12;
 const BASE_R5 = 0.32;
