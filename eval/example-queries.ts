@@ -14,6 +14,7 @@ import type { LocalEngine } from '../src/engine/engine.js';
 import { Worker } from '../src/engine/worker.js';
 import type { CatalogRow } from './catalog.js';
 import { run } from './clips.js';
+import { libraryFileName } from './search-quality.js';
 
 export const QUERY_CHANGE = 'crop=trunc(iw*0.4)*2:trunc(ih*0.4)*2,eq=brightness=0.06:saturation=1.3';
 
@@ -25,7 +26,7 @@ export interface ExampleQuality {
 }
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
-const fileOf = (r: CatalogRow): string => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
+const fileOf = libraryFileName;
 
 /** The changed picture of an item (made once into `dir`). */
 export async function queryPicture(r: CatalogRow, dir: string, durationOf: (r: CatalogRow) => number): Promise<string> {

@@ -12,12 +12,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalEngine } from '../src/engine/engine.js';
-import type { ShortQueryFigures } from './short-queries.js';
 import { Worker } from '../src/engine/worker.js';
 import type { SearchResult } from '../src/api/types.js';
 import { QUERY_GROUPS, queryText, type CatalogRow, type QueryColumn, type QueryGroup } from './catalog.js';
 import { bootstrapInterval, labelReliability, type LabelBin } from './metrics.js';
 import { pool, run } from './clips.js';
+import type { ShortQueryFigures } from './short-queries.js';
 import type { Half } from './split.js';
 
 export interface QueryOutcome {
@@ -82,6 +82,9 @@ export interface LibraryOptions {
 }
 
 /** The half's collection in `home`, ingested through the real engine (built once, then reused). */
+/** The file name an eval item has in its library (photos are ingested as 6 s still clips). */
+export const libraryFileName = (r: Pick<CatalogRow, 'kind' | 'name'>): string => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
+
 export async function ensureLibrary(engine: LocalEngine, rows: CatalogRow[], half: Half, opts: LibraryOptions): Promise<string> {
   const name = `eval-${half}`;
   const existing = (await engine.listCollections({ limit: 1000 })).find((c) => c.name === name);
@@ -93,7 +96,7 @@ export async function ensureLibrary(engine: LocalEngine, rows: CatalogRow[], hal
   const files = await pool(rows, 2, async (r) => (r.kind === 'photo' ? stillClip(r.file, join(clipDir, `${r.name}.mp4`)) : r.file));
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
-    await engine.uploadVideo(id, { path: files[i], filename: r.kind === 'photo' ? `${r.name}.mp4` : r.name });
+    await engine.uploadVideo(id, { path: files[i], filename: libraryFileName(r) });
   }
   const t0 = performance.now();
   opts.log?.(`  ${half}: ingesting ${rows.length} items…`);
@@ -126,7 +129,7 @@ export async function evaluateSearchQuality(
 ): Promise<SearchQuality> {
   const t0 = performance.now();
   const queries: QueryOutcome[] = [];
-  const fileOf = (r: CatalogRow) => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
+  const fileOf = libraryFileName;
   for (const r of rows) {
     const text = queryText(r, column);
     const res = await engine.search(collectionId, { text, top_k: 100 });

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import type { LocalEngine } from '../src/engine/engine.js';
 import type { CatalogRow } from './catalog.js';
 import { bootstrapInterval } from './metrics.js';
+import { libraryFileName } from './search-quality.js';
 
 export interface ShortQuery {
   text: string;
@@ -82,10 +83,9 @@ export interface ShortQueryFigures {
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 export async function evaluateShortQueries(engine: LocalEngine, collectionId: string, rows: CatalogRow[]): Promise<ShortQueryFigures> {
-  const fileOf = (r: CatalogRow) => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
   const queries: ShortQueryOutcome[] = [];
   for (const q of SHORT_QUERIES) {
-    const right = new Set(rows.filter((r) => isRelevant(q, r)).map(fileOf));
+    const right = new Set(rows.filter((r) => isRelevant(q, r)).map(libraryFileName));
     if (right.size === 0) continue;
     const res = await engine.search(collectionId, { text: q.text, top_k: 5 });
     const top = res.results.slice(0, 5);

@@ -18,25 +18,29 @@
  * not hold up on the tuning images; `--verbose`: each query whose rank changed);
  * `--people-words` measures people words the same ways instead (eval/people-words.ts: group, crowd,
  * portrait, standing, sitting, arms raised... from the people count, faces and pose;
- * `--people-only=count,face,pose,clothing` chooses their sources).
+ * `--people-only=count,face,pose,clothing` chooses their sources); `--hypernyms` re-makes the ImageNet
+ * facts of libraries analysed before the broader names with the engine's `imagenetFacts` and
+ * measures their words in the keyword index (`--adopt`: the weights and confidence that follow read
+ * that ranking); `--calibration` compares confidence curves by leave-one-out log-loss.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { classWords, imagenetFacts } from '../src/analysis/imagenet.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { classWords, imagenetFacts } from '../src/analysis/imagenet.js';
 import { sceneWords } from '../src/models/perception/scene-words.js';
 import { PEOPLE_WORD_SOURCES, peopleWords, type PeopleWordInput, type PeopleWordSource } from './people-words.js';
 import type { SceneFacts } from '../src/models/perception/describe.js';
 import { analysisParts } from '../src/analysis/describe.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
 import { queryTerms } from '../src/engine/search.js';
-import { confidenceOf, sureWordShare, WEAK_GUESS, wordEvidence } from '../src/engine/confidence.js';
+import { confidenceLabel, confidenceOf, sureWordShare, WEAK_GUESS, wordEvidence } from '../src/engine/confidence.js';
 import { allFacts } from '../src/analysis/types.js';
 import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.js';
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
 import { Store } from '../src/store/index.js';
 import { loadSearchCatalog, queryText } from './catalog.js';
 import { bootstrapInterval, labelReliability, formatLabelReliability } from './metrics.js';
+import { libraryFileName } from './search-quality.js';
 import { inHalf } from './split.js';
 
 /**
@@ -242,7 +246,7 @@ async function loadLibrary(home: string, variant: string, expected = false, scen
   const ones = Object.fromEntries(Object.keys(PERCEPTION_WEIGHTS).map((k) => [k, 1])) as PerceptionWeights;
   await embedAll(segs.flatMap((s) => analysisParts(s.analysis, ones).map((p) => p.text)));
   await embedAll(segs.flatMap((s) => (s.scene?.length ? [sceneWordsText(s.scene)] : [])));
-  const fileOf = (r: (typeof rows)[number]) => (r.kind === 'photo' ? `${r.name}.mp4` : r.name);
+  const fileOf = libraryFileName;
   await embedAll(rows.map(query));
   // Keyword shares per query (they do not depend on the weights): the engine's own term matching.
   const total = segs.length;
@@ -363,7 +367,7 @@ async function main(): Promise<void> {
     }
   }
   if (variant.sureBonus || variant.lateWeight) best = libs.map((l) => l.score(w, keyword, variant));
-  // `--hypernyms=FILE --adopt`: what follows (weights, confidence) reads the ranking with the words in the keyword index.
+  // `--hypernyms --adopt`: what follows (weights, confidence) reads the ranking with the words in the keyword index.
   if (HYPERNYMS && args.includes('--adopt')) best = libs.map((l) => l.score(w, keyword, { sceneKeywords: true }));
   const grid: Record<string, number[]> = {
     subject: [0.25, 0.5, 1, 1.5, 2],
@@ -415,11 +419,10 @@ async function main(): Promise<void> {
   const round2 = (x: number) => Math.round(x * 100) / 100;
   const fitted = { similarity: round2(coef[0]), sureWords: round2(coef[1]), classified: round2(coef[2]), intercept: round2(coef[3]) };
   // Reliability on the tuning half, by label, at the engine's thresholds.
-  const label = (p: number) => (p >= SEARCH_WEIGHTS.highConfidence ? 'high' : p >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low');
   libs.forEach((lib, li) => {
     const judged = (r: (typeof lib.rows)[number], ans: Answer) => {
       const p = predict(features(ans));
-      return { label: label(p), confidence: p, correct: ans.video === lib.fileOf(r) };
+      return { label: confidenceLabel(p), confidence: p, correct: ans.video === lib.fileOf(r) };
     };
     const first = lib.rows.map((r, qi) => judged(r, best[li].perQuery[qi].ranked[0]));
     const top5 = lib.rows.flatMap((r, qi) => best[li].perQuery[qi].ranked.slice(0, 5).map((ans) => judged(r, ans)));
@@ -468,7 +471,6 @@ function pairedChange(was: Metrics, now: Metrics): { better: number; worse: numb
   return { better: pairs.filter((x) => x.now < x.was).length, worse: pairs.filter((x) => x.now > x.was).length, r1: delta(1), r5: delta(5) };
 }
 
-/** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
 /**
  * `--calibration`: candidate confidence curves compared by leave-one-out log-loss on the tuning
  * half's first results (both libraries), with the reliability of the labels each gives there at the
@@ -487,7 +489,6 @@ function compareCurves(libs: Array<{ variant: string; rows: { name: string }[]; 
     '+ both interactions': (a) => [a.similarity, a.sureWords, a.imagenet, a.imagenet * a.similarity, a.imagenet * a.sureWords],
   };
   const predict = (coef: number[], x: number[]) => 1 / (1 + Math.exp(-(x.reduce((s, v, i) => s + v * coef[i], 0) + coef[coef.length - 1])));
-  const label = (p: number) => (p >= SEARCH_WEIGHTS.highConfidence ? 'high' : p >= SEARCH_WEIGHTS.mediumConfidence ? 'medium' : 'low');
   for (const [name, f] of Object.entries(sets)) {
     const samples = firsts.map((s) => ({ x: f(s.a), y: s.y }));
     let loo = 0;
@@ -500,7 +501,7 @@ function compareCurves(libs: Array<{ variant: string; rows: { name: string }[]; 
     const bands = libs.map((lib) => {
       const mine = firsts.map((s, i) => ({ s, p: predict(coef, samples[i].x) })).filter((x) => x.s.lib === lib.variant);
       return `${lib.variant} ` + ['high', 'medium', 'low'].map((l) => {
-        const inBand = mine.filter((x) => label(x.p) === l);
+        const inBand = mine.filter((x) => confidenceLabel(x.p) === l);
         return `${l} ${inBand.filter((x) => x.s.y).length}/${inBand.length}`;
       }).join(', ');
     });
@@ -508,6 +509,7 @@ function compareCurves(libs: Array<{ variant: string; rows: { name: string }[]; 
   }
 }
 
+/** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
 export function fitLogistic(samples: { x: number[]; y: number }[], iters = 30, ridge = 1e-3): number[] {
   const d = samples[0].x.length + 1;
   const w = new Array<number>(d).fill(0);
