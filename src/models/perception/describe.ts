@@ -8,7 +8,7 @@ import { DESCRIBED_FACE, faceCounts, personBoxes } from './people.js';
 import type { Box } from './image.js';
 import type { FaceAttributes } from './face-attributes.js';
 import { iou, round } from './image.js';
-import { COCO, countPhrase, INDOOR_LABELS, numberWord, OUTDOOR_LABELS, type CocoClass } from './labels.js';
+import { COCO_BY_LABEL, countPhrase, INDOOR_LABELS, numberWord, OUTDOOR_LABELS, type CocoClass } from './labels.js';
 import type { ColourName, ColourStats, RegionStats } from './colour.js';
 import type { Keypoint, KeypointName } from './pose.js';
 import type { FramingPixelCues, FramingTags } from '../../tagging/framing.js';
@@ -121,13 +121,12 @@ export interface Description {
 /** Part weights for the segment vector: tuned on the tuning half only, see weights.ts. */
 const PART_WEIGHTS: Record<PartKind, number> = PERCEPTION_WEIGHTS;
 
-const byLabel = new Map<string, CocoClass>(COCO.map((c) => [c.label, c]));
 const DEFAULT_MIN_SCORE = 0.4;
 /** Below a class's mention threshold but at least this: kept as soft evidence ("probably a dog"). */
 export const SOFT_MIN_SCORE = 0.15;
 
 function minScore(label: string): number {
-  return byLabel.get(label)?.minScore ?? DEFAULT_MIN_SCORE;
+  return COCO_BY_LABEL.get(label)?.minScore ?? DEFAULT_MIN_SCORE;
 }
 
 function area(b: Box): number {
@@ -251,11 +250,11 @@ function resolveAmbiguity(objects: ObjectSighting[]): Array<{ o: ObjectSighting;
   const sorted = [...objects].sort((a, b) => b.score - a.score);
   const kept: Array<{ o: ObjectSighting; alternatives: string[] }> = [];
   for (const o of sorted) {
-    const group = byLabel.get(o.label)?.group;
+    const group = COCO_BY_LABEL.get(o.label)?.group;
     const owner = kept.find(
       (k) =>
         k.o.label !== o.label &&
-        byLabel.get(k.o.label)?.group === group &&
+        COCO_BY_LABEL.get(k.o.label)?.group === group &&
         group !== 'person' &&
         iou(k.o.box, o.box) >= 0.6 &&
         o.score >= 0.6 * k.o.score,
@@ -275,7 +274,7 @@ function uncertainObjects(keyframes: KeyframeObservation[], stated: Set<string>)
   for (const kf of keyframes) {
     for (const { o, alternatives } of resolveAmbiguity(kf.objects)) {
       if (stated.has(o.label) || o.score >= minScore(o.label) || o.score < SOFT_MIN_SCORE) continue;
-      const cls = byLabel.get(o.label);
+      const cls = COCO_BY_LABEL.get(o.label);
       if (!cls || cls.label === 'person') continue; // people have their own, stronger evidence (faces, pose)
       const u = map.get(o.label) ?? { label: o.label, noun: cls.noun, score: 0, area: 0, alternatives: [] };
       u.score = Math.max(u.score, o.score);
@@ -293,7 +292,7 @@ function summariseObjects(keyframes: KeyframeObservation[]): ObjectSummary[] {
     const counts = new Map<string, number>();
     for (const { o, alternatives } of resolveAmbiguity(kf.objects)) {
       if (o.score < minScore(o.label)) continue;
-      const cls = byLabel.get(o.label);
+      const cls = COCO_BY_LABEL.get(o.label);
       if (!cls) continue;
       counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
       const a = area(o.box);
@@ -332,7 +331,7 @@ function objectPhrase(o: ObjectSummary): string {
   } else {
     phrase = o.count >= 10 ? `many ${o.cls.plural}` : `${numberWord(o.count)} ${o.cls.plural}`;
   }
-  const alts = [...o.alternatives].filter((l) => l !== o.cls.label).slice(0, 2).map((l) => byLabel.get(l)!);
+  const alts = [...o.alternatives].filter((l) => l !== o.cls.label).slice(0, 2).map((l) => COCO_BY_LABEL.get(l)!);
   if (alts.length) phrase += ` or ${joinOr(alts.map((c) => (o.count <= 1 ? countPhrase(c, 1) : c.plural)))}`;
   if (o.count === 1 && o.area >= 0.4) phrase += ', filling the frame, seen close up';
   else if (o.area < 0.01) phrase += ' in the distance';
@@ -499,7 +498,7 @@ export function describeSegment(obs: SegmentObservation): Description {
   // Soft evidence: each weak detection is its own part, weighted by how sure the detector was.
   const uncertain = uncertainObjects(obs.keyframes, labels).slice(0, 4);
   for (const u of uncertain) {
-    const names = [u.noun, ...u.alternatives.map((a) => byLabel.get(a)?.noun ?? a)].slice(0, 3);
+    const names = [u.noun, ...u.alternatives.map((a) => COCO_BY_LABEL.get(a)?.noun ?? a)].slice(0, 3);
     const article = (w: string) => `${/^[aeiou]/.test(w) ? 'an' : 'a'} ${w}`;
     parts.push({ kind: 'maybe', text: `Probably ${joinOr(names.map(article))}.`, weight: PART_WEIGHTS.maybe * u.score });
   }

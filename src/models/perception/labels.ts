@@ -106,9 +106,11 @@ export const COCO: CocoClass[] = [
   c('toothbrush', 'indoor', 'toothbrush', 'toothbrushes'),
 ];
 
+/** The COCO classes by label. */
+export const COCO_BY_LABEL: ReadonlyMap<string, CocoClass> = new Map(COCO.map((k) => [k.label, k]));
+
 /** The word people use for a whole group ("an animal", "a vehicle", "food"). */
 const GROUP_WORDS: Partial<Record<CocoClass['group'], string>> = { animal: 'animal', vehicle: 'vehicle', food: 'food' };
-const cocoByLabel = new Map<string, CocoClass>(COCO.map((k) => [k.label, k]));
 
 /**
  * Other names of a COCO class for keyword search, as the ImageNet classes have theirs
@@ -116,7 +118,7 @@ const cocoByLabel = new Map<string, CocoClass>(COCO.map((k) => [k.label, k]));
  * its synonyms ("dog": puppy; "car": vehicle) and its group's word ("dog": animal).
  */
 export function cocoBroaderNames(label: string): string[] {
-  const cls = cocoByLabel.get(label);
+  const cls = COCO_BY_LABEL.get(label);
   if (!cls) return [];
   const names = [cls.noun, ...(cls.synonyms?.split(',').map((x) => x.trim()) ?? []), GROUP_WORDS[cls.group] ?? ''];
   return [...new Set(names.filter((n) => n && n !== label))];
