@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { warmSocketPath } from '../src/engine/warm.js';
+import { warmSocketPath } from '../src/runtime/warm.js';
 import { Store } from '../src/store/index.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { FormData, Pool, request } from 'undici';
 import { getEmbedder } from '../src/models/registry.js';
 import { Store } from '../src/store/index.js';
-import { encoderThreads, pathsFor } from '../src/engine/config.js';
+import { encoderThreads, pathsFor } from '../src/config.js';
 import { benchDir, percentile, procKb, round, startServe } from './util.js';
 
 const QUERIES = ['a dog on the grass', 'people walking in a city street', 'sunset over the sea', 'a close-up of a face', 'a red car', 'snow on the mountains', 'a crowd at night', 'a boat on the water', 'children playing football', 'trees in a park', 'a cat indoors', 'aerial view of a beach'];

@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
-import { pathsFor, DEFAULTS } from '../src/engine/config.js';
+import { pathsFor, DEFAULTS } from '../src/config.js';
 import { Store } from '../src/store/index.js';
 import { benchDir, makeMovingPhotoClip, percentile, procKb, round, startServe } from './util.js';
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { hybridSearch } from '../src/engine/search.js';
+import { hybridSearch } from '../src/search/hybrid.js';
 import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { SqliteCatalog } from '../src/store/catalog/sqlite.js';
 import type { Catalog, NewSegment } from '../src/store/catalog/types.js';

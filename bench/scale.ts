@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { hybridSearch } from '../src/engine/search.js';
+import { hybridSearch } from '../src/search/hybrid.js';
 import { Store } from '../src/store/index.js';
 import { SqliteCatalog } from '../src/store/catalog/sqlite.js';
 import { createSimdScan } from '../src/store/simd-scan.js';

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { hybridSearch } from '../src/engine/search.js';
+import { hybridSearch } from '../src/search/hybrid.js';
 import { Store } from '../src/store/index.js';
 import { SqliteCatalog } from '../src/store/catalog/sqlite.js';
 import { benchDir, percentile, round } from './util.js';

@@ -12,7 +12,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { analyzersFor } from '../src/analysis/index.js';
-import { analyzeVideo } from '../src/engine/pipeline.js';
+import { analyzeVideo } from '../src/pipeline/pipeline.js';
 import { streamPcm } from '../src/media/audio.js';
 import { ffmpegPath } from '../src/media/index.js';
 import { getEmbedder } from '../src/models/registry.js';

@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LocalEngine } from '../src/engine/engine.js';
+import { LocalEngine } from '../src/runtime/engine.js';
 import { benchDir, makeMovingPhotoClip, round } from './util.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');

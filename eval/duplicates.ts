@@ -4,14 +4,14 @@
  * For one half of the held-out split (eval/split.ts) it makes, with the real ffmpeg, a re-encode,
  * a resize and a 1 s trim of every clip of that half (trims only where ≥ 2 s remain) and of 6 s
  * pans over that half's photos, and measures the signatures the engine stores
- * (src/engine/duplicates.ts, frames sampled as ingest samples them): how similar each variant is
+ * (src/duplicates/duplicates.ts, frames sampled as ingest samples them): how similar each variant is
  * to its source, and how similar distinct sources are to each other, for several frame-match
  * thresholds. The thresholds in DUPLICATE_THRESHOLDS were chosen from the tuning half's output;
  * the check half is only reported (and asserted on by test/e2e/duplicates.test.ts).
  */
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { DUPLICATE_THRESHOLDS, pairSimilarity, SignatureBuilder, nearestFrames, type VideoSignature } from '../src/engine/duplicates.js';
+import { DUPLICATE_THRESHOLDS, pairSimilarity, SignatureBuilder, nearestFrames, type VideoSignature } from '../src/duplicates/duplicates.js';
 import { probe, sampleFrames } from '../src/media/index.js';
 import { evalDir, requireEvalDir } from './catalog.js';
 import { pool, run, tempDir } from './clips.js';
@@ -46,7 +46,7 @@ export async function makePhotoPan(photo: string, out: string): Promise<string> 
   return out;
 }
 
-/** The signature ingest stores for a file: frames sampled at 4 fps, 512 px, skip_frame noref (as src/engine/pipeline.ts does). */
+/** The signature ingest stores for a file: frames sampled at 4 fps, 512 px, skip_frame noref (as src/pipeline/pipeline.ts does). */
 export async function signatureOf(file: string, maxSide = 512): Promise<VideoSignature> {
   const b = new SignatureBuilder();
   for await (const f of sampleFrames(file, { fps: 4, maxSide, fastDecode: true })) b.push(f);

@@ -10,8 +10,8 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LocalEngine } from '../src/engine/engine.js';
-import { Worker } from '../src/engine/worker.js';
+import type { LocalEngine } from '../src/runtime/engine.js';
+import { Worker } from '../src/runtime/worker.js';
 import type { CatalogRow } from './catalog.js';
 import { run } from './clips.js';
 import { libraryFileName } from './search-quality.js';

@@ -7,7 +7,7 @@
  * the half's videos as they are. It samples frames as ingest does (4 fps, 512 px, skip_frame noref)
  * and pairs the keyframe at 0.5 s (the one the models analysed) with the frames at 1, 2, 4 and 8 s
  * (later keyframes that might reuse it). For every pair it measures the thumbnail difference the
- * pipeline gates on (src/engine/keyframe-reuse.ts) and what reuse would change: the perception
+ * pipeline gates on (src/pipeline/keyframe-reuse.ts) and what reuse would change: the perception
  * facts of the later frame analysed afresh versus with the earlier keyframe's observation reused
  * (objects, faces, people, shot size, angle), and the ImageNet classes of the two frames when the
  * classifier is installed (VIDEMBED_MODELS_DIR).
@@ -21,7 +21,7 @@ import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { PerceptionAnalyzer } from '../src/analysis/perception.js';
 import type { AnalyzerOutput, Fact } from '../src/analysis/types.js';
-import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb } from '../src/engine/keyframe-reuse.js';
+import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb } from '../src/pipeline/keyframe-reuse.js';
 import { probe, sampleFrames } from '../src/media/index.js';
 import type { Frame } from '../src/media/types.js';
 import { evalDir, requireEvalDir } from './catalog.js';

@@ -30,7 +30,7 @@ import { loadCatalog, loadSearchCatalog, MissingEvalDataError, requireEvalDir, t
 import { EVAL_FRAME_SIDE, evaluateFraming, type FramingEvalResult } from './framing-eval.js';
 import { formatConfusion, formatReliability, type ConfusionReport } from './metrics.js';
 import { evaluateRetrieval, type RetrievalResult } from './retrieval.js';
-import { LocalEngine } from '../src/engine/engine.js';
+import { LocalEngine } from '../src/runtime/engine.js';
 import { sharedModelsDir } from './catalog.js';
 import { tempDir } from './clips.js';
 import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from './search-quality.js';

@@ -11,8 +11,8 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalEngine } from '../src/engine/engine.js';
-import { Worker } from '../src/engine/worker.js';
+import { LocalEngine } from '../src/runtime/engine.js';
+import { Worker } from '../src/runtime/worker.js';
 import type { SearchResult } from '../src/api/types.js';
 import { QUERY_GROUPS, queryText, type CatalogRow, type QueryColumn, type QueryGroup } from './catalog.js';
 import { bootstrapInterval, labelReliability, type LabelBin } from './metrics.js';

@@ -14,7 +14,7 @@
  * `npm run eval -- search --home HOME` (both variants) without rebuilding them.
  */
 import { join } from 'node:path';
-import type { LocalEngine } from '../src/engine/engine.js';
+import type { LocalEngine } from '../src/runtime/engine.js';
 import type { CatalogRow } from './catalog.js';
 import { bootstrapInterval } from './metrics.js';
 import { libraryFileName } from './search-quality.js';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   const { HALVES, inHalf } = await import('./split.js');
   const halves = halfArg > 0 ? [process.argv[halfArg + 1] as (typeof HALVES)[number]] : [...HALVES];
   const { loadSearchCatalog } = await import('./catalog.js');
-  const { LocalEngine } = await import('../src/engine/engine.js');
+  const { LocalEngine } = await import('../src/runtime/engine.js');
   const items = loadSearchCatalog();
   for (const variant of ['base', 'imagenet']) {
     process.env.VIDEMBED_MODELS_DIR = join(home, variant, 'models');

@@ -10,8 +10,8 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalEngine } from '../src/engine/engine.js';
-import { Worker } from '../src/engine/worker.js';
+import { LocalEngine } from '../src/runtime/engine.js';
+import { Worker } from '../src/runtime/worker.js';
 import { streamPcm } from '../src/media/audio.js';
 import { round3 as round } from '../src/media/kernels/index.js';
 import { spokenWords } from '../src/speech/phonetic.js';

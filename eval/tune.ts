@@ -32,8 +32,8 @@ import { PEOPLE_WORD_SOURCES, peopleWords, type PeopleWordInput, type PeopleWord
 import type { SceneFacts } from '../src/models/perception/describe.js';
 import { analysisParts } from '../src/analysis/describe.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../src/analysis/types.js';
-import { queryTerms } from '../src/engine/search.js';
-import { confidenceLabel, confidenceOf, sureWordShare, WEAK_GUESS, wordEvidence } from '../src/engine/confidence.js';
+import { queryTerms } from '../src/search/hybrid.js';
+import { confidenceLabel, confidenceOf, sureWordShare, WEAK_GUESS, wordEvidence } from '../src/search/confidence.js';
 import { allFacts } from '../src/analysis/types.js';
 import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.js';
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
@@ -257,7 +257,7 @@ async function loadLibrary(home: string, variant: string, expected = false, scen
     const sum = [...idf.values()].reduce((a, b) => a + b, 0) || 1;
     const share = new Map<number, number>();
     for (const [t, ids] of matches) for (const id of ids) share.set(id, (share.get(id) ?? 0) + (idf.get(t) ?? 0) / sum);
-    // The same share with each found word counted by how sure analysis was of it (src/engine/confidence.ts).
+    // The same share with each found word counted by how sure analysis was of it (src/search/confidence.ts).
     const sure = new Map<number, number>();
     const sureMax = new Map<number, number>();
     for (const id of share.keys()) {
@@ -405,7 +405,7 @@ async function main(): Promise<void> {
   if (args.includes('--features')) await exploreFeatures(libs, best);
 
   // Confidence: logistic regression of "this first result is the item asked for" on the result's own
-  // evidence (src/engine/confidence.ts: its similarity, the share of query words analysis was sure
+  // evidence (src/search/confidence.ts: its similarity, the share of query words analysis was sure
   // of, whether ImageNet classified it), on the first results of both libraries: the label a person
   // reads first is the one that must mean what it says.
   const features = (a: Answer) => [a.similarity, a.sureWords, a.imagenet];

@@ -24,7 +24,7 @@ export function homeDir(env: Env = process.env): string {
   return path.resolve(env.VIDEMBED_HOME || path.join(os.homedir(), '.vidembed'));
 }
 
-/** VIDEMBED_STORAGE_URL: where the blob store is (`file:///dir`); parsed in src/engine/config.ts `storageRoot`. */
+/** VIDEMBED_STORAGE_URL: where the blob store is (`file:///dir`); parsed in src/config.ts `storageRoot`. */
 export function storageUrl(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_STORAGE_URL) ? env.VIDEMBED_STORAGE_URL : undefined;
 }
@@ -167,7 +167,7 @@ export function warmIdleMs(fallback: number, env: Env = process.env): number {
   return ms(env.VIDEMBED_WARM_IDLE_MS, fallback);
 }
 
-/** VIDEMBED_ENCODER_THREADS, as given (validated by `encoderThreads` in src/engine/config.ts). */
+/** VIDEMBED_ENCODER_THREADS, as given (validated by `encoderThreads` in src/config.ts). */
 export function encoderThreadsSetting(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_ENCODER_THREADS) ? env.VIDEMBED_ENCODER_THREADS : undefined;
 }
@@ -209,7 +209,7 @@ export function inCi(env: Env = process.env): boolean {
 
 /**
  * The S3-compatible store's settings, as given (validated by `openBlobStore` in
- * src/engine/config.ts): VIDEMBED_S3_ENDPOINT (`http(s)://host[:port]`; unset: AWS's regional
+ * src/config.ts): VIDEMBED_S3_ENDPOINT (`http(s)://host[:port]`; unset: AWS's regional
  * endpoint), VIDEMBED_S3_REGION (else AWS_REGION, else `us-east-1`), VIDEMBED_S3_PATH_STYLE
  * (`1`: `endpoint/bucket/key`, `0`: `bucket.endpoint/key`; default 1 with an endpoint, 0 without),
  * VIDEMBED_S3_PART_MB (multipart part size in MiB, at least 8; default 16), and the standard

@@ -65,7 +65,7 @@ export class ImagenetAnalyzer implements Analyzer {
 
   async analyzeSegment(frames: Frame[], ctx: AnalyzerContext): Promise<AnalyzerOutput> {
     if (frames.length === 0) throw new Error('analyzeSegment: no frames');
-    // The keyframe is nearly identical to one already classified (src/engine/keyframe-reuse.ts).
+    // The keyframe is nearly identical to one already classified (src/pipeline/keyframe-reuse.ts).
     const prev = ctx.reuse?.analysis[this.name];
     if (ctx.reuse && prev && prev.details?.reused_from === undefined) {
       return { facts: prev.facts.map((f) => ({ ...f })), details: { ...prev.details, reused_from: ctx.reuse.from } };

@@ -9,7 +9,7 @@
  * (~270 ms on wasm) on the middle frame, plus a second frame only when the picture changes a lot
  * inside the segment; faces on every analysed keyframe; pose only on the main person. When the
  * pipeline says the middle frame is nearly identical to the last analysed keyframe of the video
- * (`ctx.reuse`, src/engine/keyframe-reuse.ts), that keyframe's observation (objects, faces, pose,
+ * (`ctx.reuse`, src/pipeline/keyframe-reuse.ts), that keyframe's observation (objects, faces, pose,
  * horizon, framing cues, same confidences) stands for it and no model runs on it
  * (`details.reused_from`).
  */
@@ -21,7 +21,7 @@ import { ObjectDetector } from '../models/perception/detector.js';
 import { carryGender, FaceAttributeReader, MAX_FACES } from '../models/perception/face-attributes.js';
 import { FaceDetector } from '../models/perception/faces.js';
 import { cocoBroaderNames } from '../models/perception/labels.js';
-import { DESCRIBED_FACE, faceCounts, personBoxes } from '../models/perception/people.js';
+import { DESCRIBED_FACE, faceCounts, personBoxes } from '../tagging/face-rule.js';
 import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
 import { sceneWords } from '../models/perception/scene-words.js';
 import { SerialQueue } from '../models/tfjs.js';

@@ -59,7 +59,7 @@ export interface AnalyzerContext {
   /**
    * Set by the pipeline when this segment's keyframe (`frames[frames.length >> 1]`) is nearly
    * identical to the keyframe of segment `from` of the same video, the last keyframe the models
-   * analysed (src/engine/keyframe-reuse.ts): per-keyframe models may reuse what they found there
+   * analysed (src/pipeline/keyframe-reuse.ts): per-keyframe models may reuse what they found there
    * (`analysis`, that segment's outputs, as they returned them) and then say `reused_from: from`
    * in their details. Analyzers that cannot safely reuse ignore it.
    */

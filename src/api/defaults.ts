@@ -17,3 +17,23 @@ export const LIMITS = {
   collectionName: { maxLength: 128 },
   collectionDescription: { maxLength: 4096 },
 } as const;
+
+/** The largest frame side a video tensor may have (`[B, T, C, H, W]`); the engine resizes. */
+export const TENSOR_MAX_SIDE = 1024;
+
+/** Who transcribes a collection's speech: `auto` (the best engine installed), `off`, or an engine by name. */
+export const SPEECH_SETTINGS = ['auto', 'off', 'pocketsphinx', 'whisper'] as const;
+export type SpeechSetting = (typeof SPEECH_SETTINGS)[number];
+
+/**
+ * The near-duplicate thresholds, tuned on the tuning half of ../shared/eval only (`node
+ * dist/eval/duplicates.js`): see docs/engine.md for the figures.
+ */
+export const DUPLICATE_THRESHOLDS = {
+  /** Two frames match when their hashes differ in at most this many of 64 bits. */
+  maxHamming: 10,
+  /** Two videos are near-duplicates at this similarity or above (`duplicates --min-similarity`). */
+  minSimilarity: 0.5,
+  /** `upload --skip-duplicates` skips a file when at least this share of its pictures is in one video. */
+  minCoverage: 0.75,
+};

@@ -5,7 +5,6 @@
  * others come from the server's defaults (src/env.ts `keyLimitDefaults`). 0 means no limit.
  */
 import { keyLimitDefaults } from '../env.js';
-import type { JobQueue } from '../store/queue/types.js';
 import { PayloadTooLargeError, RateLimitedError, ValidationError } from './errors.js';
 
 /** As stored with a key (`limits_json`): only what was set. */
@@ -66,7 +65,7 @@ const JOBS_RETRY_AFTER_S = 30;
  * 429 when `adding` more jobs would pass the key's limit on its owner's queued and running jobs
  * (counted before the new ones are committed: two requests at the same instant may both pass).
  */
-export async function checkJobLimit(limits: KeyLimits | undefined, queue: Pick<JobQueue, 'pending'>, owner: string, adding: number): Promise<void> {
+export async function checkJobLimit(limits: KeyLimits | undefined, queue: { pending(owner: string): Promise<unknown[]> }, owner: string, adding: number): Promise<void> {
   if (!limits?.maxJobs || adding === 0) return;
   const pending = (await queue.pending(owner)).length;
   if (pending + adding <= limits.maxJobs) return;

@@ -2,8 +2,7 @@
  * The building blocks of the API's schemas (src/api/schemas.ts, src/api/schemas-ops.ts): scalars,
  * tensors, video sources, tag values and filters, path parameters, error bodies.
  */
-import { TENSOR_MAX_SIDE } from '../engine/tensors.js';
-import { LIMITS } from './defaults.js';
+import { LIMITS, TENSOR_MAX_SIDE } from './defaults.js';
 import { FILTERABLE_KINDS, type FilterName } from '../tags/registry.js';
 
 export const str = { type: 'string' } as const;

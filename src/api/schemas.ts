@@ -3,11 +3,9 @@
  * /openapi.json is generated from them, so the document cannot drift from what is enforced. Their
  * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts.
  */
-import { DUPLICATE_THRESHOLDS } from '../engine/duplicates.js';
-import { LIMITS } from './defaults.js';
+import { DUPLICATE_THRESHOLDS, LIMITS, SPEECH_SETTINGS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
 import { FILTER_NAMES } from '../tags/registry.js';
-import { SPEECH_SETTINGS } from '../speech/engines.js';
 import {
   audioTensor,
   collectionDescription,

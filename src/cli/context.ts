@@ -1,9 +1,9 @@
 import { defaultCollection, remoteSettings } from '../env.js';
 import { BadRequestError, NotFoundError } from '../api/errors.js';
 import type { VideoService } from '../api/types.js';
-import { pathsFor, readUserConfig, resolveHome, warmIdleMs, type Paths } from '../engine/config.js';
-import { callWarm, WARM_OPS, type WarmOp } from '../engine/warm.js';
-import type { LocalEngine } from '../engine/engine.js';
+import { pathsFor, readUserConfig, resolveHome, warmIdleMs, type Paths } from '../config.js';
+import { callWarm, WARM_OPS, type WarmOp } from '../runtime/warm.js';
+import type { LocalEngine } from '../runtime/engine.js';
 import { isInteractive } from './output.js';
 
 export interface GlobalOptions {
@@ -55,7 +55,7 @@ export async function openContext(globals: GlobalOptions, opts: { localOnly?: bo
   }
   // Loaded on demand: a command a warm process answers never loads the engine here.
   const makeEngine = async () => {
-    const [{ LocalEngine }, { ensureBackgroundWorker }] = await Promise.all([import('../engine/engine.js'), import('../engine/launcher.js')]);
+    const [{ LocalEngine }, { ensureBackgroundWorker }] = await Promise.all([import('../runtime/engine.js'), import('../runtime/launcher.js')]);
     const engine: LocalEngine = new LocalEngine({ home: paths.home, onWorkQueued: async () => void (await ensureBackgroundWorker(engine.catalog.registry, paths)) });
     return { engine, warmUp: () => ensureBackgroundWorker(engine.catalog.registry, paths) };
   };

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BadRequestError } from '../api/errors.js';
 import type { SearchResponse } from '../api/types.js';
-import type { Paths } from '../engine/config.js';
+import type { Paths } from '../config.js';
 
 /** The moments of the last search, so `vidembed open 2` opens its second result. */
 export interface LastSearch {

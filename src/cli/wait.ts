@@ -1,7 +1,7 @@
 import { pollMs as envPollMs } from '../env.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AsyncStatusResponse, VideoService, VideoStatusResponse } from '../api/types.js';
-import { DEFAULTS } from '../engine/config.js';
+import { DEFAULTS } from '../config.js';
 import type { Ora } from 'ora';
 import { spinner, type OutputOptions } from './output.js';
 

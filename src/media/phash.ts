@@ -1,7 +1,7 @@
 /**
  * Perceptual hash of a picture (DCT pHash): 64 bits that stay almost the same when the picture is
  * re-encoded, resized, brightened or lightly blurred, and differ in about half their bits between
- * unrelated pictures. Near-duplicate detection (src/engine/duplicates.ts) compares them by Hamming
+ * unrelated pictures. Near-duplicate detection (src/duplicates/duplicates.ts) compares them by Hamming
  * distance.
  *
  * The frame's luma is area-averaged down to 32×32 (the aspect ratio is dropped, so a resize that

@@ -2,7 +2,7 @@
  * Query text encoding on worker threads (node:worker_threads), so a server's event loop is free
  * to read requests and run searches while the text model runs, on every core.
  *
- * - `threads` workers (default: VIDEMBED_ENCODER_THREADS, else one per core; src/engine/config.ts),
+ * - `threads` workers (default: VIDEMBED_ENCODER_THREADS, else one per core; src/config.ts),
  *   started on first use. Each loads embedders by id through its own registry, once per thread.
  * - One shared queue. A worker has at most one batch in flight; calls that arrive while the
  *   workers are busy wait in the queue, and the next free worker takes them as one batch (at most
@@ -24,7 +24,7 @@ import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
 import { errorFromWire, type WireError } from '../api/errors.js';
 import type { TextEmbedding } from './embedder.js';
-import { workerScript } from '../engine/worker-script.js';
+import { workerScript } from '../threads/worker-script.js';
 import type { QueryTextEncoder } from './text-encoder.js';
 
 // ---- the wire between the pool and its workers ---------------------------------------------------

@@ -6,13 +6,13 @@ import path from 'node:path';
 import multipart from '@fastify/multipart';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { DEFAULTS } from '../engine/config.js';
+import { DEFAULTS } from '../config.js';
 import { syncLimits } from '../env.js';
 import type { Services } from '../services/index.js';
 import { makeAuthHook, TokenBuckets, type KeyStore } from './auth.js';
 import { sendError } from './errors.js';
-import { parseJson } from '../engine/body-thread.js';
-import { AnalysisThreads } from '../engine/analysis-thread.js';
+import { parseJson } from '../threads/body-thread.js';
+import { AnalysisThreads } from '../runtime/analysis-thread.js';
 import { principalOf, RouteTable, timeBudget, type ApiContext } from './plumbing.js';
 import { collectionRoutes } from './routes/collections.js';
 import { embeddingRoutes } from './routes/embedding.js';
@@ -49,7 +49,7 @@ export interface ServerOptions {
   libraryRoots?: string[];
   /**
    * Run synchronous analyses (`encodeVideo`, `tagVideo`) on worker threads, as many as the cap on
-   * them (src/engine/analysis-thread.ts), so the event loop keeps answering. The threads use the
+   * them (src/runtime/analysis-thread.ts), so the event loop keeps answering. The threads use the
    * library's defaults (the registry's embedders, analyzers and speech): only for a library opened
    * with them (`serve`). Default false: on this thread, with the library's own ports. A pool given
    * here is used as it is (tests) and closed with the server.
@@ -99,8 +99,8 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     },
   });
   // JSON bodies: nesting is bounded before parsing (deep nesting overflowed the stack later, when
-  // a task was stored), prototype keys are refused (src/engine/body-parse.ts), and a large body is
-  // parsed on a worker thread so the event loop keeps answering (src/engine/body-thread.ts).
+  // a task was stored), prototype keys are refused (src/threads/body-parse.ts), and a large body is
+  // parsed on a worker thread so the event loop keeps answering (src/threads/body-thread.ts).
   // Bodies are JSON (or multipart for uploads): plain text is refused like any other type (400).
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {

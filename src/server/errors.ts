@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { redactPaths } from '../engine/redact.js';
+import { redactPaths } from '../api/redact.js';
 import { RateLimitedError, ServerBusyError, ValidationError, VidembedError } from '../api/errors.js';
 import { ajvToIssues, type AjvError } from '../api/validate.js';
 import { asNoSpace, asUnavailable } from '../store/unavailable.js';

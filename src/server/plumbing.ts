@@ -9,7 +9,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { NotFoundError, TimeoutError } from '../api/errors.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import type { Services } from '../services/index.js';
-import type { AnalysisThreads } from '../engine/analysis-thread.js';
+import type { AnalysisThreads } from '../runtime/analysis-thread.js';
 import type { Examples, RouteDoc } from './openapi.js';
 import type { Named, TypeOf } from '../api/types.js';
 

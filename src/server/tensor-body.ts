@@ -2,16 +2,16 @@
  * The JSON body of a tensor upload, read without holding the event loop (issue 21: /healthz stays
  * fast while 320 MiB tensors arrive). The framework's parser would join the ~427 MB body into one
  * buffer here and parse it to a 427 MB string; this one streams the chunks to the body thread,
- * which parses the body and decodes each tensor's `data` (src/engine/body-thread.ts
+ * which parses the body and decodes each tensor's `data` (src/threads/body-thread.ts
  * `TensorBodyReader`). The route gets the body with `data` as '' and the bytes beside it
- * (src/engine/body-thread.ts `decodedTensorData`), validated by the same schema, then checked by `storeTensorUpload` in the
+ * (src/threads/body-thread.ts `decodedTensorData`), validated by the same schema, then checked by `storeTensorUpload` in the
  * same order and with the same errors as a body with its base64 in place.
  *
  * The limits are the framework's own (its rawBody): a declared length over the route's bodyLimit
  * or more bytes than it received is a 413, a length that does not match the bytes a 400.
  */
 import { errorCodes, type FastifyInstance } from 'fastify';
-import { TensorBodyReader } from '../engine/body-thread.js';
+import { TensorBodyReader } from '../threads/body-thread.js';
 
 /** Replaces the JSON parser of `app` (an encapsulated plugin: its routes only) with the streaming one. */
 export function useTensorBodyParser(app: FastifyInstance): void {

@@ -6,7 +6,7 @@
  */
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { pidAlive } from '../engine/processes.js';
+import { pidAlive } from '../runtime/processes.js';
 import { newId } from '../store/ids.js';
 
 export function partialUploadPath(uploadsDir: string): string {

@@ -3,11 +3,10 @@ import type { EncodeVideoRequest, EncodeVideoResponse, TagVideoResponse, TensorR
 import { LIMITS } from '../api/defaults.js';
 import type { Embedder } from '../models/embedder.js';
 import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
-import type { AnalysisKind, AnalysisThreads, AnswerOf } from '../engine/analysis-thread.js';
-import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../engine/pipeline.js';
-import { resolveVideoSource } from '../engine/sources.js';
-import { buildTags } from '../engine/tags.js';
-import { loadTensorAudio, loadTensorFrames } from '../engine/tensors.js';
+import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../pipeline/pipeline.js';
+import { resolveVideoSource } from '../pipeline/sources.js';
+import { buildTags } from '../pipeline/tags.js';
+import { loadTensorAudio, loadTensorFrames } from '../pipeline/tensors.js';
 import type { Library, LibraryPorts } from './library.js';
 
 export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedder): EncodeVideoResponse {
@@ -21,6 +20,25 @@ export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedde
   };
 }
 
+/** What a synchronous analysis answers: an embedding (`encode`) or tags (`tag`). */
+export type AnalysisKind = 'encode' | 'tag';
+export type AnswerOf<K extends AnalysisKind> = K extends 'encode' ? EncodeVideoResponse : TagVideoResponse;
+
+/** One analysis of a video file on this machine. */
+export interface AnalysisJob<K extends AnalysisKind = AnalysisKind> {
+  kind: K;
+  file: string;
+  /** The registry's id of the embedder (the thread looks it up in its own registry). */
+  embedderId: string;
+  segmentSeconds: number;
+  fps: number;
+}
+
+/** Runs analyses somewhere else than the event loop (src/runtime/analysis-thread.ts: a pool of worker threads). */
+export interface AnalysisRunner {
+  run<K extends AnalysisKind>(job: AnalysisJob<K>, signal?: AbortSignal): Promise<AnswerOf<K>>;
+}
+
 /** What a synchronous analysis answers, from its analysis: the embedding or the tags. */
 export function answerOf<K extends AnalysisKind>(kind: K, analyzed: AnalyzedVideo, embedder: Embedder): AnswerOf<K> {
   return (kind === 'encode' ? toEncodeVideoResponse(analyzed, embedder) : { tags: buildTags(analyzed, embedder.id) }) as AnswerOf<K>;
@@ -28,7 +46,7 @@ export function answerOf<K extends AnalysisKind>(kind: K, analyzed: AnalyzedVide
 
 /**
  * The analysis of a video file that is not stored, answered as `kind`: with the library's
- * analyzers and speech (on this thread), or the defaults of a thread of src/engine/analysis-thread.ts.
+ * analyzers and speech (on this thread), or the defaults of a thread of src/runtime/analysis-thread.ts.
  */
 export async function answerFile<K extends AnalysisKind>(
   kind: K,
@@ -44,7 +62,7 @@ export async function answerFile<K extends AnalysisKind>(
 /** How a synchronous analysis runs: `threads` (the server's pool) takes it off the event loop. */
 export interface AnalyzeCallOptions {
   signal?: AbortSignal;
-  threads?: AnalysisThreads;
+  threads?: AnalysisRunner;
 }
 
 export class AnalysisService {

@@ -15,9 +15,9 @@ import type {
 import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
 import { CollectionNameTakenError } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
-import { readUserConfig } from '../engine/config.js';
+import { readUserConfig } from '../config.js';
 import { LIMITS } from '../api/defaults.js';
-import { requireText } from '../engine/validate.js';
+import { requireText } from '../api/require-text.js';
 import type { Library } from './library.js';
 import { DEFAULT_SPEECH_LANGUAGE, expectedSpeechVersion } from '../speech/engines.js';
 import { speechLanguageOf, speechSettingOf } from '../speech/store.js';

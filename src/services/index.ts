@@ -1,6 +1,6 @@
 /**
  * The services of a library, one per resource, and the job handlers: what the CLI's facade
- * (src/engine/engine.ts), the HTTP server (src/server) and the workers call. Each takes the
+ * (src/runtime/engine.ts), the HTTP server (src/server) and the workers call. Each takes the
  * caller's principal as an argument.
  */
 import { AnalysisService } from './analysis.js';

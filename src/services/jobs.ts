@@ -1,6 +1,6 @@
 /**
  * One handler per job kind (`video.process`, `task.embedding`, `task.tagging`), run by workers
- * (src/engine/worker.ts). Each writes its results only while its claim still holds the job (the
+ * (src/runtime/worker.ts). Each writes its results only while its claim still holds the job (the
  * fencing token), and completes the job in the same transaction as its results.
  */
 import os from 'node:os';
@@ -14,10 +14,10 @@ import { asNoSpace, asUnavailable } from '../store/unavailable.js';
 import { haveRoom, NO_SPACE_FAILURE, requeueVideo } from './no-space.js';
 import { joinTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import type { CatalogTx } from '../store/catalog/types.js';
-import { DEFAULTS } from '../engine/config.js';
-import { storeSignature } from '../engine/duplicates.js';
-import { analyzeVideo } from '../engine/pipeline.js';
-import { buildTags } from '../engine/tags.js';
+import { DEFAULTS } from '../config.js';
+import { storeSignature } from '../duplicates/duplicates.js';
+import { analyzeVideo } from '../pipeline/pipeline.js';
+import { buildTags } from '../pipeline/tags.js';
 import { speechLanguageOf, speechSettingOf, storeTranscript } from '../speech/store.js';
 import type { AnalysisService } from './analysis.js';
 import { preparePlayback } from './playback.js';

@@ -20,9 +20,9 @@ import { BlobNotFoundError, type BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import type { VideoRow } from '../store/videos.js';
-import type { Paths } from '../engine/config.js';
-import type { FetchPolicy } from '../engine/fetch-video.js';
-import { redactError } from '../engine/redact.js';
+import type { Paths } from '../config.js';
+import type { FetchPolicy } from '../net/fetch-video.js';
+import { redactError } from '../api/redact.js';
 import { retentionMs, storageQuotaBytes } from '../env.js';
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */

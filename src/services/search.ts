@@ -6,15 +6,15 @@ import { LIMITS } from '../api/defaults.js';
 import { readsAsEnglish } from '../analysis/describe.js';
 import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
-import { NO_STRONG_MATCH } from '../engine/confidence.js';
+import { NO_STRONG_MATCH } from '../search/confidence.js';
 import type { CollectionRow } from '../store/collections.js';
 import { tagFilterOf } from '../tags/registry.js';
-import { combineQueryVectors, embedImageQuery, hasImage } from '../engine/examples.js';
-import { hybridSearch, MAX_SEARCH_HITS, type HybridSearchInput } from '../engine/search.js';
+import { combineQueryVectors, embedImageQuery, hasImage } from '../search/examples.js';
+import { hybridSearch, MAX_SEARCH_HITS, type HybridSearchInput } from '../search/hybrid.js';
 import { spokenQuery } from '../speech/match.js';
 import { loadTranscript } from '../speech/store.js';
 import type { SpokenWord } from '../speech/types.js';
-import { requireText } from '../engine/validate.js';
+import { requireText } from '../api/require-text.js';
 import type { Library } from './library.js';
 
 /**

@@ -6,7 +6,7 @@ import { checkJobLimit } from '../api/limits.js';
 import { newId } from '../store/ids.js';
 import { checkStorageQuota } from './quota.js';
 import { splitTaskPayload, taskBlobPrefix } from './task-payloads.js';
-import { storeTensorUpload, tensorKeyOwner } from '../engine/tensors.js';
+import { storeTensorUpload, tensorKeyOwner } from '../pipeline/tensors.js';
 import type { AnalysisService } from './analysis.js';
 import type { Library } from './library.js';
 

@@ -26,7 +26,7 @@ import { checkJobLimit, checkUploadLimit, checkVideoLength } from '../api/limits
 import { probe } from '../media/probe.js';
 import { newId } from '../store/ids.js';
 import type { VideoRow } from '../store/videos.js';
-import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from '../engine/duplicates.js';
+import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSignature, storeSignature, type VideoSignature } from '../duplicates/duplicates.js';
 import type { Library, VideoFile } from './library.js';
 import { playbackUrl, proxyFile } from './playback.js';
 import { InPlaceService } from './in-place.js';

@@ -4,14 +4,14 @@
  * records the engine version its transcripts came from, so installing a better engine (or a new
  * version) marks `auto` collections for `reindex`.
  */
+import { SPEECH_SETTINGS, type SpeechSetting } from '../api/defaults.js';
 import { speechEnabled } from '../env.js';
 import { SpeechAnalyzer, SOUNDTRACK_VERSION } from './analyzer.js';
 import { findPocketsphinx, PocketsphinxEngine } from './pocketsphinx.js';
 import type { SpeechEngine } from './types.js';
 import { whisperEngine } from './whisper.js';
 
-export const SPEECH_SETTINGS = ['auto', 'off', 'pocketsphinx', 'whisper'] as const;
-export type SpeechSetting = (typeof SPEECH_SETTINGS)[number];
+export { SPEECH_SETTINGS, type SpeechSetting };
 
 /** How to install each engine, said once per process when a collection wants one that is missing. */
 export const INSTALL_HINT: Record<string, string> = {

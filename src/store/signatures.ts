@@ -18,7 +18,7 @@ export interface SegmentKeyRow {
 }
 
 /**
- * Visual signatures of videos (src/engine/duplicates.ts: the pHashes of frames every 1/4 s, as
+ * Visual signatures of videos (src/duplicates/duplicates.ts: the pHashes of frames every 1/4 s, as
  * bytes); deleted with their video (foreign key, cascade).
  */
 export class SignaturesRepo {

@@ -3,7 +3,7 @@
  * restarting or unreachable) and "the disk is full" from every other failure, whatever driver
  * raised it. Outages are weather: the server answers 503 with Retry-After for the first and 507 for
  * the second (src/server/errors.ts), and workers hand the job back and wait instead of failing it
- * (src/engine/worker.ts, src/services/jobs.ts). docs/operations.md has the rules.
+ * (src/runtime/worker.ts, src/services/jobs.ts). docs/operations.md has the rules.
  */
 import { InsufficientStorageError, UnavailableError, VidembedError } from '../api/errors.js';
 import { S3RequestError } from './s3-blobs.js';

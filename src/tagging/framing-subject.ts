@@ -3,7 +3,7 @@
  * where the frame cuts the main person's body (from MoveNet keypoints or the visible-part list).
  * Shared by the shot size and shooting angle classifiers.
  */
-import { faceCounts, personBoxes } from '../models/perception/people.js';
+import { faceCounts, personBoxes } from './face-rule.js';
 import { clamp01 } from '../media/kernels/index.js';
 import type { FramingWeights } from './framing-weights.js';
 import type { FramingEvidence, FramingFace, FramingKeypoint, FramingPose } from './framing-labels.js';

@@ -6,7 +6,7 @@
  *
  * The taggers (src/tagging) and the registry both use it.
  */
-import { clamp01, round4 } from '../media/kernels/numeric.js';
+import { clamp01, round4 } from '../util/numeric.js';
 
 /** A tag as the API shows it: the label, how sure, the score of every label (plus tagger extras). */
 export interface TagValue {

@@ -3,12 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnalysisThreads } from '../../src/engine/analysis-thread.js';
+import { AnalysisThreads } from '../../src/runtime/analysis-thread.js';
 import { evalPhoto, ffmpeg, makePanClip, removeDir, tempDir } from '../helpers/clips.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
 
 /*
- * The server's synchronous analyses on worker threads (src/engine/analysis-thread.ts; issue 21:
+ * The server's synchronous analyses on worker threads (src/runtime/analysis-thread.ts; issue 21:
  * heavy work never runs on the event loop) answer what the same analysis on the event loop does.
  * Two real servers with the default models: one with a pool of one thread, one without. The
  * threads run the compiled worker (dist/, built by `npm test`'s pretest).

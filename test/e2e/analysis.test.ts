@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keywordsOf } from '../../src/analysis/keywords.js';
 import { wordsToLines } from '../../src/analysis/ocr.js';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { inHalf } from '../../eval/split.js';
 import { evalPhotos, ffmpeg, removeDir, tempDir } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
@@ -47,7 +47,7 @@ describe('analysis apart from embedding', () => {
       engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => fake });
       collectionId = (await engine.createCollection({ name: 'signs', model: fake.id })).collection_id;
       videoId = (await engine.uploadVideo(collectionId, { path: clip, filename: 'sign.mp4' })).video_id;
-      const { Worker } = await import('../../src/engine/worker.js');
+      const { Worker } = await import('../../src/runtime/worker.js');
       await new Worker(engine, { idleExitMs: 200, pollMs: 50 }).run(new AbortController().signal);
     });
     afterAll(async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
 import { makeTestPatternClip, removeDir, repoRoot, tempDir } from '../helpers/clips.js';

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
-import { Worker } from '../../src/engine/worker.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
+import { Worker } from '../../src/runtime/worker.js';
 import { probe } from '../../src/media/index.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import {

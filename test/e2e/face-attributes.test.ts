@@ -12,7 +12,7 @@ import type { Frame } from '../../src/media/types.js';
 import { whoGroups, whoPhrase, type FaceSighting } from '../../src/models/perception/describe.js';
 import { carryGender, FaceAttributeReader } from '../../src/models/perception/face-attributes.js';
 import { FaceDetector } from '../../src/models/perception/faces.js';
-import { DESCRIBED_FACE, faceCounts } from '../../src/models/perception/people.js';
+import { DESCRIBED_FACE, faceCounts } from '../../src/tagging/face-rule.js';
 import { halfOf } from '../../eval/split.js';
 import { evalPhotosDir, isCI, requireSharedData } from '../helpers/clips.js';
 

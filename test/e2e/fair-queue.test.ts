@@ -3,7 +3,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Worker } from '../../src/engine/worker.js';
+import { Worker } from '../../src/runtime/worker.js';
 import { ffmpeg, removeDir, tempDir } from '../helpers/clips.js';
 import { FakeAnalyzer } from '../helpers/fake-analyzer.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';

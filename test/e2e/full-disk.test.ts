@@ -13,7 +13,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import path from 'node:path';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { buildServer } from '../../src/server/app.js';
 import { evalVideo, isCI, tempDir } from '../helpers/clips.js';
 import { http } from '../helpers/server.js';

@@ -15,7 +15,7 @@ import { BadRequestError, ModelError } from '../../src/api/errors.js';
 import { describeError, exitCodeFor } from '../../src/cli/errors.js';
 import { registerModels } from '../../src/cli/commands/models.js';
 import type { CliContext, GlobalOptions, Run } from '../../src/cli/context.js';
-import { pathsFor, readUserConfig } from '../../src/engine/config.js';
+import { pathsFor, readUserConfig } from '../../src/config.js';
 import { decodeImage } from '../../src/media/frames.js';
 import { ClipPreprocessor } from '../../src/models/clip/preprocess.js';
 import { convertedPath, findImagenetModel, IMAGENET_MODEL_ID, ImagenetClassifier, isImagenetInstalled, parseLabels } from '../../src/models/imagenet/classifier.js';

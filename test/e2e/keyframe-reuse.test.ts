@@ -1,5 +1,5 @@
 /**
- * Keyframe reuse (src/engine/keyframe-reuse.ts): the thumbnail difference, which segments the
+ * Keyframe reuse (src/pipeline/keyframe-reuse.ts): the thumbnail difference, which segments the
  * pipeline offers reuse to (always against the last *analysed* keyframe, never a reused one),
  * ImageNet reusing the classes it found with the same confidences, and — with the real perception
  * models and the real ffmpeg — a still clip whose facts, tags, descriptions and vectors are the
@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImagenetAnalyzer } from '../../src/analysis/imagenet.js';
 import { PerceptionAnalyzer } from '../../src/analysis/perception.js';
 import type { Analyzer, AnalyzerContext, AnalyzerOutput } from '../../src/analysis/types.js';
-import { keyframeReuse } from '../../src/engine/config.js';
-import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb } from '../../src/engine/keyframe-reuse.js';
-import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../../src/engine/pipeline.js';
-import { closePixelWorkers } from '../../src/engine/pixel-thread.js';
+import { keyframeReuse } from '../../src/config.js';
+import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb } from '../../src/pipeline/keyframe-reuse.js';
+import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../../src/pipeline/pipeline.js';
+import { closePixelWorkers } from '../../src/pipeline/pixel-thread.js';
 import type { Frame } from '../../src/media/types.js';
 import type { ImagenetClassifier } from '../../src/models/imagenet/classifier.js';
 import { PerceptionEmbedder } from '../../src/models/perception/embedder.js';

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hybridSearch } from '../../src/engine/search.js';
+import { hybridSearch } from '../../src/search/hybrid.js';
 import { PgCatalog } from '../../src/store/catalog/postgres.js';
 import { SqliteCatalog } from '../../src/store/catalog/sqlite.js';
 import { Store } from '../../src/store/index.js';

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DUPLICATE_THRESHOLDS } from '../../src/engine/duplicates.js';
+import { DUPLICATE_THRESHOLDS } from '../../src/duplicates/duplicates.js';
 import { decodeImage, encodeThumbnail } from '../../src/media/index.js';
 import { hamming, phashFrame, phashFromHex, phashGray, phashToHex, popcount32, PHASH_SIDE, type PHash } from '../../src/media/phash.js';
 import type { Frame } from '../../src/media/types.js';

@@ -1,5 +1,5 @@
 /**
- * The pixel taggers in a worker thread (src/engine/pixel-thread.ts) give exactly what they give on
+ * The pixel taggers in a worker thread (src/pipeline/pixel-thread.ts) give exactly what they give on
  * the pipeline's own thread: same segment boundaries, tags, confidences, vectors, whole-video pixel
  * tags and signature, on real clips made with the real ffmpeg (pans, a still shot and hard cuts),
  * and the same perception facts when the keyframes' framing cues are measured in the worker;
@@ -9,8 +9,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PerceptionAnalyzer } from '../../src/analysis/perception.js';
-import { analyzeVideo, type AnalyzedVideo } from '../../src/engine/pipeline.js';
-import { closePixelWorkers, workerThreadEvents, type PixelEvent } from '../../src/engine/pixel-thread.js';
+import { analyzeVideo, type AnalyzedVideo } from '../../src/pipeline/pipeline.js';
+import { closePixelWorkers, workerThreadEvents, type PixelEvent } from '../../src/pipeline/pixel-thread.js';
 import type { Frame } from '../../src/media/types.js';
 import type { Embedder, SegmentContext, SegmentEmbedding } from '../../src/models/embedder.js';
 import { evalPhoto, evalPhotosDir, makeConcatClip, makePanClip, makeStillClip, makeTextFileAsMp4, makeZoomClip, removeDir, requireSharedData, tempDir } from '../helpers/clips.js';

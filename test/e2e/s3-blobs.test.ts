@@ -14,14 +14,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBlobStore, pathsFor, s3StoreOptions } from '../../src/engine/config.js';
+import { openBlobStore, pathsFor, s3StoreOptions } from '../../src/config.js';
 import { BlobNotFoundError, LocalBlobStore, type BlobStore } from '../../src/store/blobs.js';
 import { S3BlobStore, canonicalQuery, signV4, uriEncode, type S3BlobStoreOptions } from '../../src/store/s3-blobs.js';
 import { asUnavailable } from '../../src/store/unavailable.js';
 import { evalPhotos, makeStillClip, removeDir, repoRoot, tempDir } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { LocalEngine } from '../../src/engine/engine.js';
-import { Worker } from '../../src/engine/worker.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
+import { Worker } from '../../src/runtime/worker.js';
 
 const MiB = 1024 ** 2;
 const BUCKET = 'vidembed';

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Worker } from '../../src/engine/worker.js';
+import { Worker } from '../../src/runtime/worker.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { evalPhoto, evalPhotosDir, ffmpeg, isCI, makeStillClip, removeDir, requireSharedData, tempDir } from '../helpers/clips.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { ClipEmbedder } from '../../src/models/clip/embedder.js';
 import { getEmbedder } from '../../src/models/registry.js';
 import { loadCatalog } from '../../eval/catalog.js';

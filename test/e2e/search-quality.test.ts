@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { loadSearchCatalog, sharedModelsDir } from '../../eval/catalog.js';
 import { ensureLibrary, evaluateSearchQuality, type SearchQuality } from '../../eval/search-quality.js';

@@ -5,9 +5,9 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
-import { pathsFor, storageRoot } from '../../src/engine/config.js';
-import { Worker } from '../../src/engine/worker.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
+import { pathsFor, storageRoot } from '../../src/config.js';
+import { Worker } from '../../src/runtime/worker.js';
 import { LocalBlobStore } from '../../src/store/blobs.js';
 import { evalPhotos, makeStillClip, removeDir, tempDir } from '../helpers/clips.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
-import { Worker } from '../../src/engine/worker.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
+import { Worker } from '../../src/runtime/worker.js';
 import { runCli } from '../helpers/cli.js';
 import { evalPhoto, ffmpeg, makeConcatClip, makePanClip, makeStillClip, removeDir, tempDir } from '../helpers/clips.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { DEFAULT_EMBEDDER_ID, getEmbedder } from '../../src/models/registry.js';
 import { CachedTextEncoder } from '../../src/models/text-encoder.js';
 import { TextEncoderPool } from '../../src/models/text-encoder-pool.js';

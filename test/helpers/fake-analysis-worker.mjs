@@ -1,5 +1,5 @@
 /**
- * A stand-in for src/engine/analysis-worker.ts speaking its protocol, for the pool's unit tests
+ * A stand-in for src/runtime/analysis-worker.ts speaking its protocol, for the pool's unit tests
  * (test/unit/analysis-threads.test.ts): no models, no ffmpeg. The job's `file` says what to do:
  * `media-error` answers a MediaError, `crash` kills the thread, `wait` runs until aborted (then
  * answers the abort's error), anything else answers `{ tags: { file, thread } }` with this thread's id.

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Analyzer } from '../../src/analysis/types.js';
-import { LocalEngine, type EngineOptions } from '../../src/engine/engine.js';
+import { LocalEngine, type EngineOptions } from '../../src/runtime/engine.js';
 import { MemoryBlobStore } from '../../src/store/memory/blobs.js';
 import { MemoryCatalog } from '../../src/store/memory/catalog.js';
 import { FakeAnalyzer } from './fake-analyzer.js';

@@ -5,7 +5,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { request, type FormData } from 'undici';
 import type { FastifyInstance } from 'fastify';
-import { LocalEngine, type EngineOptions } from '../../src/engine/engine.js';
+import { LocalEngine, type EngineOptions } from '../../src/runtime/engine.js';
 import { buildServer, type ServerOptions } from '../../src/server/app.js';
 
 export interface TestServer {

@@ -2,10 +2,10 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MediaError, ModelError, TimeoutError } from '../../src/api/errors.js';
-import { AnalysisThreads, type AnalysisJob } from '../../src/engine/analysis-thread.js';
+import { AnalysisThreads, type AnalysisJob } from '../../src/runtime/analysis-thread.js';
 
 /*
- * The pool of src/engine/analysis-thread.ts over a fake worker script (no models, no ffmpeg):
+ * The pool of src/runtime/analysis-thread.ts over a fake worker script (no models, no ffmpeg):
  * queueing, errors, aborts, a dying thread, close. That the real thread answers what the
  * in-process analysis does is test/e2e/analysis-threads.test.ts.
  */

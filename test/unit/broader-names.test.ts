@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { imagenetAnalyzerVersion, imagenetFacts, IMAGENET_FACTS_VERSION } from '../../src/analysis/imagenet.js';
 import { keywordsOf } from '../../src/analysis/keywords.js';
-import { confidenceReason, sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/engine/confidence.js';
+import { confidenceReason, sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/search/confidence.js';
 import { IMAGENET_HYPERNYMS } from '../../src/models/imagenet/hypernyms.js';
 import { cocoBroaderNames } from '../../src/models/perception/labels.js';
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { describeError, exitCodeFor } from '../../src/cli/errors.js';
 import { registerModels } from '../../src/cli/commands/models.js';
 import type { CliContext, GlobalOptions, Run } from '../../src/cli/context.js';
-import { pathsFor, readUserConfig } from '../../src/engine/config.js';
+import { pathsFor, readUserConfig } from '../../src/config.js';
 import { FileServer } from '../helpers/http-fixture.js';
 import { writeTinyClip, type TinyClip } from '../helpers/tiny-clip.js';
 

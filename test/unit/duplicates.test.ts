@@ -18,8 +18,8 @@ import {
   SIGNATURE_FPS,
   storeSignature,
   type VideoSignature,
-} from '../../src/engine/duplicates.js';
-import { LocalEngine } from '../../src/engine/engine.js';
+} from '../../src/duplicates/duplicates.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { migrate, schemaVersion } from '../../src/store/migrations.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/api/errors.js';
 import type { TagValue, Tags } from '../../src/api/types.js';
-import { framesToTensor } from '../../src/engine/tensors.js';
-import { Worker } from '../../src/engine/worker.js';
+import { framesToTensor } from '../../src/pipeline/tensors.js';
+import { Worker } from '../../src/runtime/worker.js';
 import type { Frame } from '../../src/media/types.js';
 import { fakeAnalysis } from '../helpers/fake-analyzer.js';
 import { memoryEngine, type MemoryEngine } from '../helpers/memory-engine.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confidenceOf, sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/engine/confidence.js';
+import { confidenceOf, sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/search/confidence.js';
 import { SEARCH_WEIGHTS } from '../../src/models/perception/weights.js';
 import { memoryEngine } from '../helpers/memory-engine.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hybridSearch, type HybridSearchInput } from '../../src/engine/search.js';
+import { hybridSearch, type HybridSearchInput } from '../../src/search/hybrid.js';
 import { Store } from '../../src/store/index.js';
 import { SqliteCatalog } from '../../src/store/catalog/sqlite.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_TEXT_CHARS } from '../../src/engine/engine.js';
+import { MAX_TEXT_CHARS } from '../../src/runtime/engine.js';
 import { memoryEngine } from '../helpers/memory-engine.js';
 
 /**

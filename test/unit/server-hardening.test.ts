@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_TEXT_CHARS } from '../../src/engine/engine.js';
+import { MAX_TEXT_CHARS } from '../../src/runtime/engine.js';
 import { MAX_JSON_BODY_BYTES } from '../../src/server/app.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { http, startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';

@@ -6,8 +6,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { framesToTensor } from '../../src/engine/tensors.js';
-import { Worker } from '../../src/engine/worker.js';
+import { framesToTensor } from '../../src/pipeline/tensors.js';
+import { Worker } from '../../src/runtime/worker.js';
 import type { Frame } from '../../src/media/types.js';
 import { SpeechAnalyzer } from '../../src/speech/analyzer.js';
 import { resolveSpeech } from '../../src/speech/engines.js';

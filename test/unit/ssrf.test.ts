@@ -11,8 +11,8 @@ import {
   UPSTREAM_FAILURE_MESSAGE,
   type FetchPolicy,
   type Resolver,
-} from '../../src/engine/fetch-video.js';
-import { classifyAddress, formatIP, isPublicAddress, parseIP, parseIPv4, parseIPv6, sameAddress } from '../../src/engine/net-guard.js';
+} from '../../src/net/fetch-video.js';
+import { classifyAddress, formatIP, isPublicAddress, parseIP, parseIPv4, parseIPv6, sameAddress } from '../../src/net/net-guard.js';
 
 // Nothing here leaves the machine: every listener is on loopback, every host name goes through an
 // injected resolver, and public addresses are only ever classified, never connected to.

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { buildServer } from '../../src/server/app.js';
 import { cleanPartialUploads } from '../../src/server/uploads.js';
 import { NO_SPACE_FAILURE } from '../../src/services/no-space.js';

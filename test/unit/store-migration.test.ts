@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../src/engine/engine.js';
+import { LocalEngine } from '../../src/runtime/engine.js';
 import { hashKey } from '../../src/store/keys.js';
 import { migrate, schemaVersion } from '../../src/store/migrations.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';

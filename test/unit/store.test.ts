@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { schemaVersion } from '../../src/store/migrations.js';
-import { ftsQuery } from '../../src/engine/search.js';
+import { ftsQuery } from '../../src/search/hybrid.js';
 
 function unit(dim: number, hot: number[]): Float32Array {
   const v = new Float32Array(dim);

@@ -3,8 +3,8 @@
  * no job to finish it. Workers sweep such videos and tasks when they start and when idle.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalEngine } from '../../src/engine/engine.js';
-import { Worker } from '../../src/engine/worker.js';
+import type { LocalEngine } from '../../src/runtime/engine.js';
+import { Worker } from '../../src/runtime/worker.js';
 import type { Catalog } from '../../src/store/catalog/types.js';
 import { memoryEngine } from '../helpers/memory-engine.js';
 

@@ -1,14 +1,14 @@
 /**
- * Tensor upload bodies read chunk by chunk (src/engine/body-thread.ts `TensorBodyReader`, the body
+ * Tensor upload bodies read chunk by chunk (src/threads/body-thread.ts `TensorBodyReader`, the body
  * thread for large ones; src/server/tensor-body.ts on the route): the same stored bytes and the same
  * answers (400, 413, 422) as a body parsed whole with its base64 decoded afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError, ValidationError, VidembedError } from '../../src/api/errors.js';
 import type { TensorUploadRequest } from '../../src/api/types.js';
-import { parseTensorBody } from '../../src/engine/body-parse.js';
-import { decodedTensorData, OFF_THREAD_BYTES, TensorBodyReader } from '../../src/engine/body-thread.js';
-import { storeTensorUpload } from '../../src/engine/tensors.js';
+import { parseTensorBody } from '../../src/threads/body-parse.js';
+import { decodedTensorData, OFF_THREAD_BYTES, TensorBodyReader } from '../../src/threads/body-thread.js';
+import { storeTensorUpload } from '../../src/pipeline/tensors.js';
 import { MemoryBlobStore } from '../../src/store/memory/blobs.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { reapStoppedWorkers, STALE_HEARTBEAT_MS, workerStopped } from '../../src/engine/processes.js';
-import { liveWorkerCount } from '../../src/engine/launcher.js';
+import { reapStoppedWorkers, STALE_HEARTBEAT_MS, workerStopped } from '../../src/runtime/processes.js';
+import { liveWorkerCount } from '../../src/runtime/launcher.js';
 import { Store } from '../../src/store/index.js';
 
 /**

@@ -2,7 +2,7 @@ import { isSpeechSetting, resolveSpeech, SPEECH_SETTINGS } from '../../speech/en
 import { imagenetEnabled } from '../../env.js';
 import type { Command } from 'commander';
 import { ValidationError } from '../../api/errors.js';
-import { readUserConfig, writeUserConfig, type Paths } from '../../engine/config.js';
+import { readUserConfig, writeUserConfig, type Paths } from '../../config.js';
 import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
 import { confirmOrRefuse } from './videos.js';

@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../api/errors.
 import { limitSettings } from '../../api/limits.js';
 import { DEFAULT_OWNER, isValidOwner } from '../../api/principal.js';
 import { principalOf, type ApiKeyRow } from '../../store/keys.js';
-import { writeUserConfig } from '../../engine/config.js';
+import { writeUserConfig } from '../../config.js';
 import type { Run } from '../context.js';
 import { isInteractive, printJson, printTable } from '../output.js';
 

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../api/errors.js';
-import { openBlobStore, storageRoot } from '../../engine/config.js';
+import { openBlobStore, storageRoot } from '../../config.js';
 import type { Run } from '../context.js';
 import { printJson, printTable } from '../output.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ModelError } from '../../api/errors.js';
-import { readUserConfig, writeUserConfig } from '../../engine/config.js';
+import { readUserConfig, writeUserConfig } from '../../config.js';
 import type { ModelManager, PullProgress } from '../../models/manager.js';
 import { BUILTIN_MODEL_ID } from '../../models/manifest.js';
 import type { Run } from '../context.js';

@@ -9,7 +9,7 @@ import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { LIMITS } from '../../api/defaults.js';
 import { formatSeconds, printJson } from '../output.js';
 import { formatSearchResults } from '../search-results.js';
-import { NO_STRONG_MATCH } from '../../engine/confidence.js';
+import { NO_STRONG_MATCH } from '../../search/confidence.js';
 
 function parseTopK(v: string): number {
   const n = Number(v);

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError, errorMessage } from '../../api/errors.js';
-import type { LocalEngine } from '../../engine/engine.js';
+import type { LocalEngine } from '../../runtime/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
-import { DEFAULTS, encoderThreads } from '../../engine/config.js';
-import { startWarmHost } from '../../engine/warm.js';
-import { warmIdleMs } from '../../engine/config.js';
+import { DEFAULTS, encoderThreads } from '../../config.js';
+import { startWarmHost } from '../../runtime/warm.js';
+import { warmIdleMs } from '../../config.js';
 
 export interface ServeOptions {
   port: number;
@@ -74,8 +74,8 @@ export async function serveUntilStopped(
 ): Promise<void> {
   const threads = encoderThreads(opts.encoderThreads); // a bad value fails before anything starts
   const [{ LocalEngine }, { Worker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
-    import('../../engine/engine.js'),
-    import('../../engine/worker.js'),
+    import('../../runtime/engine.js'),
+    import('../../runtime/worker.js'),
     import('../../server/app.js'),
     import('../../models/text-encoder.js'),
     import('../../models/text-encoder-pool.js'),

@@ -26,7 +26,7 @@ export function registerTensors(program: Command, run: Run): void {
           if (opts.service !== 'embedding' && opts.service !== 'tagging') throw new BadRequestError('--service must be embedding or tagging');
           // A payload is megabytes of base64: never onto a terminal.
           if (!opts.out && process.stdout.isTTY) throw new BadRequestError('the payload is megabytes of base64: write it to a file with --out payload.json (or pipe stdout)');
-          const { buildTensorPayload } = await import('../../engine/tensor-payload.js');
+          const { buildTensorPayload } = await import('../../pipeline/tensor-payload.js');
           const payload = await buildTensorPayload(path.resolve(file), {
             service: opts.service as TaskKind,
             fps: opts.fps,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { warmIdleMs } from '../../engine/config.js';
+import { warmIdleMs } from '../../config.js';
 import type { Run } from '../context.js';
 
 export function registerWorker(program: Command, run: Run): void {
@@ -17,7 +17,7 @@ export function registerWorker(program: Command, run: Run): void {
         process.once('SIGINT', onSignal);
         const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
         // Answer the CLI's searches while alive (a warm process skips loading the models each call).
-        const [{ Worker }, { startWarmHost }] = await Promise.all([import('../../engine/worker.js'), import('../../engine/warm.js')]);
+        const [{ Worker }, { startWarmHost }] = await Promise.all([import('../../runtime/worker.js'), import('../../runtime/warm.js')]);
         const warm = warmIdleMs() > 0 ? await startWarmHost(ctx.local, ctx.paths.home) : undefined;
         const worker = new Worker(ctx.local, {
           idleExitMs: opts.idleExit !== undefined ? opts.idleExit * 1000 : undefined,

@@ -6,4 +6,4 @@
  */
 export { LUMA_WEIGHTS, LUMA_Q8, luma, lumaQ8, lumaByte, frameLuma, frameToGray } from './luma.js';
 export { checkFrame, fitSize, resizeGray, halve, pyramid, boxBlur, type GrayImage } from './gray.js';
-export { round, round3, round4, clamp01, sigmoid, median, percentile, popcount32 } from './numeric.js';
+export { round, round3, round4, clamp01, sigmoid, median, percentile, popcount32 } from '../../util/numeric.js';

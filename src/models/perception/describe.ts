@@ -4,7 +4,7 @@
  * lights"). The text is split into weighted parts: the segment vector is the weighted mean of the
  * parts' embeddings, so the subject of the shot outweighs colour and camera words.
  */
-import { DESCRIBED_FACE, faceCounts, personBoxes } from './people.js';
+import { DESCRIBED_FACE, faceCounts, personBoxes } from '../../tagging/face-rule.js';
 import type { Box } from './image.js';
 import type { FaceAttributes } from './face-attributes.js';
 import { iou, round } from './image.js';

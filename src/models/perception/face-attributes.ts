@@ -7,7 +7,7 @@
  * used: on our photos it said ~30 for everyone.
  *
  * Cost on one core (tfjs wasm): FaceRes ~115 ms, expression ~9 ms per face, so only the faces
- * that count as people (src/models/perception/people.ts) are read, at most `MAX_FACES` per keyframe,
+ * that count as people (src/tagging/face-rule.ts) are read, at most `MAX_FACES` per keyframe,
  * and a face where the previous segment had one of the same size takes its gender (`carryGender`).
  */
 import { LUMA_WEIGHTS } from '../../media/kernels/index.js';

@@ -43,9 +43,9 @@ export const PERCEPTION_WEIGHTS = {
 export type PerceptionWeights = { -readonly [K in keyof typeof PERCEPTION_WEIGHTS]: number };
 
 /**
- * Search scoring (src/engine/search.ts), tuned on the tuning half with the weights above.
+ * Search scoring (src/search/hybrid.ts), tuned on the tuning half with the weights above.
  * `keyword`: relevance = cosine + keyword × (IDF-weighted share of query words found in the
- * segment's analysis words). `confidence` (src/engine/confidence.ts): a logistic curve of the
+ * segment's analysis words). `confidence` (src/search/confidence.ts): a logistic curve of the
  * result's own evidence — its similarity, the IDF-weighted share of query words analysis was sure of
  * (each word times the confidence of the fact naming it; guesses under 30 % count nothing), and
  * whether ImageNet classified the moment — so no filter, page or other result changes it.

@@ -216,7 +216,7 @@ export interface SegmentsCatalog {
 }
 
 /**
- * Visual signatures of videos (near-duplicates, src/engine/duplicates.ts); deleted with their video.
+ * Visual signatures of videos (near-duplicates, src/duplicates/duplicates.ts); deleted with their video.
  * - put inserts or replaces the video's signature.
  * - forCollection: the collection's signatures, oldest video first.
  * - segmentKeys: start, end and keyframe pHash of every segment of the collection, by video id then idx.

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Catalog } from '../store/catalog/types.js';
 import type { LiveWorker } from '../store/queue/types.js';
-import { DEFAULTS } from './config.js';
+import { DEFAULTS } from '../config.js';
 
 export function pidAlive(pid: number): boolean {
   try {

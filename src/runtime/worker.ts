@@ -4,7 +4,7 @@ import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
 import type { ClaimOptions, JobKind } from '../store/queue/types.js';
 import { fairLaneMs as fairLaneSetting } from '../env.js';
-import { DEFAULTS } from './config.js';
+import { DEFAULTS } from '../config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
 import type { ClaimedJob, QueuedJob } from '../store/queue/types.js';

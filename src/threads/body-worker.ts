@@ -1,5 +1,5 @@
 /**
- * The worker thread of src/engine/body-thread.ts: parses large JSON bodies and decodes large
+ * The worker thread of src/threads/body-thread.ts: parses large JSON bodies and decodes large
  * base64 strings away from the event loop, and receives tensor upload bodies chunk by chunk
  * (`open`, `chunk`…, `end`; `abort` forgets one), parses them and hands their decoded bytes back
  * without a copy. Errors go back as wire errors (src/api/errors.ts).

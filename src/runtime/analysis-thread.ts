@@ -18,23 +18,11 @@
  */
 import { Worker } from 'node:worker_threads';
 import { errorFromWire, ModelError, type WireError } from '../api/errors.js';
-import { workerScript } from './worker-script.js';
-import type { EncodeVideoResponse, TagVideoResponse } from '../api/types.js';
+import { workerScript } from '../threads/worker-script.js';
+import type { AnalysisJob, AnalysisKind, AnalysisRunner, AnswerOf } from '../services/analysis.js';
+
+export type { AnalysisJob, AnalysisKind, AnswerOf };
 import { abortReason } from '../media/ffmpeg.js';
-
-/** What a synchronous analysis answers: an embedding (`encode`) or tags (`tag`). */
-export type AnalysisKind = 'encode' | 'tag';
-export type AnswerOf<K extends AnalysisKind> = K extends 'encode' ? EncodeVideoResponse : TagVideoResponse;
-
-/** One analysis of a video file on this machine. */
-export interface AnalysisJob<K extends AnalysisKind = AnalysisKind> {
-  kind: K;
-  file: string;
-  /** The registry's id of the embedder (the thread looks it up in its own registry). */
-  embedderId: string;
-  segmentSeconds: number;
-  fps: number;
-}
 
 // ---- the wire -------------------------------------------------------------------------------------
 
@@ -61,10 +49,10 @@ interface Thread {
 }
 
 function defaultWorkerUrl(): URL {
-  return workerScript(import.meta.url, 'src/engine/analysis-worker.js', (m) => new ModelError(`the analysis worker script: ${m}`));
+  return workerScript(import.meta.url, 'src/runtime/analysis-worker.js', (m) => new ModelError(`the analysis worker script: ${m}`));
 }
 
-export class AnalysisThreads {
+export class AnalysisThreads implements AnalysisRunner {
   readonly threads: number;
   private readonly workerUrl: URL;
   private readonly live = new Set<Thread>();

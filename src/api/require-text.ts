@@ -1,4 +1,4 @@
-import { ValidationError } from '../api/errors.js';
+import { ValidationError } from './errors.js';
 
 /**
  * Text that must say something: the schemas check it is a non-empty string (src/api/schemas.ts);

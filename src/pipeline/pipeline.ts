@@ -11,8 +11,8 @@ import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
 import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
 import { meanVector } from '../models/vectors.js';
 import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
-import { keyframeReuse, pixelThread } from './config.js';
-import type { VideoSignature } from './duplicates.js';
+import { keyframeReuse, pixelThread } from '../config.js';
+import type { VideoSignature } from '../duplicates/duplicates.js';
 import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb, type KeyframeThumb } from './keyframe-reuse.js';
 import { inThreadEvents, workerThreadEvents, type PixelEvent, type PixelEventSource } from './pixel-thread.js';
 import { round3, type SegmenterOptions, type SegmentRange } from './segmenter.js';
@@ -37,13 +37,13 @@ export interface AnalyzeOptions {
   signature?: boolean;
   /**
    * Decode and run the pixel taggers in a worker thread while this thread runs the models (video
-   * files only; default: `pixelThread()` of src/engine/config.ts, on unless VIDEMBED_PIXEL_THREAD=0).
+   * files only; default: `pixelThread()` of src/config.ts, on unless VIDEMBED_PIXEL_THREAD=0).
    * Both ways give the same segments, tags and vectors.
    */
   pixelThread?: boolean;
   /**
    * Reuse the per-keyframe models' facts on a keyframe nearly identical to the last analysed one
-   * of the same video (src/engine/keyframe-reuse.ts; default `keyframeReuse()` of config.ts, on
+   * of the same video (src/pipeline/keyframe-reuse.ts; default `keyframeReuse()` of config.ts, on
    * unless VIDEMBED_KEYFRAME_REUSE=0).
    */
   keyframeReuse?: boolean;
@@ -76,7 +76,7 @@ export interface AnalyzedVideo {
   videoVector: Float32Array;
   /** Whole-video pixel tags: movement, lighting, horizon, shots and cuts. */
   pixels: PixelTags;
-  /** With `signature`: the pHashes of frames every 1/4 s (src/engine/duplicates.ts). */
+  /** With `signature`: the pHashes of frames every 1/4 s (src/duplicates/duplicates.ts). */
   signature?: VideoSignature;
   timings: { analyzeMs: number; taggingCpuMs: number };
   /** With `speech`: the transcript, or why there is none. */

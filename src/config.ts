@@ -1,11 +1,11 @@
-import { encoderThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from '../env.js';
+import { encoderThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from './env.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BadRequestError } from '../api/errors.js';
-import { LIMITS } from '../api/defaults.js';
-import { LocalBlobStore, type BlobStore } from '../store/blobs.js';
-import { MIN_PART_SIZE, S3BlobStore, type S3BlobStoreOptions } from '../store/s3-blobs.js';
+import { BadRequestError } from './api/errors.js';
+import { LIMITS } from './api/defaults.js';
+import { LocalBlobStore, type BlobStore } from './store/blobs.js';
+import { MIN_PART_SIZE, S3BlobStore, type S3BlobStoreOptions } from './store/s3-blobs.js';
 
 /** Defaults a user can rely on; each is documented in docs/engine.md. */
 export const DEFAULTS = {
@@ -40,14 +40,14 @@ export function warmIdleMs(env: NodeJS.ProcessEnv = process.env): number {
 
 /**
  * Ingest decodes and runs the pixel taggers in a worker thread while the event loop runs the models
- * (src/engine/pixel-thread.ts). VIDEMBED_PIXEL_THREAD=0 keeps them on the event loop (tests,
+ * (src/pipeline/pixel-thread.ts). VIDEMBED_PIXEL_THREAD=0 keeps them on the event loop (tests,
  * debugging, profiling one thread); the results are the same either way.
  */
 export { pixelThread };
 
 /**
  * Ingest reuses the per-keyframe models' facts on a keyframe nearly identical to the last analysed
- * one (src/engine/keyframe-reuse.ts). VIDEMBED_KEYFRAME_REUSE=0 analyses every keyframe.
+ * one (src/pipeline/keyframe-reuse.ts). VIDEMBED_KEYFRAME_REUSE=0 analyses every keyframe.
  */
 export { keyframeReuse };
 

@@ -1,5 +1,5 @@
 /**
- * Worker thread of the ingest pipeline (src/engine/pixel-thread.ts explains the protocol): decodes
+ * Worker thread of the ingest pipeline (src/pipeline/pixel-thread.ts explains the protocol): decodes
  * a video with ffmpeg, runs the {@link Segmenter} (pixel taggers, cuts, signature) on every frame,
  * and transfers each frame to the main thread, which runs the models. One job at a time; between
  * frames it also measures the horizon and framing cues of keyframes the analyzers hand it.

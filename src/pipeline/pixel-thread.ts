@@ -24,8 +24,8 @@ import { errorFromWire, type WireError } from '../api/errors.js';
 import { abortReason } from '../media/ffmpeg.js';
 import type { PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
-import type { VideoSignature } from './duplicates.js';
-import { workerScript } from './worker-script.js';
+import type { VideoSignature } from '../duplicates/duplicates.js';
+import { workerScript } from '../threads/worker-script.js';
 import { Segmenter, type SegmenterOptions, type SegmentRange } from './segmenter.js';
 import type { PixelWork } from '../analysis/types.js';
 import type { FramingPixelCues } from '../tagging/framing.js';
@@ -98,7 +98,7 @@ export function transferable(data: Uint8Array): ArrayBuffer {
 // ---- the worker threads --------------------------------------------------------------------------
 
 function workerUrl(): URL {
-  return workerScript(import.meta.url, 'src/engine/pixel-worker.js', (m) => new errors.VidembedError(`the pixel taggers' worker script: ${m}`));
+  return workerScript(import.meta.url, 'src/pipeline/pixel-worker.js', (m) => new errors.VidembedError(`the pixel taggers' worker script: ${m}`));
 }
 
 /** Idle workers, kept for the next video (warm code). */

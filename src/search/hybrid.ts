@@ -124,7 +124,7 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     if (out.length >= input.topK) break;
     const row = rows.get(best.segmentId);
     if (!row) continue; // deleted since the candidates were read
-    // The result's own evidence only (src/engine/confidence.ts): its similarity, the query words
+    // The result's own evidence only (src/search/confidence.ts): its similarity, the query words
     // analysis saw in it (each as sure as the fact that names it), whether ImageNet classified it.
     const facts = factsOf(row.facts_json);
     const found = wordEvidence(terms.filter((t) => matches.get(t)?.includes(best.segmentId)), facts);

@@ -4,7 +4,7 @@
  * signature (a pHash every 1/4 s). It keeps only small per-frame summaries and the times of the
  * frames not yet in a closed segment, never the frames themselves.
  *
- * The pipeline drives it either on its own thread or in a worker thread (src/engine/pixel-thread.ts);
+ * The pipeline drives it either on its own thread or in a worker thread (src/pipeline/pixel-thread.ts);
  * both run this same code on the same frames in the same order, so they give identical segments
  * and tags.
  */
@@ -12,7 +12,7 @@ import { round3 } from '../media/kernels/index.js';
 import type { PHash } from '../media/phash.js';
 import type { Frame } from '../media/types.js';
 import { CUT_CONTEXT_S, PixelTagger, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
-import { SignatureBuilder, type VideoSignature } from './duplicates.js';
+import { SignatureBuilder, type VideoSignature } from '../duplicates/duplicates.js';
 
 /** A trailing segment shorter than this joins the one before it rather than standing alone. */
 export const MIN_TAIL_SECONDS = 0.5;

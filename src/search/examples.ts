@@ -12,8 +12,8 @@ import type { Analyzer } from '../analysis/types.js';
 import { decodeImage } from '../media/index.js';
 import { assertImageFile } from '../media/is-video.js';
 import type { Embedder } from '../models/embedder.js';
-import { fetchVideoToFile, type FetchPolicy } from './fetch-video.js';
-import { analyzeFrames } from './pipeline.js';
+import { fetchVideoToFile, type FetchPolicy } from '../net/fetch-video.js';
+import { analyzeFrames } from '../pipeline/pipeline.js';
 
 /** Largest picture accepted as a query (decoded bytes). */
 export const MAX_IMAGE_BYTES = 32 * 1024 ** 2;

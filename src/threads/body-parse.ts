@@ -1,10 +1,10 @@
 /**
  * Parsing a request body, the same on the event loop (small bodies) and in the body thread (large
- * ones, src/engine/body-thread.ts): JSON nested too deep or carrying a prototype key is refused
+ * ones, src/threads/body-thread.ts): JSON nested too deep or carrying a prototype key is refused
  * (400) as the framework's own parser would; base64 must be strict.
  */
 import { BadRequestError } from '../api/errors.js';
-import { checkJsonDepth, MAX_JSON_DEPTH } from '../server/json.js';
+import { checkJsonDepth, MAX_JSON_DEPTH } from '../api/json.js';
 
 const STRICT_BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -42,7 +42,7 @@ export interface DecodedData {
  * A tensor upload's body parsed (as `parseJsonBody`) with each tensor's `data` string decoded and
  * replaced by '' (still a string for the schema; the bytes come beside it), so hundreds of
  * megabytes of base64 never travel as a string. A `data` that is not base64 is not an error here:
- * the request is checked in its usual order (schema, size, then base64), src/engine/tensors.ts.
+ * the request is checked in its usual order (schema, size, then base64), src/pipeline/tensors.ts.
  */
 export function parseTensorBody(body: Buffer): { value: unknown; decoded: Record<string, DecodedData> } {
   const value = parseJsonBody(body.toString('utf8'));

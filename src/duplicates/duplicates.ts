@@ -3,6 +3,7 @@
  * src/media/phash.ts), how much of one video's pictures another holds, and groups of
  * near-identical videos (union-find). docs/engine.md explains the numbers.
  */
+import { DUPLICATE_THRESHOLDS } from '../api/defaults.js';
 import { ffmpegFastDecode } from '../env.js';
 import type { DuplicateGroup, DuplicatesResponse } from '../api/types.js';
 import { sampleFrames } from '../media/frames.js';
@@ -17,18 +18,8 @@ export const SIGNATURE_FPS = 4;
 /** Layout version of a stored signature; another version counts as missing (`vidembed collection reindex`). */
 export const SIGNATURE_VERSION = 1;
 
-/**
- * The thresholds, tuned on the tuning half of ../shared/eval only (`node dist/eval/duplicates.js`):
- * see docs/engine.md for the figures.
- */
-export const DUPLICATE_THRESHOLDS = {
-  /** Two frames match when their hashes differ in at most this many of 64 bits. */
-  maxHamming: 10,
-  /** Two videos are near-duplicates at this similarity or above (`duplicates --min-similarity`). */
-  minSimilarity: 0.5,
-  /** `upload --skip-duplicates` skips a file when at least this share of its pictures is in one video. */
-  minCoverage: 0.75,
-};
+/** The thresholds (stated with the API's defaults). */
+export { DUPLICATE_THRESHOLDS };
 
 /** One video's signature: frame times and hashes in time order. */
 export interface VideoSignature {

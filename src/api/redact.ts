@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { VidembedError } from '../api/errors.js';
+import { VidembedError } from './errors.js';
 
 /**
  * Messages that reach users (HTTP bodies, a video's error_message, CLI errors) name the user's

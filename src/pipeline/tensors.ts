@@ -1,14 +1,15 @@
+import { TENSOR_MAX_SIDE } from '../api/defaults.js';
 import { CLIENT_ID_RE, DEFAULT_OWNER } from '../api/principal.js';
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, ValidationError, type ValidationIssue } from '../api/errors.js';
 import type { TensorObject, TensorUploadRequest, TensorUploadResponse } from '../api/types.js';
 import type { Frame } from '../media/types.js';
 import type { BlobStore } from '../store/blobs.js';
-import { decodeBase64, decodedTensorData } from './body-thread.js';
+import { decodeBase64, decodedTensorData } from '../threads/body-thread.js';
 
 /** Bytes per element of the dtypes a tensor may carry. */
 export const ITEM_SIZE: Record<string, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, float16: 2, int32: 4, uint32: 4, float32: 4, int64: 8, float64: 8 };
 /** The largest H and W of a video tensor (the schema says so too: src/api/schemas.ts). */
-export const TENSOR_MAX_SIDE = 1024;
+export { TENSOR_MAX_SIDE };
 
 export interface DecodedTensor {
   shape: number[];
@@ -25,7 +26,7 @@ export interface VideoKwargs {
 
 /**
  * A tensor's bytes: decoded already when the server read its body (src/server/tensor-body.ts),
- * else decoded here (hundreds of megabytes on a worker thread, src/engine/body-thread.ts).
+ * else decoded here (hundreds of megabytes on a worker thread, src/threads/body-thread.ts).
  */
 async function tensorBytes(t: object, data: string, field: string): Promise<Buffer> {
   const pre = decodedTensorData(t);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * `from`: the starting module's `import.meta.url` (a file two levels under the package root, e.g.
  * `src/engine/x.ts`); `script`: the worker's path from the package root as compiled
- * (`src/engine/body-worker.js`); `missing`: the error to throw when neither exists.
+ * (`src/threads/body-worker.js`); `missing`: the error to throw when neither exists.
  */
 export function workerScript(from: string, script: string, missing: (message: string) => Error): URL {
   const sibling = new URL(`./${path.posix.basename(script)}`, from);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BadRequestError, NotFoundError, ValidationError } from '../api/errors.js';
 import type { VideoSource } from '../api/types.js';
-import { fetchVideoToFile, type FetchPolicy } from './fetch-video.js';
+import { fetchVideoToFile, type FetchPolicy } from '../net/fetch-video.js';
 
 export interface ResolvedSource {
   file: string;

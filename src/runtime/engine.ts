@@ -49,7 +49,7 @@ import type { Store } from '../store/index.js';
 import type { QueuedJob } from '../store/queue/types.js';
 import type { QueryTextEncoder } from '../models/text-encoder.js';
 import { createServices, openLibrary, type EngineOptions, type JobContext, type Services, type VideoFile } from '../services/index.js';
-import type { Paths } from './config.js';
+import type { Paths } from '../config.js';
 
 export type { EngineOptions, JobContext, VideoFile };
 export { MAX_TEXT_CHARS, boundText, uncoveredScript } from '../services/search.js';

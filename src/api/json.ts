@@ -1,4 +1,4 @@
-import { BadRequestError } from '../api/errors.js';
+import { BadRequestError } from './errors.js';
 
 /** Deepest nesting of objects and arrays a JSON body may have (the API's own bodies need 4). */
 export const MAX_JSON_DEPTH = 32;

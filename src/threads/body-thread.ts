@@ -21,7 +21,7 @@ let nextId = 0;
 const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 
 function workerUrl(): URL {
-  return workerScript(import.meta.url, 'src/engine/body-worker.js', (m) => new VidembedError(`the body parser's worker script: ${m}`));
+  return workerScript(import.meta.url, 'src/threads/body-worker.js', (m) => new VidembedError(`the body parser's worker script: ${m}`));
 }
 
 function thread(): Worker {

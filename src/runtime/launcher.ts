@@ -4,7 +4,7 @@ import { openSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerRegistry } from '../store/queue/types.js';
-import { DEFAULTS, type Paths } from './config.js';
+import { DEFAULTS, type Paths } from '../config.js';
 import os from 'node:os';
 import { STALE_HEARTBEAT_MS, workerStopped } from './processes.js';
 
