@@ -11,7 +11,7 @@ import { LocalEngine } from '../src/runtime/engine.js';
 import { ffmpegPath, probeDetails, sampleFrames } from '../src/media/index.js';
 import { planSample } from '../src/media/frames.js';
 import { PIXEL_TAGGING_SAMPLING as SAMPLING } from '../src/tagging/index.js';
-import { getEmbedder } from '../src/models/registry.js';
+import { getEmbedder } from '../src/embedders/registry.js';
 import { Store } from '../src/store/index.js';
 import { framingPixelCues } from '../src/tagging/framing.js';
 import { PIXEL_TAGGING_SAMPLING, estimatePairMotion, prepareMotionFrame } from '../src/tagging/index.js';

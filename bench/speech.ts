@@ -15,7 +15,7 @@ import { analyzersFor } from '../src/analysis/index.js';
 import { analyzeVideo } from '../src/pipeline/pipeline.js';
 import { streamPcm } from '../src/media/audio.js';
 import { ffmpegPath } from '../src/media/index.js';
-import { getEmbedder } from '../src/models/registry.js';
+import { getEmbedder } from '../src/embedders/registry.js';
 import { SpeechAnalyzer } from '../src/speech/analyzer.js';
 import { speechAnalyzerFor } from '../src/speech/engines.js';
 import { findPocketsphinx, PocketsphinxEngine } from '../src/speech/pocketsphinx.js';

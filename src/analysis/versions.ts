@@ -3,7 +3,7 @@
  * made with today (compared with the recipe stored with the collection: `needs_reindex`).
  */
 import { imagenetEnabled, ocrEnabled } from '../env.js';
-import type { Embedder } from '../models/embedder.js';
+import type { Embedder } from '../embedders/types.js';
 import { imagenetAnalyzerVersion } from './imagenet.js';
 
 /**

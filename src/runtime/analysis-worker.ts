@@ -8,7 +8,7 @@
 import { parentPort } from 'node:worker_threads';
 import { errorToWire } from '../api/errors.js';
 import { analyzersFor } from '../analysis/index.js';
-import { getEmbedder } from '../models/registry.js';
+import { getEmbedder } from '../embedders/registry.js';
 import { answerFile } from '../services/analysis.js';
 import { speechAnalyzerFor } from '../speech/engines.js';
 import type { FromAnalysisThread, ToAnalysisThread } from './analysis-thread.js';

@@ -47,7 +47,7 @@ import type { BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { Store } from '../store/index.js';
 import type { QueuedJob } from '../store/queue/types.js';
-import type { QueryTextEncoder } from '../models/text-encoder.js';
+import type { QueryTextEncoder } from '../embedders/text-encoder.js';
 import { createServices, openLibrary, type EngineOptions, type JobContext, type Services, type VideoFile } from '../services/index.js';
 import type { Paths } from '../config.js';
 

@@ -1,8 +1,8 @@
 /** Embedding and tagging a video that is not stored: by URL, bytes, a local path, or uploaded tensors. */
 import type { EncodeVideoRequest, EncodeVideoResponse, TagVideoResponse, TensorRef } from '../api/types.js';
 import { LIMITS } from '../api/defaults.js';
-import type { Embedder } from '../models/embedder.js';
-import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import type { Embedder } from '../embedders/types.js';
+import { DEFAULT_EMBEDDER_ID } from '../embedders/registry.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../pipeline/pipeline.js';
 import { resolveVideoSource } from '../pipeline/sources.js';
 import { buildTags } from '../pipeline/tags.js';

@@ -12,7 +12,7 @@ import type {
   ReindexResponse,
   UpdateCollectionRequest,
 } from '../api/types.js';
-import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import { DEFAULT_EMBEDDER_ID } from '../embedders/registry.js';
 import { CollectionNameTakenError } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import { readUserConfig } from '../config.js';

@@ -4,9 +4,9 @@
  */
 import type { Analyzer } from '../analysis/types.js';
 import { databaseUrl } from '../env.js';
-import type { Embedder } from '../models/embedder.js';
-import { getEmbedder, listEmbedders } from '../models/registry.js';
-import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
+import type { Embedder } from '../embedders/types.js';
+import { getEmbedder, listEmbedders } from '../embedders/registry.js';
+import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../embedders/text-encoder.js';
 import type { BlobStore } from '../store/blobs.js';
 import { openSqliteCatalog } from '../store/catalog/sqlite.js';
 import type { Catalog } from '../store/catalog/types.js';

@@ -6,7 +6,7 @@
  */
 import type { TagValue } from '../api/types.js';
 import type { AnalyzerOutput, SegmentAnalysis } from '../analysis/types.js';
-import type { Embedder } from '../models/embedder.js';
+import type { Embedder } from '../embedders/types.js';
 import { l2normalize } from '../models/vectors.js';
 import { soundtrackSegment, type HeardSoundtrack } from './analyzer.js';
 

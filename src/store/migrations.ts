@@ -304,6 +304,23 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'how a browser plays each video (original file or playback proxy)',
     sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
+  {
+    // Capabilities with lanes (issue 31): each capability's state per video — what ran, with which
+    // version, how it ended — from which a reindex plans what must run again.
+    version: 20,
+    name: 'the state of each capability per video',
+    sql: `
+      CREATE TABLE video_capabilities (
+        video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        capability TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'skipped', 'failed')),
+        version TEXT,
+        message TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (video_id, capability)
+      );
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

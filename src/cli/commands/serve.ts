@@ -77,8 +77,8 @@ export async function serveUntilStopped(
     import('../../runtime/engine.js'),
     import('../../runtime/worker.js'),
     import('../../server/app.js'),
-    import('../../models/text-encoder.js'),
-    import('../../models/text-encoder-pool.js'),
+    import('../../embedders/text-encoder.js'),
+    import('../../embedders/text-encoder-pool.js'),
   ]);
   const engine = new LocalEngine({
     // Query text is encoded on worker threads, so the event loop keeps reading requests.

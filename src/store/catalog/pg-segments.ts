@@ -3,7 +3,8 @@ import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
 import { filterEntries, filterKey, labelsOf } from '../labels.js';
 import { cosineTo, normOf } from '../vector-index.js';
 import { loadIndex, PgSegmentsIndex } from './pg-index.js';
-import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
+import type { NewSegment, SegmentKeyRow, SegmentRevision, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
+import { reviseSegments } from '../segments-revise.js';
 
 export { PgSegmentsIndex };
 
@@ -69,6 +70,10 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     const view = Object.create(this) as PgSegmentsCatalog;
     Object.defineProperty(view, 'index', { value: this.index.pinned() });
     return view;
+  }
+
+  async reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void> {
+    await reviseSegments(this, videoId, collectionId, dim, revisions);
   }
 
   async replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void> {

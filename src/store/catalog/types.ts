@@ -1,14 +1,15 @@
+import type { CapabilityStatus } from '../../api/defaults.js';
 import type { KeyLimitSettings } from '../../api/limits.js';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
 import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js';
-import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
+import type { NewSegment, SegmentRevision, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
+export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRevision, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -197,6 +198,16 @@ export interface KeysCatalog {
  */
 export interface SegmentsCatalog {
   replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void>;
+  /**
+   * Rewrites what analysis says of a video's segments, keeping what a revision does not give (its
+   * vector unless it gives one, its times and keyframe hash always): one revision per segment of
+   * the video, by idx, each with the segment's new keywords; facts, tags, description and details
+   * replace the stored ones where given. A revision for an idx the video lacks, or a segment
+   * without one, rejects and changes nothing. The revised segments get new ids (ids only grow, as
+   * a replace gives them), so every cache of answers sees the change. Call it inside a transaction
+   * (it reads, then writes): a lane that lands later (speech) merges its output this way.
+   */
+  reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void>;
   deleteForVideo(videoId: string, dim: number): Promise<void>;
   byIds(ids: number[]): Promise<Map<number, SegmentRow>>;
   listForVideo(videoId: string): Promise<SegmentRow[]>;
@@ -213,6 +224,39 @@ export interface SegmentsCatalog {
    * one round trip per search). Writes committed before the search began are seen.
    */
   forSearch?(): SegmentsCatalog;
+}
+
+/** A capability's state for one video, as stored (src/capabilities: what ran, with which version, how it ended). */
+export interface VideoCapabilityRow {
+  video_id: string;
+  capability: string;
+  status: CapabilityStatus;
+  /** The version that made its output (done), or that will (pending, running); null when skipped before knowing. */
+  version: string | null;
+  /** Why it was skipped, or how it failed. */
+  message: string | null;
+  updated_at: string;
+}
+
+export type CapabilityStateInput = Pick<VideoCapabilityRow, 'capability' | 'status'> & Partial<Pick<VideoCapabilityRow, 'version' | 'message'>>;
+
+/**
+ * Per video, the state of each capability that runs on it (src/capabilities/types.ts).
+ *
+ * - set upserts each given capability's state (version and message null when not given), moving
+ *   its updated_at; the video's other capabilities keep theirs. The video must exist (else it
+ *   rejects and changes nothing). Deleting the video deletes its states.
+ * - forVideo: the video's states, by capability name. forCollection: the states of the
+ *   collection's videos, by video id then capability name.
+ * - lock (inside a transaction): holds the video until the transaction ends; another
+ *   transaction's lock of it waits until then (PostgreSQL: the video's row FOR UPDATE; SQLite and
+ *   memory run one transaction at a time). Two lanes that settle the same video take turns.
+ */
+export interface AnalysisCatalog {
+  set(videoId: string, states: CapabilityStateInput[]): Promise<void>;
+  forVideo(videoId: string): Promise<VideoCapabilityRow[]>;
+  forCollection(collectionId: string): Promise<VideoCapabilityRow[]>;
+  lock(videoId: string): Promise<void>;
 }
 
 /**
@@ -240,6 +284,7 @@ export interface CatalogTx {
   readonly tasks: TasksCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly queue: {
     enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number, owner?: string): Promise<string>;
     cancelFor(refId: string): Promise<number>;
@@ -257,6 +302,7 @@ export interface Catalog {
   readonly keys: KeysCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;

@@ -21,6 +21,9 @@ import {
   type VideoRow,
   type MediaInfo,
   type VideosCatalog,
+  type AnalysisCatalog,
+  type CapabilityStateInput,
+  type VideoCapabilityRow,
 } from '../catalog/types.js';
 import { checkNewVideo } from '../videos.js';
 import { nowIso } from '../db.js';
@@ -45,6 +48,7 @@ const TASK_KINDS: readonly TaskKind[] = ['embedding', 'tagging'];
 function deleteVideo(state: MemoryState, id: string): void {
   if (!state.videos.delete(id)) return;
   state.signatures.delete(id);
+  state.capabilities.delete(id);
   for (const [sid, s] of state.segments) if (s.row.video_id === id) state.segments.delete(sid);
 }
 
@@ -393,6 +397,35 @@ class MemoryFoldersCatalog implements FoldersCatalog {
   }
 }
 
+/** Capabilities' states per video. */
+class MemoryAnalysisCatalog implements AnalysisCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  async set(videoId: string, states: CapabilityStateInput[]): Promise<void> {
+    const { state } = this.store;
+    if (!state.videos.has(videoId)) throw new Error(`analysis.set: no video ${videoId}`);
+    const of = state.capabilities.get(videoId) ?? new Map<string, VideoCapabilityRow>();
+    const now = new Date().toISOString();
+    for (const st of states) of.set(st.capability, { video_id: videoId, capability: st.capability, status: st.status, version: st.version ?? null, message: st.message ?? null, updated_at: now });
+    state.capabilities.set(videoId, of);
+  }
+
+  async forVideo(videoId: string): Promise<VideoCapabilityRow[]> {
+    return [...(this.store.state.capabilities.get(videoId)?.values() ?? [])].sort(byCapability).map((r) => ({ ...r }));
+  }
+
+  async forCollection(collectionId: string): Promise<VideoCapabilityRow[]> {
+    const { state } = this.store;
+    const ids = [...state.videos.values()].filter((v) => v.collection_id === collectionId).map((v) => v.id).sort();
+    return ids.flatMap((id) => [...(state.capabilities.get(id)?.values() ?? [])].sort(byCapability).map((r) => ({ ...r })));
+  }
+
+  /** One transaction at a time: holding the video is holding the store. */
+  async lock(_videoId: string): Promise<void> {}
+}
+
+const byCapability = (a: VideoCapabilityRow, b: VideoCapabilityRow) => (a.capability < b.capability ? -1 : a.capability > b.capability ? 1 : 0);
+
 /** A catalog on an in-memory store. Several catalogs on one store act as connections to one database. */
 export class MemoryCatalog implements Catalog {
   readonly collections: CollectionsCatalog;
@@ -401,6 +434,7 @@ export class MemoryCatalog implements Catalog {
   readonly keys: KeysCatalog;
   readonly segments: MemorySegmentsCatalog;
   readonly signatures: MemorySignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
@@ -415,9 +449,10 @@ export class MemoryCatalog implements Catalog {
     this.segments = g(new MemorySegmentsCatalog(store));
     this.signatures = g(new MemorySignaturesCatalog(store));
     this.folders = g(new MemoryFoldersCatalog(store));
+    this.analysis = g(new MemoryAnalysisCatalog(store));
     this.queue = g(new MemoryJobQueue(store));
     this.registry = g(new MemoryWorkerRegistry(store));
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, queue: this.queue };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

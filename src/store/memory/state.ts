@@ -1,4 +1,4 @@
-import type { CollectionRow, SegmentRow, SignatureRow, TaskRow, VideoRow, ApiKeyRow } from '../catalog/types.js';
+import type { CollectionRow, SegmentRow, SignatureRow, TaskRow, VideoRow, ApiKeyRow, VideoCapabilityRow } from '../catalog/types.js';
 import { Gate } from '../gate.js';
 import type { LiveWorker, QueuedJob } from '../queue/types.js';
 
@@ -36,6 +36,8 @@ export class MemoryState {
   workers = new Map<string, LiveWorker>();
   /** Folders indexed in place, by collection id, in the order added. */
   folders = new Map<string, string[]>();
+  /** Capabilities' states, by video id then capability name. */
+  capabilities = new Map<string, Map<string, VideoCapabilityRow>>();
   /** The last segment id handed out, and the order of inserts of other rows. */
   lastSegmentId = 0;
   seq = 0;
@@ -57,6 +59,7 @@ export class MemoryState {
     out.jobs = copy(this.jobs);
     out.workers = copy(this.workers, (w) => ({ ...w, kinds: w.kinds && [...w.kinds] }));
     out.folders = new Map([...this.folders].map(([k, v]) => [k, [...v]]));
+    out.capabilities = new Map([...this.capabilities].map(([k, v]) => [k, copy(v)]));
     out.lastSegmentId = this.lastSegmentId;
     out.seq = this.seq;
     return out;

@@ -230,6 +230,22 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'how a browser plays each video (original file or playback proxy)',
     sql: `ALTER TABLE videos ADD COLUMN playback text;`,
   },
+  {
+    // As SQLite migration 20: each capability's state per video (issue 31).
+    version: 10,
+    name: 'the state of each capability per video',
+    sql: `
+      CREATE TABLE video_capabilities (
+        video_id text NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        capability text NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'running', 'done', 'skipped', 'failed')),
+        version text,
+        message text,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (video_id, capability)
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
