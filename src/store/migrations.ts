@@ -305,6 +305,22 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
   {
+    // Files the user deleted from a collection indexed in place (issue 30): \`rescan\` leaves a
+    // file with this fingerprint out until it is added again (\`upload --in-place\`, \`rescan
+    // --include-deleted\`).
+    version: 80,
+    name: 'files deleted from a collection in place, by fingerprint (rescan leaves them out)',
+    sql: `
+      CREATE TABLE excluded_files (
+        collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        fingerprint TEXT NOT NULL,
+        path TEXT NOT NULL,
+        excluded_at TEXT NOT NULL,
+        PRIMARY KEY (collection_id, fingerprint)
+      );
+    `,
+  },
+  {
     // Capabilities with lanes (issue 31): each capability's state per video — what ran, with which
     // version, how it ended — from which a reindex plans what must run again.
     version: 20,

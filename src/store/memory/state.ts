@@ -38,6 +38,8 @@ export class MemoryState {
   folders = new Map<string, string[]>();
   /** Capabilities' states, by video id then capability name. */
   capabilities = new Map<string, Map<string, VideoCapabilityRow>>();
+  /** Files deleted from a collection, by fingerprint → path (`rescan` leaves them out). */
+  excluded = new Map<string, Map<string, string>>();
   /** The last segment id handed out, and the order of inserts of other rows. */
   lastSegmentId = 0;
   seq = 0;
@@ -60,6 +62,7 @@ export class MemoryState {
     out.workers = copy(this.workers, (w) => ({ ...w, kinds: w.kinds && [...w.kinds] }));
     out.folders = new Map([...this.folders].map(([k, v]) => [k, [...v]]));
     out.capabilities = new Map([...this.capabilities].map(([k, v]) => [k, copy(v)]));
+    out.excluded = new Map([...this.excluded].map(([k, v]) => [k, new Map(v)]));
     out.lastSegmentId = this.lastSegmentId;
     out.seq = this.seq;
     return out;
