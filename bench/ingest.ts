@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { analyzersFor } from '../src/analysis/index.js';
+import { analyzersFor } from '../src/capabilities/index.js';
 import { PerceptionAnalyzer } from '../src/analysis/perception.js';
 import { analyzeVideo, type AnalyzedVideo } from '../src/pipeline/pipeline.js';
 import { LocalEngine } from '../src/runtime/engine.js';

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { analyzersFor } from '../src/analysis/index.js';
+import { analyzersFor } from '../src/capabilities/index.js';
 import { analyzeVideo } from '../src/pipeline/pipeline.js';
 import { streamPcm } from '../src/media/audio.js';
 import { ffmpegPath } from '../src/media/index.js';

@@ -129,6 +129,15 @@ export function keyframeReuse(env: Env = process.env): boolean {
 }
 
 /** VIDEMBED_NO_IMAGENET=1: the ImageNet analyzer is not used even when installed. */
+/**
+ * VIDEMBED_KEYFRAMES=0: do not keep each segment's keyframe (losslessly, about 100–250 KB per
+ * segment of 4 s at 512 px) — a keyframe analyzer that runs again later (a model pulled) then
+ * decodes the video again.
+ */
+export function keepKeyframes(env: Env = process.env): boolean {
+  return env.VIDEMBED_KEYFRAMES !== '0';
+}
+
 export function imagenetEnabled(env: Env = process.env): boolean {
   return env.VIDEMBED_NO_IMAGENET !== '1';
 }

@@ -1,11 +1,8 @@
 /**
- * Which analyzers run on a collection's segments. Perception runs for every collection (shot size
- * and angle are tags every collection gets, whatever its embedder); the ImageNet classifier and
- * the ImageNet classifier runs where installed and the embedder uses its facts; the text reader
- * runs for every collection (its words go into every keyword index).
+ * The analyzers, one shared instance of each per process (their models load once). Which of them
+ * a collection runs is the capability registry's business (src/capabilities/builtin.ts).
  */
 import { imagenetEnabled, ocrEnabled } from '../env.js';
-import type { Embedder } from '../embedders/types.js';
 import type { ImagenetAnalyzer } from './imagenet.js';
 import type { OcrAnalyzer } from './ocr.js';
 import { PerceptionAnalyzer } from './perception.js';

@@ -26,6 +26,8 @@ import {
   videoParams,
   videoSource,
   videoStatus,
+  capabilityStates,
+  searchableFlag,
   videoTensor,
 } from './schema-parts.js';
 
@@ -277,11 +279,21 @@ export const schemas = {
   },
   reindexCollection: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
+    querystring: {
+      type: 'object',
+      properties: { all: { type: 'boolean', default: false, description: 'run every capability of every video again (by default only what changed: a model pulled, a version, the speech setting)' } },
+    },
     response: {
       type: 'object',
       required: ['collection_id', 'queued'],
       additionalProperties: true,
-      properties: { collection_id: str, queued: { type: 'integer', minimum: 0 } },
+      properties: {
+        collection_id: str,
+        queued: { type: 'integer', minimum: 0, description: 'videos queued (those with something to run again)' },
+        video_ids: { type: 'array', items: str, description: 'the videos queued' },
+        capabilities: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, description: 'how many videos run each capability again' },
+        decodes: { type: 'integer', minimum: 0, description: 'of the videos queued, how many are decoded again (the rest run on their stored keyframes and outputs)' },
+      },
     },
   },
   duplicates: {
@@ -463,6 +475,8 @@ export const schemas = {
         status: videoStatus,
         progress: { type: 'number', minimum: 0, maximum: 100 },
         error_message: str,
+        searchable: searchableFlag,
+        analysis: capabilityStates,
       },
     },
   },
@@ -505,6 +519,8 @@ export const schemas = {
       required: [...videoSummary.required, 'segments'],
       properties: {
         ...videoSummary.properties,
+        searchable: searchableFlag,
+        analysis: capabilityStates,
         tags: { type: 'object', additionalProperties: true },
         playback: { type: 'string', enum: ['original', 'proxy', 'none'], description: 'how a browser plays it: its own file, a playback copy made at ingest (H.264 MP4), or not at all; absent before processing' },
         playback_url: { type: 'string', description: 'API path of what plays in a browser: /videos/{id}/file when the original does, else /videos/{id}/playback; absent when nothing does' },

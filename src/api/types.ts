@@ -128,7 +128,7 @@ export interface VideoService {
   /** Resolves a collection by id or by name. */
   getCollection(idOrName: string): Promise<CollectionSummary>;
   /** Processes a collection's videos again in the background (`collection reindex`). */
-  reindexCollection(idOrName: string): Promise<ReindexResponse>;
+  reindexCollection(idOrName: string, opts?: { all?: boolean }): Promise<ReindexResponse>;
   collectionDetails(idOrName: string): Promise<CollectionDetails>;
   updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary>;
   /** Removes a collection with its videos, segments, vectors, keywords, files and pending jobs. */

@@ -24,7 +24,7 @@ import { imagenetAnalyzerVersion } from '../analysis/imagenet.js';
 import { PERCEPTION_ANALYZER_VERSION } from '../analysis/versions.js';
 import { SIGNATURE_VERSION } from '../duplicates/duplicates.js';
 import { audioTag, soundtrackSegment, SOUNDTRACK_VERSION, type HeardSoundtrack, type SpeechAnalyzer } from '../speech/analyzer.js';
-import { DEFAULT_SPEECH_LANGUAGE, resolveSpeech, speechAnalyzerFor } from '../speech/engines.js';
+import { DEFAULT_SPEECH_LANGUAGE, expectedSpeechVersion, resolveSpeech, speechAnalyzerFor } from '../speech/engines.js';
 import { LevelMeter } from '../speech/levels.js';
 import { PIXEL_TAGGING_VERSION } from '../tagging/index.js';
 import { CapabilityRegistry } from './registry.js';
@@ -179,7 +179,7 @@ function speechCapability(speechFor: (setting: SpeechSetting, language?: string)
     wanted: 'always',
     media: () => ['audio'],
     inputs: none,
-    version: (ctx) => analyzer(ctx).version,
+    version: (ctx) => (injected ? analyzer(ctx).version : expectedSpeechVersion(ctx.speech.setting, ctx.env, ctx.speech.language)),
     availability: (ctx) => {
       if (injected) {
         const a = analyzer(ctx);

@@ -13,6 +13,7 @@ import type { CapabilityContext, Hearer, LaneName, PlannedCapability } from './t
 export { CapabilityRegistry } from './registry.js';
 export { analyzerCapability, builtinCapabilities, capabilityContext, heardSoundtrack, KEYWORDS_VERSION, type BuiltinOptions } from './builtin.js';
 export { LANES, LANE_NAMES, laneOf, laneOfJob, type LaneDecl } from './lanes.js';
+export { changeOf, replan, type Replan } from './planner.js';
 export * from './types.js';
 
 let shared: CapabilityRegistry | undefined;

@@ -59,7 +59,8 @@ export class CapabilityRegistry {
   validate(lanes: readonly LaneName[], contexts: CapabilityContext[]): void {
     for (const d of this.decls.values()) {
       if (!lanes.includes(d.lane)) throw new CapabilityError(`capability "${d.name}" runs on lane "${d.lane}", which no job runs (lanes: ${lanes.join(', ')})`);
-      if (d.kind === 'frame' && !d.analyzer) throw new CapabilityError(`frame capability "${d.name}" gives no analyzer`);
+      // The capability that makes the segments is the decode's own (the pixel taggers); every other frame one is an analyzer.
+      if (d.kind === 'frame' && !d.analyzer && !d.outputs.includes('segments')) throw new CapabilityError(`frame capability "${d.name}" gives no analyzer`);
       if (d.kind === 'track' && !d.hearer) throw new CapabilityError(`track capability "${d.name}" gives no hearer`);
     }
     for (const ctx of contexts) {

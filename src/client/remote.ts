@@ -128,9 +128,9 @@ export class RemoteService implements VideoService {
     }
   }
 
-  async reindexCollection(idOrName: string): Promise<ReindexResponse> {
+  async reindexCollection(idOrName: string, opts: { all?: boolean } = {}): Promise<ReindexResponse> {
     const id = (await this.getCollection(idOrName)).id;
-    return this.call('POST', `/collections/${encodeURIComponent(id)}/reindex`);
+    return this.call('POST', `/collections/${encodeURIComponent(id)}/reindex${opts.all ? '?all=true' : ''}`);
   }
 
   async collectionDetails(idOrName: string): Promise<CollectionDetails> {

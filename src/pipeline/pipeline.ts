@@ -3,6 +3,7 @@ import { errorMessage, MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
 import { phashFrame, type PHash } from '../media/phash.js';
 import type { MediaPort } from '../media/port.js';
+import { ffmpegMedia } from '../media/ffmpeg-media.js';
 import { resizeFrame } from '../media/resize.js';
 import type { Frame, ProbeResult } from '../media/types.js';
 import { analysisDescription } from '../analysis/describe.js';
@@ -27,10 +28,12 @@ export interface AnalyzeOptions {
   /** Analyzers run on every segment before the embedder (their tags go to every collection). */
   analyzers?: Analyzer[];
   /**
-   * Where frames, thumbnails and the probe come from (src/media/port.ts): ffmpeg, or a fake in
-   * tests. Required for a file; frames already decoded (tensors) need it only for thumbnails.
+   * Where frames, thumbnails and the probe come from (src/media/port.ts): the Library's (ffmpeg,
+   * or a fake in unit tests); tools that call the pipeline directly get ffmpeg.
    */
   media?: MediaPort;
+  /** The file's probe, when the caller has it already (one ffmpeg run less). */
+  probe?: ProbeResult;
   /**
    * Called with each segment's keyframe (the frame the per-keyframe analyzers read, as they read
    * it) and the segment whose keyframe's facts it reused, if any: the engine keeps them so that a
@@ -107,9 +110,8 @@ export function maxFramesInFlight(segmentSeconds: number, sampleFps: number): nu
  * ahead), whatever the video's length.
  */
 export async function analyzeVideo(file: string, embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
-  const media = opts.media;
-  if (!media) throw new Error('analyzeVideo: no media port given');
-  const probed = await media.probe(file, { signal: opts.signal });
+  const media = opts.media ?? ffmpegMedia;
+  const probed = opts.probe ?? (await media.probe(file, { signal: opts.signal }));
   if (!probed.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
   await embedder.load();
   const sampleFps = Math.max(opts.fps, PIXEL_TAGGING_SAMPLING.fps);
@@ -238,8 +240,7 @@ async function analyzeFrameStream(
   const pendingThumbs: { seg: AnalyzedSegment; frame: Frame }[] = [];
   const encodePending = async () => {
     const batch = pendingThumbs.splice(0);
-    if (!opts.media) throw new Error('thumbnails: no media port given');
-    const jpegs = await opts.media.thumbnails(batch.map((b) => b.frame), { signal: opts.signal });
+    const jpegs = await (opts.media ?? ffmpegMedia).thumbnails(batch.map((b) => b.frame), { signal: opts.signal });
     batch.forEach((b, i) => (b.seg.thumbnail = jpegs[i]));
   };
 

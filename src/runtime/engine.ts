@@ -130,8 +130,8 @@ export class LocalEngine implements VideoService {
   async deleteCollection(idOrName: string): Promise<DeleteResponse> {
     return this.services.collections.delete(this.principal, idOrName);
   }
-  async reindexCollection(idOrName: string): Promise<ReindexResponse> {
-    return this.services.collections.reindex(this.principal, idOrName);
+  async reindexCollection(idOrName: string, opts: { all?: boolean } = {}): Promise<ReindexResponse> {
+    return this.services.collections.reindex(this.principal, idOrName, validateRequest('reindexCollection', 'querystring', opts));
   }
 
   // ---- videos ------------------------------------------------------------------------------
@@ -223,11 +223,17 @@ export class LocalEngine implements VideoService {
   async failStranded(): Promise<number> {
     return this.services.jobs.failStranded();
   }
-  /** Idle workers' upkeep: tasks past their retention deleted, videos that failed for lack of space retried once there is room. */
+  /**
+   * Workers' upkeep, when they start and while idle: tasks past their retention deleted, videos
+   * that failed for lack of space retried once there is room, what stopped processes left behind
+   * removed (temp dirs, staged files, files of deleted videos).
+   */
   async housekeeping(): Promise<string[]> {
     const expired = await this.services.tasks.expire();
     const retried = await this.services.jobs.retryNoSpace();
+    const swept = await this.services.jobs.sweepLeftovers();
     return [
+      ...swept,
       ...(expired.tasks || expired.tensorUploads ? [`deleted ${expired.tasks} task(s) and ${expired.tensorUploads} tensor upload(s) past their retention`] : []),
       ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : []),
     ];

@@ -99,7 +99,31 @@ export class VideosService {
     if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
     if (v.status === 'processed') out.progress = 100;
     if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
-    return out;
+    return { ...out, ...(await this.analysis(v)) };
+  }
+
+  /**
+   * Each capability's state for the video (`analysis`), and whether it answers searches
+   * (`searchable`: its segments are made; speech may still be on its way). A video processed
+   * before capabilities were recorded has no `analysis` and is searchable once processed.
+   */
+  private async analysis(v: VideoRow): Promise<{ searchable: boolean; analysis?: NonNullable<VideoStatusResponse['analysis']> }> {
+    const rows = await this.lib.catalog.analysis.forVideo(v.id);
+    if (!rows.length) return { searchable: v.status === 'processed' };
+    const lane = (name: string) => (this.lib.capabilities.has(name) ? this.lib.capabilities.get(name).lane : 'pictures');
+    const segmentMakers = new Set(this.lib.capabilities.all().filter((d) => d.outputs.includes('segments')).map((d) => d.name));
+    const analysis: NonNullable<VideoStatusResponse['analysis']> = {};
+    for (const r of rows) {
+      analysis[r.capability] = {
+        status: r.status,
+        lane: lane(r.capability),
+        ...(r.version ? { version: r.version } : {}),
+        ...(r.status === 'skipped' && r.message ? { reason: r.message } : {}),
+        ...(r.status === 'failed' && r.message ? { message: r.message } : {}),
+      };
+    }
+    const made = rows.filter((r) => segmentMakers.has(r.capability));
+    return { searchable: made.length ? made.every((r) => r.status === 'done') : v.status === 'processed', analysis };
   }
 
   /** A video with its tags and segments (`video show`, `GET /videos/{id}`). */
@@ -111,10 +135,17 @@ export class VideosService {
       thumbnail_url: thumbnailUrl(v.id, s.start),
       description: s.description,
       tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
-      facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
+      facts: s.facts_json ? publishedFacts(s.facts_json) : undefined,
     }));
     const playback_url = playbackUrl(v);
-    return { ...(await this.withFileState(v)), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+    return {
+      ...(await this.withFileState(v)),
+      ...(await this.analysis(v)),
+      ...(v.playback ? { playback: v.playback } : {}),
+      ...(playback_url ? { playback_url } : {}),
+      tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined,
+      segments,
+    };
   }
 
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
@@ -217,6 +248,12 @@ export class VideosService {
     const collection = await this.lib.collection(p, collectionIdOrName);
     return findDuplicateGroups(this.lib.catalog, collection, { minSimilarity: req.min_similarity ?? DUPLICATE_THRESHOLDS.minSimilarity, segments: req.segments === true });
   }
+}
+
+/** Each capability's facts as the API shows them (its version and facts: what is kept beside them for re-runs stays inside). */
+function publishedFacts(json: string): Record<string, unknown> {
+  const stored = JSON.parse(json) as Record<string, { version?: string; facts?: unknown }>;
+  return Object.fromEntries(Object.entries(stored).map(([name, s]) => [name, { version: s.version ?? '', facts: s.facts ?? [] }]));
 }
 
 export function toVideoSummary(v: VideoRow): VideoSummary {

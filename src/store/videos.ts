@@ -148,6 +148,10 @@ export class VideosRepo {
       .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null, nowIso(), id);
   }
 
+  setTags(id: string, tagsJson: string | null): void {
+    this.db.prepare('UPDATE videos SET tags_json = ?, updated_at = ? WHERE id = ?').run(tagsJson, nowIso(), id);
+  }
+
   markProcessed(id: string, tagsJson: string | null): void {
     this.db
       .prepare(

@@ -318,6 +318,9 @@ export function conformance(backend: () => Backend): void {
       expect(await get()).toMatchObject({ duration: 12.5, width: 1080, height: 1920, fps: 29.97, codec: null, status: 'processing' });
       await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
       expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
+      // The tags alone, while still processing (the picture lane is done, speech is not).
+      await c.videos.setTags(v.id, '{"early":true}');
+      expect(await get()).toMatchObject({ status: 'processing', tags_json: '{"early":true}', progress: 0 });
 
       const tags = JSON.stringify({ tags: ['beach', 'sunset'], score: 0.5 });
       await c.videos.markProcessed(v.id, tags);

@@ -42,7 +42,7 @@ describe('one owner\'s long video does not hold up another owner\'s clip', () =>
     await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
     const fake = new FakeEmbedder();
     const analyzer = new FakeAnalyzer();
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [analyzer] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [analyzer] } });
     const store = s.engine.store.keys;
     keys.alice = store.create({ name: 'alice', qps: 1000 }).key;
     keys.bob = store.create({ name: 'bob', qps: 1000 }).key;

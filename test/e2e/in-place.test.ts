@@ -119,7 +119,7 @@ describe('processing reads the file where it lies', () => {
 
   it('makes thumbnails and segments from the user file; a file gone before processing fails naming it', async () => {
     const fake = new FakeEmbedder();
-    const engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => fake, analyzersFor: async () => [] });
+    const engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => fake, analyzers: [] });
     try {
       const c = await engine.createCollection({ name: 'here', model: fake.id, speech: 'off' });
       const f = await clip(path.join(dir, 'footage', 'take 1.mp4'), 2);
@@ -144,7 +144,7 @@ describe('processing reads the file where it lies', () => {
   it('a file swapped for a link (to the catalog) or for a FIFO is never read: its processing fails at once, naming the user file', async () => {
     const fake = new FakeEmbedder();
     const home = path.join(dir, 'home-swap');
-    const engine = new LocalEngine({ home, embedderFor: () => fake, analyzersFor: async () => [] });
+    const engine = new LocalEngine({ home, embedderFor: () => fake, analyzers: [] });
     try {
       const c = await engine.createCollection({ name: 'swap', model: fake.id, speech: 'off' });
       const a = await clip(path.join(dir, 'swap', 'a.mp4'), 1);
@@ -181,7 +181,7 @@ describe('a server indexes in place only inside its --library folders', () => {
     symlinkSync(outside, path.join(root, 'link-out'));
     symlinkSync(path.join(outside, 'secret.mp4'), path.join(root, 'card', 'secret-link.mp4'));
     const fake = new FakeEmbedder();
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] }, server: { libraryRoots: [root] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [] }, server: { libraryRoots: [root] } });
     cid = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'lib', model: fake.id } })).body.collection_id;
   });
   afterAll(async () => {

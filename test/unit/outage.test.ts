@@ -117,7 +117,7 @@ describe('the server while its database is out of reach', () => {
       catalog: db.wrap(memory) as Catalog,
       blobs: new MemoryBlobStore(),
       embedderFor: () => embedder,
-      analyzersFor: async () => [],
+      analyzers: [],
       maxUploadBytes: 1024 * 1024,
     });
     const app = await buildServer(engine.services, { keys: engine.catalog.keys });

@@ -59,7 +59,7 @@ describe('storage that can be reclaimed', () => {
     alice = (await catalog.keys.create({ name: 'alice', qps: 1000 })).key;
     bob = (await catalog.keys.create({ name: 'bob', qps: 1000 })).key;
     const embedder = new FakeEmbedder();
-    engine = new LocalEngine({ home, catalog, blobs, embedderFor: () => embedder, analyzersFor: async () => [], retentionMs: RETENTION_MS, maxUploadBytes: 1024 * 1024, checkVideo: anyFileIsVideo });
+    engine = new LocalEngine({ home, catalog, blobs, embedderFor: () => embedder, analyzers: [], retentionMs: RETENTION_MS, maxUploadBytes: 1024 * 1024, checkVideo: anyFileIsVideo });
     const app = await buildServer(engine.services, { keys: engine.catalog.keys });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
     close = async () => {
@@ -236,7 +236,7 @@ describe('the per-owner storage quota', () => {
       catalog,
       blobs,
       embedderFor: () => embedder,
-      analyzersFor: async () => [],
+      analyzers: [],
       storageQuotaBytes: 1000,
       checkVideo: anyFileIsVideo,
     });

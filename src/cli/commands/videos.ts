@@ -6,7 +6,7 @@ import type { UploadVideoResponse, VideoStatus, VideoStatusResponse } from '../.
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
-import { waitForVideo } from '../wait.js';
+import { stillRunning, waitForVideo, waitUntil } from '../wait.js';
 import { printScan } from './rescan.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { formatTranscript, isTranscriptFormat, TRANSCRIPT_FORMATS } from '../../speech/format.js';
@@ -19,6 +19,7 @@ export function registerVideos(program: Command, run: Run): void {
     .argument('<paths...>', 'video files, folders (walked recursively) or globs ("footage/*.mp4", "card/**/*.mov")')
     .option('-c, --collection <name>', 'collection name or id (default: VIDEMBED_COLLECTION or the default collection)')
     .option('-w, --wait', 'wait until processed, then print one summary table')
+    .option('--until <state>', 'with --wait: complete (every capability done, the default) or searchable (the pictures done: search finds them; speech lands later)')
     .option('--no-wait', 'return as soon as the files are stored (the default)')
     .option('--force', 'add files whose bytes the collection already holds')
     .option('--skip-duplicates', 'also skip files whose pictures the collection already holds (re-encoded, resized or trimmed copies)')
@@ -28,8 +29,10 @@ export function registerVideos(program: Command, run: Run): void {
       'after',
       '\nFolders are walked for video files (' + VIDEO_EXTENSIONS.join(' ') + '); other files are skipped and listed,\nand so is a file that is not a video whatever its name (text, a still image, audio only).\nA file whose bytes are already in the collection is skipped (--force adds it again).\nWith --skip-duplicates, so is a file whose pictures are already in one of its videos (each file is\ndecoded once more to compare its pictures; `vidembed duplicates` finds copies already stored).\n\nExamples:\n  $ vidembed upload ./clip.mp4 --collection demo --wait\n  $ vidembed upload ./card/ --wait\n  $ vidembed upload "footage/*.mov" --json\n  $ vidembed upload ./exports/ --skip-duplicates --wait\n  $ vidembed upload ~/footage/ --in-place --wait   # nothing copied; \`vidembed rescan\` later',
     )
-    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; force?: boolean; skipDuplicates?: boolean; inPlace?: boolean }, cmd: Command) =>
+    .action(async (paths: string[], opts: { collection?: string; wait?: boolean; until?: string; force?: boolean; skipDuplicates?: boolean; inPlace?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
+        const until = waitUntil(opts.until);
+        if (opts.until !== undefined && opts.wait === undefined) opts.wait = true;
         const collectionId = await resolveCollection(ctx, opts.collection);
         if (opts.inPlace) {
           // Folders in place: indexed where they lie and remembered (a server resolves them inside its library folders).
@@ -42,7 +45,7 @@ export function registerVideos(program: Command, run: Run): void {
             else printScan(res);
             if (!opts.wait) continue;
             for (const [k, a] of res.added.entries()) {
-              const st = await waitForVideo(ctx.service, a.video_id, { json: globals.json, label: `${k + 1}/${res.added.length} ${path.basename(a.file)}` });
+              const st = await waitForVideo(ctx.service, a.video_id, { json: globals.json, until, label: `${k + 1}/${res.added.length} ${path.basename(a.file)}` });
               if (st.status === 'failed') failed++;
             }
           }
@@ -89,7 +92,7 @@ export function registerVideos(program: Command, run: Run): void {
         progress.stop();
         const added = rows.filter((r) => !r.duplicate);
         if (opts.wait) {
-          for (const [k, r] of added.entries()) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, label: `${k + 1}/${added.length} ${path.basename(r.file)}` });
+          for (const [k, r] of added.entries()) r.res = await waitForVideo(ctx.service, r.res.video_id, { json: globals.json, until, label: `${k + 1}/${added.length} ${path.basename(r.file)}` });
         }
         const outputs = rows.map((r) => r.res);
         const failures = rows.filter((r) => r.res.status === 'failed').length;
@@ -119,7 +122,11 @@ export function registerVideos(program: Command, run: Run): void {
         const nears = rows.filter((r) => r.near).length;
         const counts = [
           `${added.length} uploaded`,
-          opts.wait ? `${added.filter((r) => r.res.status === 'processed').length} processed, ${failures} failed` : '',
+          opts.wait
+            ? until === 'searchable'
+              ? `${added.filter((r) => r.res.status !== 'failed').length} searchable, ${failures} failed`
+              : `${added.filter((r) => r.res.status === 'processed').length} processed, ${failures} failed`
+            : '',
           rows.length - added.length ? `${rows.length - added.length} already there${nears ? ` (${nears} as near-duplicates)` : ''}` : '',
           skipped.length ? `${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped (not videos)` : '',
         ].filter(Boolean);
@@ -138,13 +145,20 @@ export function registerVideos(program: Command, run: Run): void {
     .command('status')
     .argument('<video_id>')
     .option('-w, --wait', 'wait until processed or failed')
+    .option('--until <state>', 'with --wait: complete (the default) or searchable (the pictures done: search finds it; speech lands later)')
     .description("a video's processing status")
-    .addHelpText('after', '\nExample:\n  $ vidembed video status vid_abc123 --json')
-    .action(async (videoId: string, opts: { wait?: boolean }, cmd: Command) =>
+    .addHelpText('after', '\nExamples:\n  $ vidembed video status vid_abc123 --json\n  $ vidembed video status vid_abc123 --wait --until searchable')
+    .action(async (videoId: string, opts: { wait?: boolean; until?: string }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
-        const st = opts.wait ? await waitForVideo(ctx.service, videoId, { json: globals.json }) : await ctx.service.videoStatus(videoId);
+        const until = waitUntil(opts.until);
+        const wait = opts.wait || opts.until !== undefined;
+        const st = wait ? await waitForVideo(ctx.service, videoId, { json: globals.json, until }) : await ctx.service.videoStatus(videoId);
+        const rest = st.status === 'processing' ? stillRunning(st) : '';
         if (globals.json) printJson(st);
-        else process.stdout.write(`${st.video_id}  ${st.status}${st.progress !== undefined && st.status === 'processing' ? ` ${Math.round(st.progress)}%` : ''}${st.error_message ? `: ${st.error_message}` : ''}\n`);
+        else
+          process.stdout.write(
+            `${st.video_id}  ${st.status}${st.progress !== undefined && st.status === 'processing' ? ` ${Math.round(st.progress)}%` : ''}${st.searchable && st.status === 'processing' ? ' (searchable)' : ''}${rest ? ` — ${rest}` : ''}${st.error_message ? `: ${st.error_message}` : ''}\n`,
+          );
         return st.status === 'failed' ? 6 : 0;
       }),
     );
@@ -162,6 +176,7 @@ export function registerVideos(program: Command, run: Run): void {
           return printJson(ctx.local ? { ...d, file: await ctx.local.videoPath(videoId), thumbnail_files: thumbs } : d);
         }
         process.stdout.write(`${d.video_id}  ${d.filename}  ${d.status}${d.error_message ? `: ${d.error_message}` : ''}\n`);
+        if (d.analysis) process.stdout.write(`analysis ${analysisLine(d.analysis)}\n`);
         if (d.duration) {
           process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}${d.fps ? `  ${Math.round(d.fps * 100) / 100} fps` : ''}${d.codec ? `  ${d.codec}` : ''}\n`);
         }
@@ -334,4 +349,11 @@ function formatBytes(n: number): string {
     i++;
   }
   return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
+}
+
+/** Each capability's state in one line: "perception done, imagenet skipped (not installed: …), speech running". */
+export function analysisLine(analysis: NonNullable<VideoStatusResponse['analysis']>): string {
+  return Object.entries(analysis)
+    .map(([name, a]) => `${name} ${a.status}${a.reason ? ` (${a.reason})` : ''}${a.message ? ` (${a.message})` : ''}`)
+    .join(', ');
 }

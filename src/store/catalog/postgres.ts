@@ -221,6 +221,10 @@ export class PgVideosCatalog implements VideosCatalog {
     );
   }
 
+  async setTags(id: string, tagsJson: string | null): Promise<void> {
+    await this.q.query('UPDATE videos SET tags_json = $2, updated_at = clock_timestamp() WHERE id = $1', [id, tagsJson]);
+  }
+
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
     await this.q.query(
       `UPDATE videos SET status = 'processed', progress = 100, error_message = NULL, tags_json = $2, updated_at = clock_timestamp() WHERE id = $1`,

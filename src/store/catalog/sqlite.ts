@@ -135,6 +135,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
     this.repo.setMediaInfo(id, info);
   }
 
+  async setTags(id: string, tagsJson: string | null): Promise<void> {
+    this.repo.setTags(id, tagsJson);
+  }
+
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
     this.repo.markProcessed(id, tagsJson);
   }

@@ -79,8 +79,9 @@ export interface CollectionsCatalog {
  * - markProcessing: status 'processing', progress 0, error cleared. setProgress counts only while
  *   processing: clamped to 0..100 and rounded to one decimal. markProcessed: 'processed', progress
  *   100, error cleared, tags stored. markFailed: 'failed', progress null, the message stored.
- *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given). Each of
- *   these moves updated_at.
+ *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given).
+ *   setTags: the tags alone, whatever the status (a video searchable while a later lane still runs).
+ *   Each of these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
  * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
  *   recently updated first, at most `limit` (those failed for lack of space are retried).
@@ -102,6 +103,7 @@ export interface VideosCatalog {
   setProgress(id: string, progress: number): Promise<void>;
   setMediaInfo(id: string, info: MediaInfo): Promise<void>;
   markProcessed(id: string, tagsJson: string | null): Promise<void>;
+  setTags(id: string, tagsJson: string | null): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
   failedWith(message: string, limit: number): Promise<string[]>;

@@ -215,6 +215,10 @@ class MemoryVideosCatalog implements VideosCatalog {
     this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null, playback: info.playback ?? null });
   }
 
+  async setTags(id: string, tagsJson: string | null): Promise<void> {
+    this.set(id, { tags_json: tagsJson });
+  }
+
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
     this.set(id, { status: 'processed', progress: 100, error_message: null, tags_json: tagsJson });
   }
