@@ -145,11 +145,24 @@ const embedding: CapabilityDecl = {
 };
 
 /** Every capability that writes facts or index terms: what the keyword index holds. */
-const FACT_WRITERS = (registry: () => CapabilityRegistry) => () =>
-  registry()
+const factWriters = (_ctx: CapabilityContext, registry: { all(): readonly CapabilityDecl[] }) =>
+  registry
     .all()
     .filter((d) => d.outputs.includes('facts') || d.outputs.includes('terms'))
     .map((d) => d.name);
+
+const keywords: CapabilityDecl = {
+  name: 'keywords',
+  kind: 'derived',
+  lane: 'pictures',
+  outputs: ['keywords'],
+  wanted: 'always',
+  media: () => [],
+  inputs: () => ['pixels'],
+  reads: factWriters,
+  version: () => KEYWORDS_VERSION,
+  availability: () => always,
+};
 
 const signature: CapabilityDecl = {
   name: 'signature',
@@ -234,22 +247,8 @@ const levels: CapabilityDecl = {
 /** The registry of the engine's capabilities (or, with `analyzers`, of those frame analyzers instead of the built-in ones). */
 export function builtinCapabilities(opts: BuiltinOptions = {}): CapabilityRegistry {
   const frames = opts.analyzers ? opts.analyzers.map((a) => analyzerCapability(a)) : [perception, imagenet, ocr];
-  let registry: CapabilityRegistry | undefined;
-  const keywords: CapabilityDecl = {
-    name: 'keywords',
-    kind: 'derived',
-    lane: 'pictures',
-    outputs: ['keywords'],
-    wanted: 'always',
-    media: () => [],
-    inputs: () => ['pixels'],
-    reads: FACT_WRITERS(() => registry!),
-    version: () => KEYWORDS_VERSION,
-    availability: () => always,
-  };
   const speechFor = opts.speechFor ?? ((setting: SpeechSetting, language?: string) => speechAnalyzerFor(setting, process.env, language));
-  registry = new CapabilityRegistry([pixels, ...frames, embedding, keywords, signature, speechCapability(speechFor, Boolean(opts.speechFor)), levels]);
-  return registry;
+  return new CapabilityRegistry([pixels, ...frames, embedding, keywords, signature, speechCapability(speechFor, Boolean(opts.speechFor)), levels]);
 }
 
 /** A context for checks and plans: the collection's embedder and speech setting. */

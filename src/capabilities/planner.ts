@@ -54,7 +54,7 @@ export function replan(registry: CapabilityRegistry, ctx: CapabilityContext, pla
       continue;
     }
     const d = registry.get(name);
-    const deps = [...d.inputs(ctx), ...(d.reads?.(ctx) ?? [])].filter((e) => rerun.includes(e));
+    const deps = [...d.inputs(ctx), ...(d.reads?.(ctx, registry) ?? [])].filter((e) => rerun.includes(e));
     // A derived capability only the other lane's change reaches: that lane derives it when it joins.
     if (d.kind === 'derived' && deps.every((e) => laneOf.get(e) !== d.lane)) continue;
     rerun.push(name);

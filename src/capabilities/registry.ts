@@ -47,7 +47,7 @@ export class CapabilityRegistry {
 
   /** What `name` depends on for this collection: its inputs and what it reads. */
   private edges(d: CapabilityDecl, ctx: CapabilityContext): string[] {
-    return [...d.inputs(ctx), ...(d.reads?.(ctx) ?? [])];
+    return [...d.inputs(ctx), ...(d.reads?.(ctx, this) ?? [])];
   }
 
   /**

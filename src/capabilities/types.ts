@@ -74,7 +74,7 @@ export interface CapabilityDecl {
    * Capabilities whose output it uses when they ran, without pulling them in (the keyword index
    * holds every fact there is). A change in one re-runs it too.
    */
-  reads?(ctx: CapabilityContext): readonly string[];
+  reads?(ctx: CapabilityContext, registry: { all(): readonly CapabilityDecl[] }): readonly string[];
   /** Its version now, known without loading a model: part of what a video records it was made with. */
   version(ctx: CapabilityContext): Promise<string> | string;
   /** Whether it can run here (a model installed, a program present, a setting on), and why not. */

@@ -4,11 +4,11 @@
  * (ImageNet, on-screen text) can run again — after a model is pulled or its version changes —
  * without decoding the video, with the very pixels it would have read (src/pipeline/rerun.ts).
  *
- * One file per video: each keyframe's RGB rows, each row but the first as its difference to the
- * row above (PNG's "Up" filter: smooth pictures become runs of small numbers), deflated; then a
- * JSON index (times, sizes, offsets, the segment whose facts a keyframe reused); then the index's
- * length and the magic. Written one keyframe at a time to a file (memory holds one keyframe),
- * read back one keyframe at a time.
+ * Two blobs per video: the frames (`frames.bin`: "VKF1", then each keyframe's RGB rows, each row
+ * but the first as its difference to the row above — PNG's "Up" filter: smooth pictures become
+ * runs of small numbers — deflated) and their index (`index.json`: times, sizes, offsets, the
+ * segment whose facts a keyframe reused). Written one keyframe at a time to a file (memory holds
+ * one keyframe); read back one keyframe at a time, by byte range, from any blob store.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -75,19 +75,14 @@ export class KeyframeWriter {
     return this.chain;
   }
 
-  /** Writes the index and closes the file; the keyframes it holds, by idx. */
-  async close(): Promise<number> {
+  /** Closes the file; its index (what `KeyframeReader` reads the file with). */
+  async close(): Promise<Buffer> {
     await this.chain;
     this.fh ??= await open(this.file, 'w');
     if (this.entries.length === 0) await this.fh.write(MAGIC, 0, MAGIC.length, 0);
-    const index = Buffer.from(JSON.stringify({ version: 1, frames: this.entries }));
-    const tail = Buffer.alloc(8);
-    tail.writeUInt32LE(index.length, 0);
-    MAGIC.copy(tail, 4);
-    await this.fh.write(Buffer.concat([index, tail]), 0, index.length + tail.length, this.offset);
     await this.fh.close();
     this.fh = undefined;
-    return this.entries.length;
+    return Buffer.from(JSON.stringify({ version: 1, frames: this.entries } satisfies KeyframeIndex));
   }
 
   /** Stops writing (the file stays for the caller to remove). */
@@ -98,42 +93,32 @@ export class KeyframeWriter {
   }
 }
 
-/** A keyframe file opened for reading: its index, and each keyframe's pixels on demand. */
-export class KeyframeReader {
-  private constructor(
-    private readonly fh: FileHandle,
-    readonly entries: KeyframeEntry[],
-  ) {}
+export interface KeyframeIndex {
+  version: 1;
+  frames: KeyframeEntry[];
+}
 
-  static async open(file: string): Promise<KeyframeReader> {
-    const fh = await open(file, 'r');
-    try {
-      const { size } = await fh.stat();
-      const tail = Buffer.alloc(8);
-      if (size < MAGIC.length + 8) throw new Error('too short');
-      await fh.read(tail, 0, 8, size - 8);
-      if (!tail.subarray(4).equals(MAGIC)) throw new Error('not a keyframe file');
-      const len = tail.readUInt32LE(0);
-      const index = Buffer.alloc(len);
-      await fh.read(index, 0, len, size - 8 - len);
-      const parsed = JSON.parse(index.toString('utf8')) as { version: number; frames: KeyframeEntry[] };
-      if (parsed.version !== 1) throw new Error(`keyframe file version ${parsed.version}`);
-      return new KeyframeReader(fh, parsed.frames);
-    } catch (err) {
-      await fh.close();
-      throw new Error(`unreadable keyframe file: ${(err as Error).message}`, { cause: err });
-    }
+/** Reads byte ranges of the frames file (`start`..`end` inclusive), wherever it is kept. */
+export type RangeReader = (start: number, end: number) => Promise<Buffer>;
+
+/** A video's keyframes for reading: their index, and each keyframe's pixels on demand. */
+export class KeyframeReader {
+  readonly entries: KeyframeEntry[];
+
+  constructor(
+    index: Buffer,
+    private readonly read: RangeReader,
+  ) {
+    const parsed = JSON.parse(index.toString('utf8')) as KeyframeIndex;
+    if (parsed.version !== 1) throw new Error(`keyframe index version ${String(parsed.version)}`);
+    this.entries = parsed.frames;
   }
 
   async frame(e: KeyframeEntry): Promise<Frame> {
-    const packed = Buffer.alloc(e.length);
-    await this.fh.read(packed, 0, e.length, e.offset);
+    const packed = await this.read(e.offset, e.offset + e.length - 1);
+    if (packed.length !== e.length) throw new Error(`keyframe ${e.idx}: ${packed.length} of ${e.length} bytes`);
     const filtered = await inflateAsync(packed);
     if (filtered.length !== e.width * e.height * 3) throw new Error(`keyframe ${e.idx} holds ${filtered.length} bytes, not ${e.width}x${e.height}x3`);
     return { t: e.t, width: e.width, height: e.height, data: unfilterUp(filtered, e.width) };
-  }
-
-  async close(): Promise<void> {
-    await this.fh.close();
   }
 }

@@ -15,7 +15,10 @@ import type { Catalog } from '../store/catalog/types.js';
 /** The blob keys (or folders) a video's artefacts live under, by kind. */
 export const VIDEO_ARTIFACTS = {
   thumbs: (id: string) => `thumbs/${id}`,
-  keyframes: (id: string) => `keyframes/${id}.bin`,
+  /** A folder: `frames.bin` and `index.json` (src/pipeline/keyframes.ts). */
+  keyframes: (id: string) => `keyframes/${id}`,
+  keyframeFrames: (id: string) => `keyframes/${id}/frames.bin`,
+  keyframeIndex: (id: string) => `keyframes/${id}/index.json`,
   soundtrack: (id: string) => `soundtrack/${id}.json`,
   transcript: (id: string) => `transcripts/${id}.json`,
   playback: (id: string) => `playback/${id}.mp4`,
@@ -24,7 +27,7 @@ export const VIDEO_ARTIFACTS = {
 /** Where the artefacts of every video are, and how a key names its video (housekeeping's sweep). */
 const ARTIFACT_PREFIXES: Array<{ prefix: string; video: (key: string) => string | undefined }> = [
   { prefix: 'thumbs', video: (k) => k.split('/')[1] },
-  { prefix: 'keyframes', video: (k) => /^keyframes\/([^/]+)\.bin$/.exec(k)?.[1] },
+  { prefix: 'keyframes', video: (k) => k.split('/')[1] },
   { prefix: 'soundtrack', video: (k) => /^soundtrack\/([^/]+)\.json$/.exec(k)?.[1] },
   { prefix: 'transcripts', video: (k) => /^transcripts\/([^/]+)\.json$/.exec(k)?.[1] },
   { prefix: 'playback', video: (k) => /^playback\/([^/]+)\.mp4$/.exec(k)?.[1] },

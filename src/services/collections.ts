@@ -138,7 +138,7 @@ export class CollectionsService {
     const pictures = w.rerun.filter((n) => this.lib.capabilities.get(n).lane === 'pictures');
     if (!pictures.length) return false;
     if (pictures.some((n) => this.lib.capabilities.get(n).media(ctx).some((m) => m !== 'keyframe'))) return true;
-    return !(await this.lib.blobs.has(VIDEO_ARTIFACTS.keyframes(w.id)));
+    return !(await this.lib.blobs.has(VIDEO_ARTIFACTS.keyframeIndex(w.id)));
   }
 
   /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */

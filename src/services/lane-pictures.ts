@@ -67,9 +67,11 @@ export class PicturesLaneJob extends LaneJob {
     });
     for (const [name, why] of missing) analyzed.failed.set(name, why);
     await this.stageThumbnails(staged, video.id, analyzed.segments.map((s) => s.thumbnail));
+    staged.replaceFolder(VIDEO_ARTIFACTS.keyframes(video.id));
     if (keyframes) {
-      await keyframes.close();
-      await staged.putFile(VIDEO_ARTIFACTS.keyframes(video.id), keyframes.file, { move: true });
+      const index = await keyframes.close();
+      await staged.putFile(VIDEO_ARTIFACTS.keyframeFrames(video.id), keyframes.file, { move: true });
+      await staged.put(VIDEO_ARTIFACTS.keyframeIndex(video.id), index);
     }
     // From the same file the analysis read (the video's source, wherever it is kept).
     const playback = await preparePlayback(staged, lib.media, video, file.path, analyzed.media, { signal: ctx.signal });
@@ -109,7 +111,7 @@ export class PicturesLaneJob extends LaneJob {
       const d = lib.capabilities.get(name);
       if (d.media(run.capCtx).some((m) => m !== 'keyframe')) return false;
     }
-    if (!(await lib.blobs.has(VIDEO_ARTIFACTS.keyframes(run.video.id)))) return false;
+    if (!(await lib.blobs.has(VIDEO_ARTIFACTS.keyframeIndex(run.video.id)))) return false;
     const rows = await lib.catalog.segments.listForVideo(run.video.id);
     // Segments from before their outputs were kept whole (descriptions, terms) cannot be made again from them.
     return rows.length > 0 && rows.every((r) => r.facts_json && Object.values(JSON.parse(r.facts_json) as Record<string, { facts?: unknown }>).every((o) => Array.isArray(o.facts)));
@@ -138,10 +140,12 @@ export class PicturesLaneJob extends LaneJob {
       vector: vectors.get(r.id)!,
       ...(r.phash ? { phash: r.phash } : {}),
     }));
-    const blob = await lib.blobs.localFile(VIDEO_ARTIFACTS.keyframes(video.id));
-    run.onEnd(() => blob.release());
-    const reader = await KeyframeReader.open(blob.path);
-    run.onEnd(() => reader.close());
+    const framesKey = VIDEO_ARTIFACTS.keyframeFrames(video.id);
+    const reader = new KeyframeReader(await lib.blobs.get(VIDEO_ARTIFACTS.keyframeIndex(video.id)), async (start, end) => {
+      const chunks: Buffer[] = [];
+      for await (const c of lib.blobs.stream(framesKey, { start, end })) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    });
     const failed = new Map(missing);
     const order = plan.map((p) => p.name);
     const frameCaps = new Set(plan.filter((p) => p.kind === 'frame').map((p) => p.name));

@@ -108,6 +108,10 @@ export class SpeechLaneJob extends LaneJob {
     const versions = new Map(plan.map((p) => [p.name, p.version]));
     const order = plan.map((p) => p.name);
     await run.settle(async (tx) => {
+      const now = (await tx.collections.byId(run.collection.id))?.recipe_json;
+      const recipe = now ? (JSON.parse(now) as Record<string, string>) : {};
+      const speech = plan.find((p) => p.kind === 'track' && lib.capabilities.get(p.name).outputs.includes('transcript'));
+      if (speech) await tx.collections.setRecipe(run.collection.id, { ...recipe, speech_setting: capCtx.speech.setting, [speech.name]: speech.version });
       const rows = await tx.segments.listForVideo(video.id);
       if (!rows.length) return { states }; // the picture lane joins it when it settles
       // Every track capability done after this settle: those done before and those that ran now.
@@ -132,10 +136,6 @@ export class SpeechLaneJob extends LaneJob {
       await tx.segments.reviseForVideo(video.id, run.collection.id, run.collection.dim, revisions);
       const old = (await tx.videos.byId(video.id))?.tags_json;
       const tagsJson = old ? JSON.stringify(retagVideo(JSON.parse(old) as Tags, revised)) : undefined;
-      const now = (await tx.collections.byId(run.collection.id))?.recipe_json;
-      const recipe = now ? (JSON.parse(now) as Record<string, string>) : {};
-      const speech = plan.find((p) => p.kind === 'track' && lib.capabilities.get(p.name).outputs.includes('transcript'));
-      if (speech) await tx.collections.setRecipe(run.collection.id, { ...recipe, speech_setting: capCtx.speech.setting, [speech.name]: speech.version });
       return { states, ...(tagsJson !== undefined ? { tagsJson } : {}) };
     }, staged);
   }

@@ -253,8 +253,8 @@ export class Library implements LibraryPorts {
    */
   async removeVideoFiles(v: VideoRow): Promise<void> {
     if (v.fingerprint === null) await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
-    await this.blobs.deletePrefix(VIDEO_ARTIFACTS.thumbs(v.id)).catch(() => {});
-    for (const key of [VIDEO_ARTIFACTS.transcript(v.id), VIDEO_ARTIFACTS.playback(v.id), VIDEO_ARTIFACTS.keyframes(v.id), VIDEO_ARTIFACTS.soundtrack(v.id)]) await this.blobs.delete(key).catch(() => {});
+    for (const folder of [VIDEO_ARTIFACTS.thumbs(v.id), VIDEO_ARTIFACTS.keyframes(v.id)]) await this.blobs.deletePrefix(folder).catch(() => {});
+    for (const key of [VIDEO_ARTIFACTS.transcript(v.id), VIDEO_ARTIFACTS.playback(v.id), VIDEO_ARTIFACTS.soundtrack(v.id)]) await this.blobs.delete(key).catch(() => {});
   }
 
   /** An error whose message names the user's file, never a path of this machine's data or temp directories. */

@@ -61,8 +61,10 @@ export async function settleVideo(tx: CatalogTx, videoId: string, s: Settlement)
     if (s.tagsJson !== undefined) await tx.videos.setTags(videoId, s.tagsJson);
     return 'processing';
   }
-  const tags = s.tagsJson !== undefined ? s.tagsJson : ((await tx.videos.byId(videoId))?.tags_json ?? null);
-  await tx.videos.markProcessed(videoId, tags);
+  const video = await tx.videos.byId(videoId);
+  // Failed stays failed: its picture lane made no segments (a later lane that ends has nothing to add).
+  if (video?.status === 'failed') return 'failed';
+  await tx.videos.markProcessed(videoId, s.tagsJson !== undefined ? s.tagsJson : (video?.tags_json ?? null));
   return 'processed';
 }
 

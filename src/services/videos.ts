@@ -113,6 +113,10 @@ export class VideosService {
     const lane = (name: string) => (this.lib.capabilities.has(name) ? this.lib.capabilities.get(name).lane : 'pictures');
     const segmentMakers = new Set(this.lib.capabilities.all().filter((d) => d.outputs.includes('segments')).map((d) => d.name));
     const analysis: NonNullable<VideoStatusResponse['analysis']> = {};
+    // In the registry's order (the order they run in), the ones it no longer knows last.
+    const order = this.lib.capabilities.names();
+    const rank = (n: string) => (order.includes(n) ? order.indexOf(n) : order.length);
+    rows.sort((a, b) => rank(a.capability) - rank(b.capability));
     for (const r of rows) {
       analysis[r.capability] = {
         status: r.status,
@@ -153,11 +157,21 @@ export class VideosService {
     const v = await this.lib.video(p, videoId);
     const t = await loadTranscript(this.lib.blobs, v.id);
     if (!t) {
-      const reason = v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`;
+      const reason = (await this.noTranscript(v)) ?? (v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`);
       return { video_id: v.id, engine: '', language: '', duration: 0, words: [], reason };
     }
     const words = t.words.map(({ w, start, end, conf }) => ({ w, start, end, conf }));
     return { video_id: v.id, engine: t.engine, language: t.language, duration: t.duration, words, ...(t.reason ? { reason: t.reason } : {}) };
+  }
+
+  /** Why a video has no transcript, from the state of the capability that writes it (skipped: speech off, no engine; running; failed). */
+  private async noTranscript(v: VideoRow): Promise<string | undefined> {
+    const writers = new Set(this.lib.capabilities.all().filter((d) => d.outputs.includes('transcript')).map((d) => d.name));
+    const r = (await this.lib.catalog.analysis.forVideo(v.id)).find((x) => writers.has(x.capability));
+    if (!r) return undefined;
+    if (r.status === 'skipped' || r.status === 'failed') return r.message ?? `${r.capability} ${r.status}`;
+    if (r.status === 'pending' || r.status === 'running') return `not heard yet (${r.capability} ${r.status}; the pictures may already be searchable)`;
+    return undefined;
   }
 
   /**
