@@ -12,6 +12,7 @@ const MODEL_SUITES = [
   'test/e2e/pg-cluster.test.ts',
   'test/e2e/pg-outage.test.ts',
   'test/e2e/readme-remote.test.ts',
+  'test/e2e/reindex.test.ts',
   'test/e2e/search-by-example.test.ts',
   'test/e2e/search-quality.test.ts',
   'test/e2e/server.test.ts',

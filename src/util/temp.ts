@@ -32,7 +32,7 @@ function alive(pid: number): boolean {
 
 export interface SweepOptions {
   base?: string;
-  /** A directory of a process that is gone is removed once it is this old (default 1 min: not one being made right now). */
+  /** A directory of a process that is gone is removed once it is this old (default 0: at once; its process cannot be writing it). */
   goneAfterMs?: number;
   /** Any of ours is removed once it is this old, whoever made it (default 24 h: a pid reused since). */
   maxAgeMs?: number;
@@ -48,7 +48,7 @@ export interface SweepOptions {
 export async function sweepTempDirs(opts: SweepOptions = {}): Promise<string[]> {
   const base = opts.base ?? os.tmpdir();
   const now = opts.now ?? Date.now();
-  const goneAfter = opts.goneAfterMs ?? 60_000;
+  const goneAfter = opts.goneAfterMs ?? 0;
   const maxAge = opts.maxAgeMs ?? 24 * 3600_000;
   const uid = process.getuid?.();
   const removed: string[] = [];

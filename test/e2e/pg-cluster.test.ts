@@ -126,7 +126,8 @@ describe.skipIf(!pgOk)('one library on PostgreSQL: three workers, two servers', 
         for (const r of rows) expect(r.idx_ok, r.video_id).toBe(true);
         expect(Number((await pool.query('SELECT count(*) AS n FROM segment_deletions')).rows[0].n)).toBe(0);
         const jobs = (await pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM jobs GROUP BY status`)).rows;
-        expect(jobs).toEqual([{ status: 'done', n: CLIPS }]);
+        // Three jobs per video: its plan, its picture lane, its speech lane.
+        expect(jobs).toEqual([{ status: 'done', n: 3 * CLIPS }]);
         // Each job the killed worker held was claimed again under a newer token (the restarted worker
         // may take the same job again: count claims beyond the first, not jobs).
         const reclaims = Number((await pool.query(`SELECT sum(lease_token - 1) AS n FROM jobs`)).rows[0].n);

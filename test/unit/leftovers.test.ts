@@ -87,7 +87,7 @@ describe('temp dirs of stopped processes', () => {
     return dir;
   };
 
-  it('removes ours whose process is gone (past a minute) or older than a day; keeps a live one, a young one and other names', async () => {
+  it('removes ours whose process is gone or older than a day; keeps a live one, one younger than the grace, and other names', async () => {
     const root = mkdtempSync(path.join(base, 'tmp-'));
     const dead = 2 ** 22 + 12345; // above pid_max's default: no such process
     const gone = path.join(root, `vidembed-proxy-${dead}-abcdef`);
@@ -99,7 +99,7 @@ describe('temp dirs of stopped processes', () => {
     for (const d of [gone, young, mine, ancient, cluster, other]) mkdirSync(d, { recursive: true });
     writeFileSync(path.join(gone, 'playback.mp4'), 'half an encode');
     for (const d of [gone, young, mine, ancient, cluster, other]) aged(d, d === young ? 5 : d === ancient ? 2 * 86400 : d === gone || d === mine ? 600 : 10 * 86400);
-    const removed = await sweepTempDirs({ base: root });
+    const removed = await sweepTempDirs({ base: root, goneAfterMs: 60_000 });
     expect(removed.sort()).toEqual([ancient, gone].sort());
     expect([young, mine, cluster, other].every((d) => existsSync(d))).toBe(true);
   });
