@@ -423,8 +423,8 @@ export const schemas = {
               evidence: {
                 type: 'object',
                 description: 'per kind that matched: its own probability that this moment is what the query asks for, the words that matched and a snippet; with explain, the raw parts its curve read',
-                additionalProperties: false,
-                properties: { seen: kindEvidence, said: kindEvidence, written: kindEvidence },
+                propertyNames: { enum: ['seen', 'said', 'written'] },
+                additionalProperties: kindEvidence,
               },
               thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
               tags: {
