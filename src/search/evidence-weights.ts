@@ -8,6 +8,8 @@
 export const EVIDENCE_WEIGHTS = {
   /** Seen (text query): logistic curve of similarity, sure picture words, ImageNet present. */
   seen: { similarity: 1.63, sureWords: 12.33, classified: 0.94, intercept: -2.43 },
+  /** The ranking's seen side: logistic curve of the pre-rank (similarity + keyword bonus). */
+  rank: { preRank: 6, intercept: -4 },
   /** A picture or a moment as the query: logistic curve of the picture's similarity. */
   example: { similarity: 20, intercept: -17 },
   /** Written: logistic curve of the sure share of the query's words read on screen. */
