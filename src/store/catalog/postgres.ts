@@ -7,6 +7,7 @@ import { hashKey, limitsJson } from '../keys.js';
 import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
 import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js';
 import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
+import { PgWebhooks } from '../webhooks/postgres.js';
 import {
   CollectionNameTakenError,
   type ApiKeyRow,
@@ -399,6 +400,7 @@ export class PgCatalog implements Catalog {
   readonly folders: PgFoldersCatalog;
   readonly queue: PgJobQueue;
   readonly registry: PgWorkerRegistry;
+  readonly webhooks: PgWebhooks;
 
   constructor(
     readonly pool: pg.Pool,
@@ -413,6 +415,7 @@ export class PgCatalog implements Catalog {
     this.folders = new PgFoldersCatalog(pool);
     this.queue = new PgJobQueue(pool);
     this.registry = new PgWorkerRegistry(pool);
+    this.webhooks = new PgWebhooks(pool);
   }
 
   /**
@@ -429,6 +432,7 @@ export class PgCatalog implements Catalog {
         segments: new PgSegmentsCatalog(client),
         signatures: new PgSignaturesCatalog(client),
         queue: new PgTxJobQueue(client),
+        webhooks: new PgWebhooks(client),
       }),
     );
   }
