@@ -66,6 +66,8 @@ export interface EngineOptions {
   checkVideo?: (file: string, name: string) => Promise<void>;
   /** Webhook delivery settings (tests, `serve --allow-private-webhooks`); default DEFAULTS.webhooks. */
   webhooks?: Partial<WebhookSettings>;
+  /** A server's library roots (`serve --library DIR`): footage in place is read only from inside them. */
+  libraryRoots?: string[];
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -103,6 +105,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
     retentionMs: opts.retentionMs,
     webhooks: opts.webhooks,
+    libraryRoots: opts.libraryRoots,
     ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   return { library, localStore };

@@ -91,6 +91,8 @@ export async function serveUntilStopped(
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
     webhooks: { allowPrivate: Boolean(opts.allowPrivateWebhooks) },
     memoryIndex: true,
+    // Footage in place is read (served, processed) only from inside these.
+    libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
   });
   const app = await buildServer(engine.services, {
     auth: opts.auth,

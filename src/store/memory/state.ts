@@ -41,6 +41,8 @@ export class MemoryState {
   webhookEndpoints = new Map<string, WebhookEndpointRow>();
   webhookDeliveries = new Map<string, WebhookDelivery & { seq: number }>();
   webhookAttempts = new Map<string, DeliveryAttempt[]>();
+  /** Files deleted from a collection, by fingerprint → path (`rescan` leaves them out). */
+  excluded = new Map<string, Map<string, string>>();
   /** The last segment id handed out, and the order of inserts of other rows. */
   lastSegmentId = 0;
   seq = 0;
@@ -65,6 +67,7 @@ export class MemoryState {
     out.webhookEndpoints = copy(this.webhookEndpoints, (e) => ({ ...e, events: [...e.events] }));
     out.webhookDeliveries = copy(this.webhookDeliveries);
     out.webhookAttempts = new Map([...this.webhookAttempts].map(([k, v]) => [k, v.map((a) => ({ ...a }))]));
+    out.excluded = new Map([...this.excluded].map(([k, v]) => [k, new Map(v)]));
     out.lastSegmentId = this.lastSegmentId;
     out.seq = this.seq;
     return out;
