@@ -180,7 +180,7 @@ export class RemoteService implements VideoService {
         await sleep(wait);
         continue;
       }
-      return { status: res.statusCode, headers: res.headers, body: parsed };
+      return { method, path, status: res.statusCode, headers: res.headers, body: parsed };
     }
   }
 

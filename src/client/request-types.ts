@@ -34,6 +34,9 @@ export type OperationRequest<K extends OperationId> = (OperationParams<K> extend
 
 /** An answer as it came: status, headers, body (parsed JSON, else text; a file's bytes for file operations). */
 export interface RawResponse {
+  /** What was asked: the method and the path with its query. */
+  method: string;
+  path: string;
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
