@@ -1,7 +1,8 @@
 /**
  * JSON Schemas of the API's requests and responses: the server validates with them and
  * /openapi.json is generated from them, so the document cannot drift from what is enforced. Their
- * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts.
+ * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts; the
+ * webhooks of issue 34 in schemas-webhooks.ts (part of `schemas`).
  */
 import { DUPLICATE_THRESHOLDS, LIMITS, SPEECH_SETTINGS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
@@ -44,6 +45,8 @@ const kindEvidence = {
 
 export { errorBody, validationErrorBody } from './schema-parts.js';
 export { inPlaceSchemas, jobSchemas, operationsSchemas } from './schemas-ops.js';
+export { WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT, webhookSchemas, type WebhookEvent } from './schemas-webhooks.js';
+import { webhookSchemas } from './schemas-webhooks.js';
 
 export const tagsSchema = {
   type: 'object',
@@ -585,5 +588,6 @@ export const schemas = {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
   },
+  ...webhookSchemas,
 } as const;
 

@@ -62,6 +62,7 @@ const TAGS: Record<string, string> = {
   tasks: 'asynchronous tasks',
   tensors: 'pre-processed tensor uploads for async tasks',
   jobs: 'the job queue: what waits or runs, and cancelling (docs/limits.md)',
+  webhooks: 'URLs told of events (videos processed or failed, tasks done or failed), Standard Webhooks signed (docs/webhooks.md)',
 };
 
 const json = (schema: object) => ({ 'application/json': { schema } });

@@ -21,10 +21,30 @@ import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import type { VideoRow } from '../store/videos.js';
 import type { Paths } from '../config.js';
-import type { FetchPolicy } from '../net/fetch-video.js';
+import type { FetchPolicy, Resolver } from '../net/fetch-video.js';
 import { redactError } from '../api/redact.js';
-import { retentionMs, storageQuotaBytes } from '../env.js';
+import { retentionMs, storageQuotaBytes, webhookFirstRetryMs } from '../env.js';
+import { DEFAULTS } from '../config.js';
 import { FootageUnavailableError, openFootage, type OpenedFootage, type VideoFile } from './footage-files.js';
+
+/** How webhooks are delivered (issue 34; defaults: DEFAULTS.webhooks in src/config.ts). */
+export interface WebhookSettings {
+  /**
+   * Webhooks created through this library may point at private, loopback or link-local addresses:
+   * the operator's grant (`serve --allow-private-webhooks`, `webhooks add --allow-private`), kept
+   * with each endpoint it was given to.
+   */
+  allowPrivate: boolean;
+  timeoutMs: number;
+  leaseMs: number;
+  concurrency: number;
+  pollMs: number;
+  firstRetryMs: number;
+  maxRetryMs: number;
+  retryForMs: number;
+  /** How receivers' host names are resolved (tests); default the system resolver. */
+  resolve?: Resolver;
+}
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -55,6 +75,8 @@ export interface LibraryPorts {
   storageQuotaBytes?: number;
   /** Refuses a file that is not a video (text, a still image, audio only), naming it `name` (MediaError). */
   checkVideo: (file: string, name: string) => Promise<void>;
+  /** Webhook delivery settings; default DEFAULTS.webhooks (the first retry: VIDEMBED_WEBHOOK_RETRY_MS), no private targets. */
+  webhooks?: Partial<WebhookSettings>;
   /**
    * A server's library roots (`serve --library DIR`): footage in place is read only from inside
    * them. Empty: a file in place is read only where it was indexed (src/services/footage-files.ts).
@@ -81,6 +103,7 @@ export class Library implements LibraryPorts {
   readonly retentionMs: number;
   readonly storageQuotaBytes?: number;
   readonly checkVideo: (file: string, name: string) => Promise<void>;
+  readonly webhooks: WebhookSettings;
   readonly libraryRoots: string[];
 
   constructor(ports: LibraryPorts) {
@@ -100,6 +123,7 @@ export class Library implements LibraryPorts {
     this.retentionMs = ports.retentionMs ?? retentionMs();
     this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
     this.checkVideo = ports.checkVideo;
+    this.webhooks = { ...DEFAULTS.webhooks, firstRetryMs: webhookFirstRetryMs(DEFAULTS.webhooks.firstRetryMs), allowPrivate: false, ...ports.webhooks };
     this.libraryRoots = ports.libraryRoots ?? [];
   }
 

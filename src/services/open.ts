@@ -14,7 +14,7 @@ import type { Store } from '../store/index.js';
 import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../net/fetch-video.js';
-import { Library } from './library.js';
+import { Library, type WebhookSettings } from './library.js';
 import { assertVideoFile } from '../media/is-video.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import { speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
@@ -64,6 +64,8 @@ export interface EngineOptions {
    * ffmpeg's probe (src/media/is-video.ts). Unit tests that upload placeholder bytes pass one that takes any file.
    */
   checkVideo?: (file: string, name: string) => Promise<void>;
+  /** Webhook delivery settings (tests, `serve --allow-private-webhooks`); default DEFAULTS.webhooks. */
+  webhooks?: Partial<WebhookSettings>;
   /** A server's library roots (`serve --library DIR`): footage in place is read only from inside them. */
   libraryRoots?: string[];
 }
@@ -102,6 +104,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
     retentionMs: opts.retentionMs,
+    webhooks: opts.webhooks,
     libraryRoots: opts.libraryRoots,
     ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
