@@ -42,7 +42,8 @@ function message(e: AjvError): string {
     case 'not': {
       // Fields that do not go together (present() in src/api/schema-parts.ts).
       const not = (ps.not ?? {}) as { required?: string[]; anyOf?: { required?: string[] }[] };
-      if (not.required) return `give only one of ${not.required.join(', ')}`;
+      if (not.required && not.required.length > 1) return `give only one of ${not.required.join(', ')}`;
+      if (not.required) return `not together with ${not.required[0]}`;
       if (not.anyOf) return `not together with ${not.anyOf.flatMap((a) => a.required ?? []).join(', ')}`;
       return e.message ?? 'invalid';
     }
