@@ -194,12 +194,18 @@ export class Worker {
    */
   private async fairLane(mainDone: AbortSignal, afterMs: number, pollMs: number, o: Parameters<Worker['work']>[1]): Promise<void> {
     const until = AbortSignal.any([o.signal, mainDone]);
+    // Its claims fail with the store like the main loop's: waited out with the same growing backoff.
+    const outage = new Outage((line) => o.log(`fair lane: ${line}`), 'the job store', this.opts.backoffMs);
     await sleep(afterMs, undefined, { signal: until }).catch(() => {});
     while (!until.aborted) {
-      const job = await this.claim(o.leaseMs, { idleOwnersOnly: true }).catch((err: unknown) => {
-        o.log(`fair lane: claim failed: ${errorMessage(err)}`);
-        return undefined;
-      });
+      let job: ClaimedJob | undefined;
+      try {
+        job = await this.claim(o.leaseMs, { idleOwnersOnly: true });
+        outage.over();
+      } catch (err) {
+        await outage.wait(err, until);
+        continue;
+      }
       if (job) {
         o.log('fair lane: a job of another owner beside the long one');
         await this.work(job, o);

@@ -57,6 +57,8 @@ export interface LibraryPorts {
   embedderFor: (id: string) => Embedder;
   /** Every model id `embedderFor` knows, when that is a fixed list (the registry's); the server's schemas name them. */
   modelIds?: () => string[];
+  /** Whether a model's files are on this machine (src/models/manifest.ts); absent: every model `embedderFor` knows is. */
+  modelInstalled?: (id: string) => boolean;
   /** The analyzers run before an embedder. */
   analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
@@ -93,6 +95,7 @@ export class Library implements LibraryPorts {
   readonly blobPath?: (key: string) => string;
   readonly embedderFor: (id: string) => Embedder;
   readonly modelIds?: () => string[];
+  readonly modelInstalled?: (id: string) => boolean;
   readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   readonly speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
@@ -113,6 +116,7 @@ export class Library implements LibraryPorts {
     this.blobPath = ports.blobPath;
     this.embedderFor = ports.embedderFor;
     this.modelIds = ports.modelIds;
+    this.modelInstalled = ports.modelInstalled;
     this.analyzersFor = ports.analyzersFor;
     this.speechFor = ports.speechFor;
     this.textEncoder = ports.textEncoder;
@@ -127,13 +131,21 @@ export class Library implements LibraryPorts {
     this.libraryRoots = ports.libraryRoots ?? [];
   }
 
-  /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
+  /**
+   * An embedder by id, installed on this machine: an unknown id, or a model whose files are not
+   * here, is the caller's error (422 at `loc` naming it), never a failure of the work later.
+   */
   embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
+    let embedder: Embedder;
     try {
-      return this.embedderFor(id);
+      embedder = this.embedderFor(id);
     } catch (err) {
       throw new ValidationError([{ loc, msg: errorMessage(err), type: 'value_error.model' }]);
     }
+    if (this.modelInstalled && !this.modelInstalled(embedder.id)) {
+      throw new ValidationError([{ loc, msg: `model ${embedder.id} is not installed: run \`vidembed models pull ${embedder.id}\``, type: 'value_error.model.not_installed' }]);
+    }
+    return embedder;
   }
 
   /** A collection by id or name, if `p` may see it; names are looked up in its own library first. */
