@@ -14,7 +14,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import { BadRequestError, ModelError, NotFoundError, UpstreamError, ValidationError } from '../api/errors.js';
-import { applyMirror, findManifest, isEmbedderManifest, loadAllManifests, manifestsDir, modelsDir, type ManifestFile, type ModelManifest } from './manifest.js';
+import { applyMirror, findManifest, isEmbedderManifest, loadAllManifests, manifestInstalled, modelsDir, type ManifestFile, type ModelManifest } from './manifest.js';
 
 export interface PullProgress {
   model: string;
@@ -169,8 +169,7 @@ export class ModelManager {
   /** Cheap check (presence and size, no hashing). Built-in models: their npm packages are present. */
   isInstalled(id: string): boolean {
     const m = this.get(id);
-    if (m.kind === 'builtin') return (m.packages ?? []).every((p) => packageInstalled(p));
-    return m.files.every((f) => sizeOf(this.filePath(id, f)) === f.bytes);
+    return manifestInstalled(m, this.dir);
   }
 
   /** Throws the "not installed: run pull" ModelError unless every file is present with its size. */
@@ -425,17 +424,6 @@ export class ModelManager {
 
 export function notInstalled(id: string): ModelError {
   return new ModelError(`model ${id} is not installed: run \`vidembed models pull ${id}\``);
-}
-
-/** Whether an npm package is present in a node_modules on the way up from the package root. */
-function packageInstalled(name: string): boolean {
-  let dir = path.dirname(manifestsDir());
-  for (;;) {
-    if (existsSync(path.join(dir, 'node_modules', name, 'package.json'))) return true;
-    const parent = path.dirname(dir);
-    if (parent === dir) return false;
-    dir = parent;
-  }
 }
 
 /** The refusal for a model that is not an embedder (a classifier, a speech model) where an embedding model is needed. */

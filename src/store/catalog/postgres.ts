@@ -7,6 +7,7 @@ import { hashKey, limitsJson } from '../keys.js';
 import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
 import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js';
 import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
+import { PgWebhooks } from '../webhooks/postgres.js';
 import {
   CollectionNameTakenError,
   type ApiKeyRow,
@@ -415,6 +416,7 @@ export class PgCatalog implements Catalog {
   readonly folders: PgFoldersCatalog;
   readonly queue: PgJobQueue;
   readonly registry: PgWorkerRegistry;
+  readonly webhooks: PgWebhooks;
 
   constructor(
     readonly pool: pg.Pool,
@@ -429,6 +431,7 @@ export class PgCatalog implements Catalog {
     this.folders = new PgFoldersCatalog(pool);
     this.queue = new PgJobQueue(pool);
     this.registry = new PgWorkerRegistry(pool);
+    this.webhooks = new PgWebhooks(pool);
   }
 
   /**
@@ -446,6 +449,7 @@ export class PgCatalog implements Catalog {
         signatures: new PgSignaturesCatalog(client),
         folders: new PgFoldersCatalog(client),
         queue: new PgTxJobQueue(client),
+        webhooks: new PgWebhooks(client),
       }),
     );
   }
