@@ -230,6 +230,52 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'how a browser plays each video (original file or playback proxy)',
     sql: `ALTER TABLE videos ADD COLUMN playback text;`,
   },
+  {
+    // Vector search inside PostgreSQL (issue 32, src/store/pg/vector-store.ts). The library's vector
+    // store: 'memory' (each process keeps an in-memory index fed from the bytea vectors, as before),
+    // 'migrating' (`vidembed db migrate` is filling the pgvector column: writers fill both) or
+    // 'pgvector' (vectors in the `vec` column with HNSW indexes, searched in SQL; `embedding` is
+    // NULL). The `vec` column itself needs the extension, so it is added when the store moves, not
+    // here; `embedding` may be NULL from now on (its length check still holds when it is not).
+    version: 20,
+    name: 'vector store state (in-memory index or pgvector); bytea embedding nullable',
+    sql: `
+      CREATE TABLE vidembed_vector_store (
+        id integer PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+        phase text NOT NULL DEFAULT 'memory' CHECK (phase IN ('memory', 'migrating', 'pgvector')),
+        settings jsonb NOT NULL DEFAULT '{}',
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      INSERT INTO vidembed_vector_store (id) VALUES (1);
+      ALTER TABLE segments ALTER COLUMN embedding DROP NOT NULL;
+      -- Each collection's segment count and a version that moves with every write to it, kept by
+      -- statement triggers: a search in the database reads both in one lookup (the count weighs
+      -- keyword matches; the version keys the answers a process may keep).
+      CREATE TABLE segment_counts (
+        collection_id text PRIMARY KEY,
+        n bigint NOT NULL DEFAULT 0,
+        version bigint NOT NULL DEFAULT 0
+      );
+      INSERT INTO segment_counts (collection_id, n, version) SELECT collection_id, count(*), 1 FROM segments GROUP BY collection_id;
+      CREATE FUNCTION count_segments_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_counts AS c (collection_id, n, version)
+          SELECT collection_id, count(*), 1 FROM added GROUP BY collection_id ORDER BY collection_id
+          ON CONFLICT (collection_id) DO UPDATE SET n = c.n + excluded.n, version = c.version + 1;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION count_segments_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE segment_counts c SET n = c.n - g.n, version = c.version + 1
+          FROM (SELECT collection_id, count(*) AS n FROM gone GROUP BY collection_id) g WHERE c.collection_id = g.collection_id;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_counted_in AFTER INSERT ON segments
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION count_segments_added();
+      CREATE TRIGGER segments_counted_out AFTER DELETE ON segments
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION count_segments_removed();
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
