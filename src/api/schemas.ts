@@ -74,7 +74,8 @@ const videoSummary = {
     size_bytes: { type: 'integer', minimum: 0 },
     created_at: str,
     in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
-    missing: { type: 'boolean', const: true, description: 'in place, and its file is not where it was (moved, renamed or deleted): `vidembed rescan` follows moved files' },
+    missing: { type: 'boolean', const: true, description: 'in place, and its file cannot be read: not where it was (moved, renamed or deleted: `vidembed rescan` follows moved files), replaced by a link, or changed' },
+    missing_reason: { type: 'string', description: 'why its file in place cannot be read (with `missing`)' },
   },
 } as const;
 

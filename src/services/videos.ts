@@ -114,7 +114,7 @@ export class VideosService {
       facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
     const playback_url = playbackUrl(v);
-    return { ...(await withFileState(v)), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+    return { ...(await this.withFileState(v)), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
   }
 
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
@@ -173,7 +173,17 @@ export class VideosService {
     const collection = await this.lib.collection(p, collectionIdOrName);
     const status = req.status || undefined;
     const rows = await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 });
-    return Promise.all(rows.map(withFileState));
+    return Promise.all(rows.map((v) => this.withFileState(v)));
+  }
+
+  /** A video's summary, saying whether a video in place still finds its file, and if not why. */
+  private async withFileState(v: VideoRow): Promise<VideoSummary> {
+    const out = toVideoSummary(v);
+    if (v.fingerprint === null) return out;
+    out.in_place = true;
+    const problem = await this.lib.footageProblem(v);
+    if (problem) Object.assign(out, { missing: true, missing_reason: problem });
+    return out;
   }
 
   /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed; a file in place is the user's and stays). */
@@ -184,6 +194,8 @@ export class VideosService {
       await tx.queue.cancelFor(v.id);
       await tx.segments.deleteForVideo(v.id, collection.dim);
       await tx.videos.delete(v.id);
+      // A file in place stays out of later scans until the user adds it again (issue 30).
+      if (v.fingerprint !== null) await tx.folders.exclude(collection.id, v.fingerprint, v.path);
     });
     await this.lib.removeVideoFiles(v);
     return { id: v.id, deleted: true };
@@ -219,14 +231,6 @@ export function toVideoSummary(v: VideoRow): VideoSummary {
   return out;
 }
 
-/** A video's summary, saying whether a video in place still finds its file. */
-async function withFileState(v: VideoRow): Promise<VideoSummary> {
-  const out = toVideoSummary(v);
-  if (v.fingerprint === null) return out;
-  out.in_place = true;
-  if (!(await stat(v.path).catch(() => undefined))?.isFile()) out.missing = true;
-  return out;
-}
 
 async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');

@@ -92,7 +92,7 @@ export function registerSearch(program: Command, run: Run): void {
           const files = new Map<string, { fps?: number; path?: string }>();
           for (const id of new Set(res.results.map((r) => r.video_id))) {
             const d = await ctx.service.videoDetails(id);
-            files.set(id, { fps: d.fps, path: d.in_place && ctx.local ? (await ctx.local.videoFile(id)).path : undefined });
+            files.set(id, { fps: d.fps, path: d.in_place && ctx.local ? await ctx.local.videoPath(id) : undefined });
           }
           const moments = res.results.map((r, i) => ({ ...r, rank: first + i, ...files.get(r.video_id) }));
           process.stdout.write(exportMoments(format as ExportFormat, what, moments));
