@@ -66,7 +66,7 @@ async function backfill(pool: pg.Pool, batch: number, opts: MigrateOptions, tota
   for (;;) {
     opts.signal?.throwIfAborted();
     const { rows } = await pool.query<{ id: string; embedding: Buffer }>(
-      `SELECT id::text AS id, embedding FROM segments WHERE id > $1 AND vec IS NULL AND embedding IS NOT NULL ORDER BY id LIMIT $2`,
+      `SELECT s.id::text AS id, s.embedding FROM segments s WHERE s.id > $1 AND s.vec IS NULL AND s.embedding IS NOT NULL ORDER BY s.id LIMIT $2`,
       [after, batch],
     );
     if (rows.length === 0) return filled;
@@ -153,7 +153,7 @@ export async function migrateToPgvector(pool: pg.Pool, settings: PgVectorSetting
         for (;;) {
           opts.signal?.throwIfAborted();
           const ids = (
-            await pool.query<{ id: string }>(`SELECT id::text AS id FROM segments WHERE id > $1 AND embedding IS NOT NULL ORDER BY id LIMIT $2`, [after, batch])
+            await pool.query<{ id: string }>(`SELECT s.id::text AS id FROM segments s WHERE s.id > $1 AND s.embedding IS NOT NULL ORDER BY s.id LIMIT $2`, [after, batch])
           ).rows.map((r) => r.id);
           if (ids.length === 0) break;
           const r = await pool.query('UPDATE segments SET embedding = NULL WHERE id = ANY ($1::bigint[]) AND vec IS NOT NULL', [ids]);
