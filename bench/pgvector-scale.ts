@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { PG_VECTOR_DEFAULTS } from '../src/env.js';
+import { PERCEPTION_EMBEDDER_ID } from '../src/models/perception/id.js';
 import { hybridSearch } from '../src/search/hybrid.js';
 import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
@@ -139,7 +140,7 @@ async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, s
   let n = from;
   const t0 = performance.now();
   while (n < upTo) {
-    const videos = Math.min(40, Math.ceil((upTo - n) / PER_VIDEO));
+    const videos = Math.min(80, Math.ceil((upTo - n) / PER_VIDEO));
     const vids: string[] = [];
     const rows: { video: string; idx: number; vec: Float32Array; words: string; shot: string }[] = [];
     for (let v = 0; v < videos; v++) {
@@ -204,8 +205,8 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
     const shapes = new Shapes(c.list, 42);
     const qShapes = new Shapes(c.list, 7);
     const catalog = new PgCatalog(openPgPool(url, 4), true);
-    const big = (await catalog.collections.insert({ name: 'big', description: '', model: 'synthetic', dim: DIM, owner: 'big' })).id;
-    const small = (await catalog.collections.insert({ name: 'small', description: '', model: 'synthetic', dim: DIM, owner: 'small' })).id;
+    const big = (await catalog.collections.insert({ name: 'big', description: '', model: PERCEPTION_EMBEDDER_ID, dim: DIM, owner: 'big' })).id;
+    const small = (await catalog.collections.insert({ name: 'small', description: '', model: PERCEPTION_EMBEDDER_ID, dim: DIM, owner: 'small' })).id;
     // The small owner's segments sit near the same centres as the big one's (near-identical neighbours).
     await grow(pool, small, new Shapes(c.list, 99), 0, SMALL_OWNER, undefined, 'small');
     const queries = Array.from({ length: QUERIES }, () => qShapes.near(qShapes.pick(c.list), 0.5));
@@ -274,9 +275,10 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       let load: Record<string, unknown> = {};
       try {
         await serve.ready;
-        for (;;) {
-          if ((await search(base, big, like).catch(() => 0)) === 200) break;
-          await new Promise((r) => setTimeout(r, 20));
+        for (let code = 0; code !== 200; ) {
+          code = await search(base, big, like).catch(() => 0);
+          if (performance.now() - started > 120_000) throw new Error(`serve answered no search in 120 s (last status ${code})`);
+          if (code !== 200) await new Promise((r) => setTimeout(r, 20));
         }
         startMs = performance.now() - started;
         const rssAfterStart = round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0);

@@ -214,7 +214,7 @@ export interface PgVectorSettings {
   index: 'halfvec' | 'vector';
   /** Collections with at most this many segments are searched exactly, without the index (VIDEMBED_PG_EXACT_BELOW, 10000). */
   exactBelow: number;
-  /** `maintenance_work_mem` of an index build (VIDEMBED_PG_BUILD_MEMORY, '1GB': the graph should fit). */
+  /** `maintenance_work_mem` of an index build (VIDEMBED_PG_BUILD_MEMORY, '2GB': the graph should fit (~1.3 GB per million 512-d halfvec)). */
   buildMemory: string;
 }
 
@@ -225,7 +225,7 @@ export const PG_VECTOR_DEFAULTS: PgVectorSettings = {
   maxScanTuples: 40_000,
   index: 'halfvec',
   exactBelow: 10_000,
-  buildMemory: '1GB',
+  buildMemory: '2GB',
 };
 
 function intIn(name: string, v: string | undefined, lo: number, hi: number, fallback: number): number {
