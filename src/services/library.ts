@@ -24,7 +24,7 @@ import type { Paths } from '../config.js';
 import type { FetchPolicy } from '../net/fetch-video.js';
 import { redactError } from '../api/redact.js';
 import { retentionMs, storageQuotaBytes } from '../env.js';
-import { FootageUnavailableError, openFootage, type OpenedFootage } from './footage-files.js';
+import { FootageUnavailableError, openFootage, type OpenedFootage, type VideoFile } from './footage-files.js';
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -62,17 +62,7 @@ export interface LibraryPorts {
   libraryRoots?: string[];
 }
 
-/** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
-export interface VideoFile {
-  filename: string;
-  size: number;
-  /** The file on this machine (a directory store, or a video stored before blob keys); none in an object store. */
-  path?: string;
-  /** Its bytes, or the bytes `start`..`end` (inclusive). At most one stream for a file opened in place. */
-  open(range?: { start: number; end?: number }): import('node:stream').Readable;
-  /** Lets go of a file opened in place when no stream was taken (a stream closes it when it ends). */
-  release?(): Promise<void>;
-}
+export type { VideoFile };
 
 export class Library implements LibraryPorts {
   readonly paths: Paths;
