@@ -16,8 +16,9 @@ export async function pgVectorReport(url: string): Promise<Record<string, unknow
     await migratePg(pool);
     const status = await vs.describeVectorStore(pool);
     const { rows: counts } = await pool.query<{ dim: number; segments: number; collections: number }>(
-      `SELECT c.dim, sum(n.n)::float8 AS segments, count(*)::int AS collections FROM segment_counts n JOIN collections c ON c.id = n.collection_id
-       WHERE n.n > 0 GROUP BY c.dim ORDER BY c.dim`,
+      `SELECT c.dim, sum(x.n)::float8 AS segments, count(*)::int AS collections
+       FROM (SELECT collection_id, sum(n) AS n FROM segment_counts GROUP BY collection_id HAVING sum(n) > 0) x JOIN collections c ON c.id = x.collection_id
+       GROUP BY c.dim ORDER BY c.dim`,
     );
     const indexes = [];
     for (const c of counts) {

@@ -30,8 +30,12 @@ const configured = new WeakSet<object>();
 
 export interface CollectionCounts {
   n: number;
-  version: number;
+  /** Moves with every write to the collection that this reader can see (the last delta and how many there are). */
+  version: string;
 }
+
+/** Deltas a collection may gather before a reader folds them into one row. */
+const FOLD_AFTER = 256;
 
 export class PgvectorSearch {
   constructor(
@@ -68,10 +72,27 @@ export class PgvectorSearch {
     }
   }
 
-  /** The collection's segment count and write version (segment_counts, kept by triggers). */
+  /**
+   * The collection's segment count and a write version (segment_counts: deltas appended by
+   * triggers). When a collection has gathered many deltas, they are folded into one row in the
+   * background (one statement: a concurrent fold or write loses nothing).
+   */
   async counts(collectionId: string): Promise<CollectionCounts> {
-    const { rows } = await this.q.query<CollectionCounts>('SELECT n::float8 AS n, version::float8 AS version FROM segment_counts WHERE collection_id = $1', [collectionId]);
-    return rows[0] ?? { n: 0, version: 0 };
+    const { rows } = await this.q.query<{ n: number; last: string; deltas: number }>(
+      'SELECT coalesce(sum(n), 0)::float8 AS n, coalesce(max(seq), 0)::text AS last, count(*)::int AS deltas FROM segment_counts WHERE collection_id = $1',
+      [collectionId],
+    );
+    const r = rows[0];
+    if (r.deltas > FOLD_AFTER && !isClient(this.q)) {
+      this.q
+        .query(
+          `WITH gone AS (DELETE FROM segment_counts WHERE collection_id = $1 RETURNING n)
+           INSERT INTO segment_counts (collection_id, n) SELECT $1, sum(n) FROM gone HAVING count(*) > 0`,
+          [collectionId],
+        )
+        .catch(() => {}); // another try at the next search
+    }
+    return { n: r.n, version: `${r.last}:${r.deltas}` };
   }
 
   /**

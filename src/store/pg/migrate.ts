@@ -248,26 +248,26 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
       INSERT INTO vidembed_vector_store (id) VALUES (1);
       ALTER TABLE segments ALTER COLUMN embedding DROP NOT NULL;
-      -- Each collection's segment count and a version that moves with every write to it, kept by
-      -- statement triggers: a search in the database reads both in one lookup (the count weighs
-      -- keyword matches; the version keys the answers a process may keep).
+      -- Each collection's segment count, as deltas appended by statement triggers (appends never
+      -- wait for one another: writers of one collection stay as concurrent as before); a search
+      -- in the database sums them in one lookup (the count weighs keyword matches; the last seq
+      -- and the number of deltas key the answers a process may keep). Readers fold a
+      -- collection's deltas into one row now and then (src/store/catalog/pg-vectors.ts).
       CREATE TABLE segment_counts (
-        collection_id text PRIMARY KEY,
-        n bigint NOT NULL DEFAULT 0,
-        version bigint NOT NULL DEFAULT 0
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        collection_id text NOT NULL,
+        n bigint NOT NULL
       );
-      INSERT INTO segment_counts (collection_id, n, version) SELECT collection_id, count(*), 1 FROM segments GROUP BY collection_id;
+      CREATE INDEX segment_counts_collection ON segment_counts (collection_id) INCLUDE (n);
+      INSERT INTO segment_counts (collection_id, n) SELECT collection_id, count(*) FROM segments GROUP BY collection_id;
       CREATE FUNCTION count_segments_added() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        INSERT INTO segment_counts AS c (collection_id, n, version)
-          SELECT collection_id, count(*), 1 FROM added GROUP BY collection_id ORDER BY collection_id
-          ON CONFLICT (collection_id) DO UPDATE SET n = c.n + excluded.n, version = c.version + 1;
+        INSERT INTO segment_counts (collection_id, n) SELECT collection_id, count(*) FROM added GROUP BY collection_id;
         RETURN NULL;
       END $$;
       CREATE FUNCTION count_segments_removed() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        UPDATE segment_counts c SET n = c.n - g.n, version = c.version + 1
-          FROM (SELECT collection_id, count(*) AS n FROM gone GROUP BY collection_id) g WHERE c.collection_id = g.collection_id;
+        INSERT INTO segment_counts (collection_id, n) SELECT collection_id, -count(*) FROM gone GROUP BY collection_id;
         RETURN NULL;
       END $$;
       CREATE TRIGGER segments_counted_in AFTER INSERT ON segments

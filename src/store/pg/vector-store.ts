@@ -135,7 +135,8 @@ export function settingsRow(s: PgVectorSettings): VectorStoreRow['settings'] {
 /** Dimensions that hold segments. */
 export async function segmentDims(q: Queryable): Promise<number[]> {
   const { rows } = await q.query<{ dim: number }>(
-    `SELECT DISTINCT c.dim FROM collections c WHERE EXISTS (SELECT 1 FROM segment_counts n WHERE n.collection_id = c.id AND n.n > 0) ORDER BY c.dim`,
+    `SELECT DISTINCT c.dim FROM collections c
+     JOIN (SELECT collection_id FROM segment_counts GROUP BY collection_id HAVING sum(n) > 0) x ON x.collection_id = c.id ORDER BY c.dim`,
   );
   return rows.map((r) => r.dim);
 }
