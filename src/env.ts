@@ -382,3 +382,15 @@ export function storageQuotaBytes(env: Env = process.env): number | undefined {
   const mib = Number(env.VIDEMBED_STORAGE_QUOTA_MB);
   return set(env.VIDEMBED_STORAGE_QUOTA_MB) && Number.isFinite(mib) && mib >= 0 ? Math.floor(mib * 1024 ** 2) : undefined;
 }
+
+// ---- webhooks (issue 34) -------------------------------------------------------------------------
+
+/**
+ * VIDEMBED_WEBHOOK_RETRY_MS: how long a failed webhook delivery waits before its first retry
+ * (default 5000); each later wait doubles, up to 2 hours, and a delivery is retried for 24 hours
+ * (docs/webhooks.md). Tests and the benchmark shorten it.
+ */
+export function webhookFirstRetryMs(fallback: number, env: Env = process.env): number {
+  const n = Number(env.VIDEMBED_WEBHOOK_RETRY_MS);
+  return set(env.VIDEMBED_WEBHOOK_RETRY_MS) && Number.isFinite(n) && n > 0 ? n : fallback;
+}

@@ -17,6 +17,7 @@ import { registerOpen } from './commands/open.js';
 import { registerDuplicates } from './commands/duplicates.js';
 import { registerRescan } from './commands/rescan.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
@@ -111,6 +112,7 @@ Quick start:
   registerDuplicates(program, run);
   registerRescan(program, run);
   registerJobs(program, run);
+  registerWebhooks(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);

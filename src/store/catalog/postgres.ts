@@ -9,6 +9,7 @@ import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js
 import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
 import type { PgVectorSettings } from '../../env.js';
 import { describeVectorStore, type VectorStoreStatus } from '../pg/vector-store.js';
+import { PgWebhooks } from '../webhooks/postgres.js';
 import {
   CollectionNameTakenError,
   type ApiKeyRow,
@@ -417,6 +418,7 @@ export class PgCatalog implements Catalog {
   readonly folders: PgFoldersCatalog;
   readonly queue: PgJobQueue;
   readonly registry: PgWorkerRegistry;
+  readonly webhooks: PgWebhooks;
 
   /**
    * `opts.vectorSettings`: pgvector's search settings (default PG_VECTOR_DEFAULTS);
@@ -436,6 +438,7 @@ export class PgCatalog implements Catalog {
     this.folders = new PgFoldersCatalog(pool);
     this.queue = new PgJobQueue(pool);
     this.registry = new PgWorkerRegistry(pool);
+    this.webhooks = new PgWebhooks(pool);
   }
 
   /**
@@ -453,6 +456,7 @@ export class PgCatalog implements Catalog {
         signatures: new PgSignaturesCatalog(client),
         folders: new PgFoldersCatalog(client),
         queue: new PgTxJobQueue(client),
+        webhooks: new PgWebhooks(client),
       }),
     );
   }

@@ -7,6 +7,7 @@ import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js'
 import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
+import type { WebhooksStore, WebhooksTx } from '../webhooks/types.js';
 
 export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
@@ -255,6 +256,8 @@ export interface CatalogTx {
     /** `JobQueue.complete` inside the transaction: the job is done exactly when the results land. */
     complete(jobId: string, token: number): Promise<boolean>;
   };
+  /** The webhook outbox: an event lands exactly when the state change it reports does (issue 34). */
+  readonly webhooks: WebhooksTx;
 }
 
 /** The catalog of one store. close() closes the connection or pool when the catalog opened it. */
@@ -268,6 +271,8 @@ export interface Catalog {
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
+  /** Webhook endpoints and the delivery outbox (src/store/webhooks/types.ts). */
+  readonly webhooks: WebhooksStore;
   /**
    * Runs `fn` in one transaction and commits when it resolves (rolls back when it rejects). Inside,
    * use only `tx`: calls on the catalog itself are not part of the transaction (on SQLite they wait

@@ -277,6 +277,59 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    // Webhooks (issue 34, as SQLite migration 30; src/store/webhooks/postgres.ts): endpoints, the
+    // delivery outbox drained under leases with fencing tokens, and each attempt's answer.
+    version: 30,
+    name: 'webhook endpoints, the delivery outbox and its attempt log',
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        owner text NOT NULL,
+        url text NOT NULL,
+        secret text NOT NULL,
+        events_json text NOT NULL,
+        collection_id text,
+        description text NOT NULL DEFAULT '',
+        allow_private boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner);
+      CREATE TABLE webhook_deliveries (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        event_id text NOT NULL,
+        endpoint_id text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        owner text NOT NULL,
+        event_type text NOT NULL,
+        payload text NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz,
+        lease_owner text,
+        lease_token bigint NOT NULL DEFAULT 0,
+        lease_expires_at timestamptz,
+        last_status_code integer,
+        last_error text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, seq) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at);
+      CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status IN ('delivered', 'failed');
+      CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_owner) WHERE lease_owner IS NOT NULL;
+      CREATE TABLE webhook_attempts (
+        delivery_id text NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        attempt integer NOT NULL,
+        at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        status_code integer,
+        error text,
+        duration_ms integer NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+      );
+    `,
+  },
+  {
     // As SQLite migration 80: files deleted from a collection in place, left out by \`rescan\`.
     version: 80,
     name: 'files deleted from a collection in place, by fingerprint (rescan leaves them out)',
