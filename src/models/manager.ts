@@ -7,10 +7,9 @@
  */
 import { modelsMirror } from '../env.js';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
-import { copyFile, rename, rm } from 'node:fs/promises';
+import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { copyFile, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import { BadRequestError, ModelError, NotFoundError, UpstreamError, ValidationError } from '../api/errors.js';
@@ -393,22 +392,23 @@ export class ModelManager {
       const secs = (Date.now() - start) / 1000;
       opts.onProgress?.({ model: id, file: f.path, received, total: f.bytes, rate: secs > 0 ? (received - offset) / secs : 0, resumedFrom: offset, done });
     };
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
+    report(false);
+    // Every byte received is on disk before an error is handled (a dropped connection keeps what
+    // came for the next pull to resume from): written chunk by chunk, the file closed in any case.
+    const out = await open(part, resumed ? 'a' : 'w');
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (received + chunk.length > f.bytes) throw new ModelError(`${id}/${f.path}: server sent more than the expected ${f.bytes} bytes`);
+        await out.write(chunk);
         received += chunk.length;
-        if (received > f.bytes) return cb(new ModelError(`${id}/${f.path}: server sent more than the expected ${f.bytes} bytes`));
         const now = Date.now();
         if (now - lastReport >= 100) {
           lastReport = now;
           report(false);
         }
-        cb(null, chunk);
-      },
-    });
-    report(false);
-    try {
-      await pipeline(res.body, counter, createWriteStream(part, { flags: resumed ? 'a' : 'w' }));
+      }
     } catch (err) {
+      await out.close();
       if (err instanceof ModelError) {
         await rm(part, { force: true });
         throw err;
@@ -416,6 +416,7 @@ export class ModelManager {
       if (opts.signal?.aborted) throw err;
       throw new RetryableError(`connection dropped after ${received} of ${f.bytes} bytes (${(err as Error).message})`);
     }
+    await out.close();
     if (received < f.bytes) throw new RetryableError(`connection closed after ${received} of ${f.bytes} bytes`);
     report(true);
     return resumed;

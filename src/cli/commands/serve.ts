@@ -57,8 +57,20 @@ export function registerServe(program: Command, run: Run): void {
               if (keys?.every((k) => k.revoked_at)) {
                 process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
               }
+              // Where searches run, and why (PostgreSQL: pgvector in the database, or each process's in-memory index).
+              const vectors = await engine.catalog.vectorStore?.().catch((err: unknown) => {
+                // A refusal (--pg-vector pgvector on a library that cannot) stops the server; an outage is said above.
+                if ((err as { cause?: { name?: string } }).cause?.name === 'VectorStoreRefusedError') {
+                  process.stderr.write(`vidembed: error: ${errorMessage(err)}\n`);
+                  process.exitCode = 2;
+                  setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the orderly shutdown below
+                }
+                return undefined;
+              });
+              if (vectors) process.stderr.write(`vector search: ${vectors.mode} (${vectors.reason})\n`);
             },
           });
+          return process.exitCode === 2 ? 2 : undefined; // refused at start (above)
         },
         { localOnly: true },
       ),

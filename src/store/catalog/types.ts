@@ -279,6 +279,12 @@ export interface Catalog {
    * until it ends). Keep it to store calls: no other I/O inside.
    */
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T>;
+  /**
+   * Optional: where this store's vector searches run and why, in one sentence (`vidembed doctor`,
+   * `serve` at start). PostgreSQL: 'pgvector' (in the database) or 'memory' (each process's
+   * in-memory index); SQLite: 'sqlite-vec' or 'memory'.
+   */
+  vectorStore?(): Promise<{ mode: string; reason: string }>;
   close(): Promise<void>;
 }
 
