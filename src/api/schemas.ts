@@ -208,10 +208,10 @@ export const schemas = {
       },
       allOf: [
         // A failed task says why; a completed one carries its result (an embedding task's vectors, or a tagging task's tags).
-        { if: { required: ['status'], properties: { status: { const: 'failed' } } }, then: present(['error_message']) },
+        { if: { type: 'object', required: ['status'], properties: { status: { const: 'failed' } } }, then: present(['error_message']) },
         {
-          if: { required: ['status'], properties: { status: { const: 'completed' } } },
-          then: { anyOf: [present(['embedding', 'embeddings', 'segments', 'model', 'dim']), present(['tags'])] },
+          if: { type: 'object', required: ['status'], properties: { status: { const: 'completed' } } },
+          then: { type: 'object', anyOf: [present(['embedding', 'embeddings', 'segments', 'model', 'dim']), present(['tags'])] },
         },
       ],
     },

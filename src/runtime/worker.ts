@@ -130,6 +130,12 @@ export class Worker {
     const besideStop = new AbortController();
     const beside = this.engine.besideJobs?.(this.id, AbortSignal.any([signal, besideStop.signal]), log).catch((err: unknown) => log(`work beside jobs stopped: ${errorMessage(err)}`));
     let idleSince = Date.now();
+    /** Past its idle time (`idleExitMs`) with nothing else to do: no CLI search lately, no work beside the jobs due (a store out of reach: none). */
+    const idleLongEnough = async () => {
+      if (this.opts.idleExitMs === undefined || Date.now() - idleSince < this.opts.idleExitMs) return false;
+      if (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0)) return false;
+      return (await this.engine.besideJobsDue?.().catch(() => false)) !== true;
+    };
     try {
       while (!signal.aborted) {
         // Any failure of the queue's own calls (the database went away) is waited out with
@@ -143,14 +149,18 @@ export class Worker {
             await reapStoppedWorkers(store, this.id);
             await stranded();
             await housekeeping();
-            const busy =
-              (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0)) || (await this.engine.besideJobsDue?.()) === true;
-            if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
+            if ((await idleLongEnough()) && (await this.retire(info))) return;
             await sleep(pollMs, undefined, { signal }).catch(() => {});
             continue;
           }
         } catch (err) {
           if (signal.aborted) break;
+          // Idle time counts whatever the store's state: a store gone for good does not keep an
+          // auto-started worker alive (it cannot deregister; its heartbeat goes stale instead).
+          if (await idleLongEnough()) {
+            log(`idle for ${Math.round((Date.now() - idleSince) / 1000)} s, the job store out of reach: exiting`);
+            return;
+          }
           await outage.wait(err, signal);
           continue;
         }

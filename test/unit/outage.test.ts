@@ -246,6 +246,19 @@ describe('a worker whose job store goes away', () => {
     expect(lines.some((l) => l.startsWith('what the job needs answers again'))).toBe(true);
   });
 
+  it('exits once idle for its idle time even while the store is out of reach (a worker left by a stopped database)', async () => {
+    const db = new Switch();
+    db.down = true;
+    const { h } = host(db, async () => 'done');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    // Without the exit it would wait out the outage until stopped: the test's timeout would fail it.
+    await new Worker(h, { ...opts, idleExitMs: 50, backoffMs: [5, 20], log: (l) => void lines.push(l) }).run(stop.signal);
+    expect(stop.signal.aborted).toBe(false);
+    expect(lines.some((l) => /^idle for \d+ s, the job store out of reach: exiting$/.test(l))).toBe(true);
+    expect(lines.some((l) => l.startsWith('cannot reach the database'))).toBe(true);
+  });
+
   it("backs off in the fair lane too: its claims during an outage beside a long job wait longer each time", async () => {
     const db = new Switch();
     // The main job: the database goes away while it runs (400 ms) and is back before it settles.
