@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, playback, load. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, playback, load, webhooks. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -28,6 +28,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   playback: async () => (await import('./playback.js')).benchPlayback(),
   // 12 synchronous encodes and 3 largest tensor uploads at once: every answer 200/429/503, /healthz p99.
   load: async () => (await import('./load.js')).benchLoad(),
+  // 1,000 events to a loopback receiver, up and failing 30 % at random: exactly once after dedupe, signatures, latency.
+  webhooks: async () => (await import('./webhooks.js')).benchWebhooks(),
 };
 
 async function main(): Promise<void> {
