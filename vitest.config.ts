@@ -9,6 +9,7 @@ const MODEL_SUITES = [
   'test/e2e/clip.test.ts',
   'test/e2e/duplicates.test.ts',
   'test/e2e/engine.test.ts',
+  'test/e2e/mcp.test.ts',
   'test/e2e/pg-cluster.test.ts',
   'test/e2e/pg-outage.test.ts',
   'test/e2e/readme-remote.test.ts',

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load, serve_worker. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load, serve_worker, webhooks. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -31,6 +31,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   load: async () => (await import('./load.js')).benchLoad(),
   // /healthz p99 of a serve whose own worker processes a 10-minute video (and then also 12 sync encodes) over an idle serve's, same run.
   serve_worker: async () => (await import('./load.js')).benchServeWorker(),
+  // 1,000 events to a loopback receiver, up and failing 30 % at random: exactly once after dedupe, signatures, latency.
+  webhooks: async () => (await import('./webhooks.js')).benchWebhooks(),
 };
 
 async function main(): Promise<void> {

@@ -18,6 +18,7 @@ import { registerDuplicates } from './commands/duplicates.js';
 import { registerRescan } from './commands/rescan.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerWebhooks } from './commands/webhooks.js';
+import { registerMcp } from './commands/mcp.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
@@ -113,6 +114,7 @@ Quick start:
   registerRescan(program, run);
   registerJobs(program, run);
   registerWebhooks(program, run);
+  registerMcp(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);

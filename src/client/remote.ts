@@ -1,4 +1,5 @@
-import { openAsBlob } from 'node:fs';
+import { createWriteStream, openAsBlob } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
@@ -323,6 +324,44 @@ export class RemoteService implements VideoService {
 
   uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse> {
     return this.op('uploadTensors', undefined, { body: req });
+  }
+
+  /**
+   * Streams a video's original file (GET /videos/{id}/file) into `file`, never holding it in memory;
+   * the same errors and retries as every call (a partly written file is overwritten on a retry).
+   */
+  async downloadVideo(videoId: string, file: string): Promise<void> {
+    const path = OPERATIONS.getVideoFile.path.replace('{video_id}', encodeURIComponent(videoId));
+    const retries = this.opts.retries ?? 4;
+    for (let attempt = 0; ; attempt++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(`${this.base}${path}`, { method: 'GET', headers: this.opts.apiKey ? { 'x-api-key': this.opts.apiKey } : {}, headersTimeout: this.opts.timeoutMs ?? 300_000, bodyTimeout: this.opts.timeoutMs ?? 300_000 });
+      } catch (err) {
+        if (attempt < retries && RETRYABLE_CODES.has((err as NodeJS.ErrnoException).code ?? '')) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw new UpstreamError(`cannot reach ${this.base}: ${(err as Error).message}`);
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        await pipeline(res.body, createWriteStream(file));
+        return;
+      }
+      const text = await res.body.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      const err = errorFromResponse(res.statusCode, parsed, headerValue(res.headers['retry-after']));
+      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+        await sleep(err instanceof RateLimitedError || err instanceof UnavailableError ? err.retryAfterSeconds * 1000 : backoff(attempt));
+        continue;
+      }
+      throw err;
+    }
   }
 
   // ---- webhooks (issue 34) -----------------------------------------------------------------

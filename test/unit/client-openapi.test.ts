@@ -137,6 +137,7 @@ describe("every method of the client sends a request the document has", () => {
       ['deleteWebhook', () => c.deleteWebhook('whk_1')],
       ['testWebhook', () => c.testWebhook('whk_1')],
       ['webhookDeliveries', () => c.webhookDeliveries('whk_1', { limit: 3 })],
+      ['downloadVideo', () => c.downloadVideo('vid_1', path.join(dir, 'download.mp4'))],
     ];
     const service = Object.getOwnPropertyNames(Object.getPrototypeOf(c)).filter((n) => !['constructor', 'close', 'request', 'send'].includes(n) && !n.startsWith('_'));
     const covered = new Set(calls.map(([n]) => n));
