@@ -1,7 +1,9 @@
-import { openAsBlob } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FormData, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { BadRequestError, NotFoundError, RateLimitedError, UnavailableError, UpstreamError } from '../api/errors.js';
 import type {
   AsyncStatusResponse,
@@ -22,6 +24,7 @@ import type {
   DuplicatesRequest,
   DuplicatesResponse,
   ListVideosRequest,
+  FindVideosRequest,
   UpdateCollectionRequest,
   VideoDetails,
   VideoSummary,
@@ -60,16 +63,19 @@ export class RemoteService implements VideoService {
     this.base = opts.baseUrl.replace(/\/+$/, '');
   }
 
-  private async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, form?: () => Promise<FormData>): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, raw?: () => RawBody): Promise<T> {
     const retries = this.opts.retries ?? 4;
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
       try {
         const headers: Record<string, string> = {};
         if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
-        let payload: string | FormData | undefined;
-        if (form) payload = await form();
-        else if (body !== undefined) {
+        let payload: string | Readable | undefined;
+        if (raw) {
+          const made = raw();
+          Object.assign(headers, made.headers);
+          payload = made.body;
+        } else if (body !== undefined) {
           headers['content-type'] = 'application/json';
           payload = JSON.stringify(body);
         }
@@ -157,6 +163,12 @@ export class RemoteService implements VideoService {
     return this.call('GET', `/collections/${encodeURIComponent(id)}/videos${q.size ? `?${q}` : ''}`);
   }
 
+  findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    const q = new URLSearchParams({ name: req.name });
+    if (req.collection) q.set('collection', req.collection);
+    return this.call('GET', `/videos?${q}`);
+  }
+
   videoDetails(videoId: string): Promise<VideoDetails> {
     return this.call('GET', `/videos/${encodeURIComponent(videoId)}`);
   }
@@ -204,12 +216,9 @@ export class RemoteService implements VideoService {
     const q = new URLSearchParams();
     if (file.force) q.set('force', 'true');
     if (file.skipDuplicates) q.set('skip_duplicates', 'true');
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, async () => {
-      const form = new FormData();
-      // openAsBlob streams from disk: a 2 GB file is never held in memory.
-      form.set('file', await openAsBlob(file.path), file.filename);
-      return form;
-    });
+    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, () =>
+      multipartFile(file.path, file.filename, st.size, file.onProgress),
+    );
   }
 
   videoStatus(videoId: string): Promise<VideoStatusResponse> {
@@ -270,6 +279,40 @@ export class RemoteService implements VideoService {
   }
 
   async close(): Promise<void> {}
+}
+
+interface RawBody {
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/**
+ * One part named "file" holding the file, streamed from disk (a 2 GB file is never held in memory),
+ * with its length known up front. `onProgress` hears the file's bytes as the connection takes them
+ * (undici pulls the stream as the socket drains), so progress is what was sent, not what was read
+ * ahead. The file name is escaped as undici's FormData does.
+ */
+export function multipartFile(file: string, filename: string, size: number, onProgress?: (bytes: number) => void): RawBody {
+  const boundary = `----vidembed-${randomBytes(16).toString('hex')}`;
+  const name = filename.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  async function* parts(): AsyncGenerator<Buffer> {
+    yield head;
+    let sent = 0;
+    onProgress?.(0);
+    for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
+      yield chunk as Buffer;
+      // Resumed here once the connection has taken the chunk.
+      sent += (chunk as Buffer).length;
+      onProgress?.(sent);
+    }
+    yield tail;
+  }
+  return {
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+    body: Readable.from(parts(), { objectMode: false, highWaterMark: 64 * 1024 }),
+  };
 }
 
 function stripUndefined<T extends object>(o: T): T {

@@ -304,6 +304,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'how a browser plays each video (original file or playback proxy)',
     sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
+  {
+    // Videos found by name (issue 33): \`video show C0001.MP4\` looks a name up in the caller's
+    // collections (VideosCatalog.byFilename) without reading every row.
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos(collection_id, filename);`,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

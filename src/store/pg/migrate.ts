@@ -230,6 +230,12 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'how a browser plays each video (original file or playback proxy)',
     sql: `ALTER TABLE videos ADD COLUMN playback text;`,
   },
+  {
+    // As SQLite migration 50: a video looked up by its file name (VideosCatalog.byFilename).
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos (collection_id, filename);`,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
