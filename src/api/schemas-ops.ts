@@ -70,6 +70,10 @@ export const inPlaceSchemas = {
           description:
             "a folder inside one of the server's library folders (`vidembed serve --library DIR`): absolute, or relative to a library folder. Indexed in place and remembered for later scans. Without it, the collection's folders are scanned again",
         },
+        include_deleted: {
+          type: 'boolean',
+          description: 'also take back files deleted from the collection before (false by default: a scan leaves them out)',
+        },
       },
     },
     response: {
@@ -87,7 +91,11 @@ export const inPlaceSchemas = {
           items: { type: 'object', required: ['video_id', 'from', 'to'], properties: { video_id: str, from: str, to: str } },
           description: 'files moved or renamed (the same fingerprint): the same video at its new path',
         },
-        missing: { type: 'array', items: scanItem, description: 'videos whose file is gone (kept, listed as missing)' },
+        missing: {
+          type: 'array',
+          items: { type: 'object', required: ['video_id', 'file'], properties: { video_id: str, file: str, reason: { type: 'string', description: 'why its file cannot be read (gone, replaced by a link, outside the library folders, changed)' } } },
+          description: 'videos whose file is gone or is not the file indexed (kept, listed as missing, never read)',
+        },
         unchanged: count,
         skipped: { type: 'array', items: { type: 'object', required: ['file', 'reason'], properties: { file: str, reason: str } }, description: 'files not taken, and why' },
       },

@@ -29,6 +29,19 @@ import {
   videoTensor,
 } from './schema-parts.js';
 
+/** One kind of evidence of a search hit (seen, said, written). */
+const kindEvidence = {
+  type: 'object',
+  required: ['probability'],
+  additionalProperties: false,
+  properties: {
+    probability: { type: 'number', minimum: 0, maximum: 1, description: 'this kind alone: the probability that the moment is what the query asks for' },
+    matched: { type: 'array', items: { type: 'string' }, description: 'the query words this kind holds (as seen, heard or read)' },
+    snippet: { type: 'string', description: 'what matched, as a person reads it: the facts that name the words, the words said around the match (matched ones between asterisks), the text on screen' },
+    parts: { type: 'object', additionalProperties: { type: 'number' }, description: 'with explain: the raw numbers this kind\'s curve read (similarity, sure word share, alignment score…)' },
+  },
+} as const;
+
 export { errorBody, validationErrorBody } from './schema-parts.js';
 export { inPlaceSchemas, jobSchemas, operationsSchemas } from './schemas-ops.js';
 
@@ -74,7 +87,8 @@ const videoSummary = {
     size_bytes: { type: 'integer', minimum: 0 },
     created_at: str,
     in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
-    missing: { type: 'boolean', const: true, description: 'in place, and its file is not where it was (moved, renamed or deleted): `vidembed rescan` follows moved files' },
+    missing: { type: 'boolean', const: true, description: 'in place, and its file cannot be read: not where it was (moved, renamed or deleted: `vidembed rescan` follows moved files), replaced by a link, or changed' },
+    missing_reason: { type: 'string', description: 'why its file in place cannot be read (with `missing`)' },
     relative_path: {
       type: 'string',
       description: "in place: the file's path relative to the folder it was indexed from (`card-01/C0001.MP4`, `/` between names); a name or path GET /videos?name= finds it by",
@@ -349,14 +363,18 @@ export const schemas = {
     body: {
       type: 'object',
       description:
-        'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same; text also matches what is said in the videos (a phrase said verbatim outranks a visual near-miss); `said` alone searches the transcripts only',
-      anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
-      // `said` searches the transcripts alone: not with text, a picture or a moment.
-      if: { required: ['said'] },
-      then: { not: { anyOf: [{ required: ['text'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }] } },
+        'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same; text also matches what is said and written in the videos, each kind of evidence with its own probability (docs/api.md, "Evidence"); `said` alone searches the transcripts only, `seen` the pictures only',
+      anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['seen'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
+      // `said` searches the transcripts alone: not with text, seen words, a picture or a moment;
+      // `seen` words are the text of a picture-only search: not with text.
+      allOf: [
+        { if: { required: ['said'] }, then: { not: { anyOf: [{ required: ['text'] }, { required: ['seen'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }] } } },
+        { if: { required: ['seen'] }, then: { not: { required: ['text'] } } },
+      ],
       properties: {
         text: { type: 'string', minLength: 1 },
         said: { type: 'string', minLength: 1, maxLength: 1000, description: 'words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
+        seen: { type: 'string', minLength: 1, description: 'words for what is seen: the pictures alone (their facts and embedding), never what is said or written; alone or with a picture or a moment' },
         image_base64: { type: 'string', minLength: 1, description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB' },
         image_url: { type: 'string', minLength: 1, description: 'a picture fetched from a public http(s) URL (same guard as video_url)' },
         like: {
@@ -387,14 +405,14 @@ export const schemas = {
           type: 'array',
           items: {
             type: 'object',
-            required: ['video_id', 'similarity', 'relevance', 'confidence', 'confidence_label', 'start', 'end', 'filename'],
+            required: ['video_id', 'similarity', 'relevance', 'confidence', 'confidence_label', 'start', 'end', 'filename', 'kinds', 'evidence'],
             // Results may grow fields (thumbnail_url): clients ignore what they do not know.
             additionalProperties: true,
             properties: {
               video_id: str,
               similarity: { type: 'number', description: 'cosine similarity of the best segment' },
-              relevance: { type: 'number', description: 'what results are ordered by: similarity + keyword bonus' },
-              confidence: { type: 'number', minimum: 0, maximum: 1 },
+              relevance: { type: 'number', minimum: 0, maximum: 1, description: 'what results are ordered by, 0–1: the probability the ranking reads (docs/api.md, "Evidence")' },
+              confidence: { type: 'number', minimum: 0, maximum: 1, description: 'the probability that this moment is what the query asks for: the kinds of evidence combined' },
               confidence_label: { type: 'string', enum: ['high', 'medium', 'low'] },
               start: num,
               end: num,
@@ -402,6 +420,17 @@ export const schemas = {
               description: str,
               matched_words: { type: 'array', items: str },
               confidence_reason: { type: 'string', description: 'with explain: what drove the confidence (similarity, the query words analysis saw and how sure it was of each)' },
+              kinds: {
+                type: 'array',
+                items: { type: 'string', enum: ['seen', 'said', 'written'] },
+                description: 'which kinds of evidence matched: seen (the picture: its facts and its embedding), said (the transcript), written (text on screen)',
+              },
+              evidence: {
+                type: 'object',
+                description: 'per kind that matched: its own probability that this moment is what the query asks for, the words that matched and a snippet; with explain, the raw parts its curve read',
+                propertyNames: { enum: ['seen', 'said', 'written'] },
+                additionalProperties: kindEvidence,
+              },
               thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
               tags: {
                 type: 'object',

@@ -71,7 +71,7 @@ export type TranscriptResponse = ResponseBody<'videoTranscript'>;
  * A search: text, a picture or a moment, or a mix (the schema asks for at least one; this type
  * leaves that to it), plus one filter field per filterable tag kind (src/tags/registry.ts).
  */
-export type SearchRequest = Named<FromSchema<Omit<Ops['search']['body'], 'anyOf'>, { keepDefaultedPropertiesOptional: true }>> & {
+export type SearchRequest = Named<FromSchema<Omit<Ops['search']['body'], 'anyOf' | 'allOf'>, { keepDefaultedPropertiesOptional: true }>> & {
   /** Local callers only (the CLI's `--image`): a picture on this machine. */
   image_path?: string;
 };

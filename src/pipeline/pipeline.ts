@@ -116,7 +116,7 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
   const sample = { fps: sampleFps, maxSide, fastDecode: ffmpegFastDecode() };
   const knownDuration = media.durationSec > 0 ? media.durationSec : undefined;
   const segmenter: SegmenterOptions = { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration, signature: opts.signature };
-  return withSoundtrack(opts, embedder, media.hasAudio ? (signal) => streamPcm(file, { signal }) : undefined, (signal) => {
+  return withSoundtrack(opts, media.hasAudio ? (signal) => streamPcm(file, { signal }) : undefined, (signal) => {
     const source =
       (opts.pixelThread ?? pixelThread())
         ? workerThreadEvents({ file, sample, segmenter, maxInFlight: maxFramesInFlight(opts.segmentSeconds, sampleFps) }, signal)
@@ -131,7 +131,6 @@ export async function analyzeVideo(file: string, embedder: Embedder, opts: Analy
  */
 async function withSoundtrack(
   opts: AnalyzeOptions,
-  embedder: Embedder,
   pcm: ((signal: AbortSignal) => PcmChunks) | undefined,
   picture: (signal: AbortSignal | undefined) => Promise<AnalyzedVideo>,
 ): Promise<AnalyzedVideo> {
@@ -148,8 +147,7 @@ async function withSoundtrack(
     throw err;
   }
   const heard = await hearing;
-  await attachSoundtrack(analyzed.segments, heard, embedder);
-  analyzed.videoVector = meanVector(analyzed.segments.map((s) => s.vector));
+  attachSoundtrack(analyzed.segments, heard); // tags and facts only: the vectors are the picture's
   if (heard.transcript) analyzed.transcript = heard.transcript;
   else analyzed.noTranscript = heard.reason;
   return analyzed;
@@ -175,7 +173,7 @@ export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: A
   };
   // Frames already in memory: nothing to decode, so the segmenter runs on this thread.
   const audio = opts.audio?.length ? opts.audio : undefined;
-  return withSoundtrack(opts, embedder, audio ? () => pcmFromFloat(audio) : undefined, (signal) => {
+  return withSoundtrack(opts, audio ? () => pcmFromFloat(audio) : undefined, (signal) => {
     const source = inThreadEvents(toAsync(resized), { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration: duration, signature: opts.signature });
     return analyzeFrameStream(source, duration, { ...media, hasAudio: Boolean(audio) }, embedder, { ...opts, signal }, 'tensor');
   });

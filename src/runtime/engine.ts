@@ -158,6 +158,10 @@ export class LocalEngine implements VideoService {
   async videoFile(videoId: string): Promise<VideoFile> {
     return this.services.videos.file(this.principal, videoId);
   }
+  /** Where a video's file is on this machine (`video show`): its blob's path, or the user's file in place; nothing is opened. */
+  async videoPath(videoId: string): Promise<string | undefined> {
+    return this.services.library.pathOf(await this.services.library.video(this.principal, videoId));
+  }
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     return this.services.videos.list(this.principal, collectionIdOrName, validateRequest('listVideos', 'querystring', req));
   }
@@ -174,7 +178,7 @@ export class LocalEngine implements VideoService {
   async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
     const { inPlace } = this.services;
     if (req.path !== undefined) await inPlace.addFolder(this.principal, collectionIdOrName, req.path);
-    return inPlace.rescan(this.principal, collectionIdOrName);
+    return inPlace.rescan(this.principal, collectionIdOrName, { includeDeleted: req.include_deleted === true });
   }
   async listJobs(owner?: string): Promise<ListJobsResponse> {
     return this.services.queue.list(this.principal, owner);

@@ -50,7 +50,7 @@ export async function findVideos(lib: Library, p: Principal, name: string, opts:
   const byId = await lib.catalog.videos.byId(given);
   if (byId && (!only || byId.collection_id === only.id)) {
     const mine = await lib.video(p, given).catch(() => undefined);
-    if (mine) return [await withFileState(mine, await lib.catalog.folders.list(mine.collection_id))];
+    if (mine) return [await withFileState(lib, mine, await lib.catalog.folders.list(mine.collection_id))];
   }
   const collections: CollectionRow[] = only ? [only] : await lib.catalog.collections.list(10_000, 0, p.admin ? null : p.owner);
   const filename = given.slice(given.lastIndexOf('/') + 1);
@@ -66,7 +66,7 @@ export async function findVideos(lib: Library, p: Principal, name: string, opts:
     if (!folders.has(v.collection_id)) folders.set(v.collection_id, await lib.catalog.folders.list(v.collection_id));
     const dirs = folders.get(v.collection_id)!;
     if (given.includes('/') && !pathFits(v, relativePath(v, dirs), given)) continue;
-    out.push(await withFileState(v, dirs));
+    out.push(await withFileState(lib, v, dirs));
     if (out.length === MAX_FOUND) break;
   }
   return out;

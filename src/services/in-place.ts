@@ -15,30 +15,49 @@ import type { RescanResponse, UploadVideoResponse } from '../api/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import { newId } from '../store/ids.js';
 import type { VideoRow } from '../store/videos.js';
-import { fingerprintFile, isVideoFile, mtimeOf, walkFiles } from './footage-files.js';
+import { FootageUnavailableError, isVideoFile, openFootage, walkFootage } from './footage-files.js';
 import type { Library } from './library.js';
 
 export class InPlaceService {
   constructor(private readonly lib: Library) {}
 
   /**
-   * Indexes one file where it lies: refused unless it is a video; the same fingerprint in the
-   * collection is the same video (at a new path when the old one is gone: it moved).
+   * Indexes one file where it lies (the user names it: a file deleted from the collection before
+   * comes back): refused unless it is a video; the same fingerprint in the collection is the same
+   * video (at a new path when the old one is gone: it moved).
    */
   async add(p: Principal, collectionIdOrName: string, file: string, opts: { force?: boolean } = {}): Promise<UploadVideoResponse> {
     const collection = await this.lib.collection(p, collectionIdOrName);
-    return this.addTo(collection, path.resolve(file), opts);
+    const real = await realpath(path.resolve(file)).catch(() => undefined);
+    if (!real) throw new NotFoundError(`file not found: ${file}`);
+    return this.addTo(collection, real, { ...opts, given: file, readmit: true });
   }
 
-  private async addTo(collection: CollectionRow, file: string, opts: { force?: boolean } = {}): Promise<UploadVideoResponse & { moved_from?: string }> {
+  /**
+   * Indexes the file at `file` (a real path), reading it only through a checked, open descriptor
+   * (src/services/footage-files.ts openFootage), so what is fingerprinted and probed is the file
+   * that is recorded.
+   */
+  private async addTo(
+    collection: CollectionRow,
+    file: string,
+    opts: { force?: boolean; given?: string; readmit?: boolean; roots?: string[] } = {},
+  ): Promise<UploadVideoResponse & { moved_from?: string }> {
     const { lib } = this;
-    const st = await stat(file).catch(() => undefined);
-    if (!st) throw new NotFoundError(`file not found: ${file}`);
-    if (!st.isFile()) throw new BadRequestError(`${file} is not a regular file`);
-    await lib.checkVideo(file, file);
-    const fingerprint = await fingerprintFile(file, st.size);
-    const seen = { path: file, filename: path.basename(file), size_bytes: st.size, fingerprint, file_mtime: mtimeOf(st) };
-    const existing = opts.force ? undefined : await lib.catalog.videos.byFingerprint(collection.id, fingerprint);
+    const name = opts.given ?? file;
+    const opened = await openFootage({ path: file, roots: opts.roots, forbidden: [lib.paths.home] }).catch((err: unknown) => {
+      if (err instanceof FootageUnavailableError) throw err.reason.startsWith('is not a regular file') ? new BadRequestError(`${name} is not a regular file`) : new NotFoundError(`${name} ${err.reason}`);
+      throw err;
+    });
+    let seen: { path: string; filename: string; size_bytes: number; fingerprint: string; file_mtime: string };
+    try {
+      await lib.checkVideo(await opened.processPath(), name);
+      seen = { path: file, filename: path.basename(file), size_bytes: opened.size, fingerprint: await opened.fingerprint(), file_mtime: opened.mtime };
+    } finally {
+      await opened.close();
+    }
+    if (opts.readmit) await lib.catalog.folders.include(collection.id, seen.fingerprint);
+    const existing = opts.force ? undefined : await lib.catalog.videos.byFingerprint(collection.id, seen.fingerprint);
     if (existing) {
       if (existing.path !== file && !(await exists(existing.path))) {
         await lib.catalog.videos.fileSeen(existing.id, seen);
@@ -67,81 +86,107 @@ export class InPlaceService {
   /**
    * Brings a collection's footage in place up to date with the disk: its folders walked for new
    * video files, every video in place checked (unchanged, changed: re-processed, moved or renamed:
-   * followed by its fingerprint, gone: reported missing). With `roots` (a server's library roots),
-   * only folders and files inside them are read.
+   * followed by its fingerprint, gone or replaced: reported missing with the reason). Links are
+   * followed only when they lead inside `roots` (a server's library roots), or locally inside the
+   * collection's folders; the others are listed as skipped. Files deleted from the collection stay
+   * out unless `includeDeleted`.
    */
-  async rescan(p: Principal, collectionIdOrName: string, opts: { roots?: string[] } = {}): Promise<RescanResponse> {
+  async rescan(p: Principal, collectionIdOrName: string, opts: { roots?: string[]; includeDeleted?: boolean } = {}): Promise<RescanResponse> {
     const { lib } = this;
     const collection = await this.lib.collection(p, collectionIdOrName);
-    const guard = opts.roots ? await rootGuard(opts.roots) : undefined;
+    const roots = opts.roots ?? (lib.libraryRoots.length ? lib.libraryRoots : undefined);
+    const guard = roots ? await rootGuard(roots) : undefined;
     const folders = await lib.catalog.folders.list(collection.id);
     const out: RescanResponse = { collection_id: collection.id, collection_name: collection.name, folders, added: [], changed: [], moved: [], missing: [], unchanged: 0, skipped: [] };
+    const skip = (file: string, reason: string) => out.skipped.push({ file, reason });
 
-    // What is on disk now.
+    // What is on disk now, by real path.
     const onDisk = new Set<string>();
     for (const dir of folders) {
       if (guard && !(await guard(dir))) {
-        out.skipped.push({ file: dir, reason: 'outside the library folders this server was started with' });
+        skip(dir, 'outside the library folders this server was started with');
         continue;
       }
-      const files = await walkFiles(dir).catch(() => undefined);
+      const files = await walkFootage(dir, roots ?? folders, skip).catch(() => undefined);
       if (!files) {
-        out.skipped.push({ file: dir, reason: 'folder not found' });
+        skip(dir, 'folder not found');
         continue;
       }
       for (const f of files) {
-        if (!isVideoFile(f)) out.skipped.push({ file: f, reason: 'not a video file (by its extension)' });
-        else if (!guard || (await guard(f))) onDisk.add(f);
-        else out.skipped.push({ file: f, reason: 'a link out of the library folders' });
+        if (!isVideoFile(f)) skip(f, 'not a video file (by its extension)');
+        else onDisk.add(f);
       }
     }
 
-    // The videos in place: still there (unchanged or changed), or gone for now.
+    // The videos in place: still there (unchanged or changed), or gone or replaced for now.
     const videos = (await lib.catalog.videos.listByCollection(collection.id)).filter((v) => v.fingerprint !== null);
     const known = new Set(videos.map((v) => v.path));
-    const gone: VideoRow[] = [];
+    const gone: { video: VideoRow; reason: string }[] = [];
     for (const v of videos) {
-      const st = await stat(v.path).catch(() => undefined);
-      if (!st?.isFile()) {
-        gone.push(v);
+      let opened;
+      try {
+        opened = await openFootage({ path: v.path, roots, forbidden: [lib.paths.home] });
+      } catch (err) {
+        if (!(err instanceof FootageUnavailableError)) throw err;
+        gone.push({ video: v, reason: err.reason });
         continue;
       }
-      onDisk.delete(v.path);
-      if (st.size === v.size_bytes && mtimeOf(st) === v.file_mtime) {
-        out.unchanged++;
-        continue;
-      }
-      const fingerprint = await fingerprintFile(v.path, st.size);
-      await lib.catalog.videos.fileSeen(v.id, { path: v.path, filename: path.basename(v.path), size_bytes: st.size, fingerprint, file_mtime: mtimeOf(st) });
-      if (fingerprint === v.fingerprint) out.unchanged++;
-      else {
-        await this.reprocess(v.id);
-        out.changed.push({ video_id: v.id, file: v.path });
+      try {
+        onDisk.delete(opened.realPath);
+        known.add(opened.realPath);
+        if (opened.realPath === v.path && opened.size === v.size_bytes && opened.mtime === v.file_mtime) {
+          out.unchanged++;
+          continue;
+        }
+        // Changed, or recorded at a path with links in its folders (kept from now on by its real path).
+        const fingerprint = await opened.fingerprint();
+        await lib.catalog.videos.fileSeen(v.id, { path: opened.realPath, filename: path.basename(opened.realPath), size_bytes: opened.size, fingerprint, file_mtime: opened.mtime });
+        if (fingerprint === v.fingerprint) out.unchanged++;
+        else {
+          await this.reprocess(v.id);
+          out.changed.push({ video_id: v.id, file: opened.realPath });
+        }
+      } finally {
+        await opened.close();
       }
     }
 
-    // New files: a gone video's fingerprint (moved or renamed), else a new video.
-    const goneByFingerprint = new Map(gone.map((v) => [v.fingerprint!, v]));
+    // New files: a gone video's fingerprint (moved or renamed), a file deleted from the collection
+    // (left out), else a new video.
+    const goneByFingerprint = new Map(gone.map((g) => [g.video.fingerprint!, g]));
+    const excluded = await lib.catalog.folders.excluded(collection.id);
     for (const f of [...onDisk].sort()) {
       if (known.has(f)) continue;
       try {
-        const st = await stat(f);
-        const fingerprint = await fingerprintFile(f, st.size);
-        const was = goneByFingerprint.get(fingerprint);
+        const opened = await openFootage({ path: f, roots: roots ?? folders, forbidden: [lib.paths.home] });
+        let seen;
+        try {
+          seen = { path: f, filename: path.basename(f), size_bytes: opened.size, fingerprint: await opened.fingerprint(), file_mtime: opened.mtime };
+        } finally {
+          await opened.close();
+        }
+        if (excluded.has(seen.fingerprint)) {
+          if (!opts.includeDeleted) {
+            skip(f, 'deleted from this collection (`vidembed rescan --include-deleted` or `vidembed upload --in-place FILE` adds it again)');
+            continue;
+          }
+          await lib.catalog.folders.include(collection.id, seen.fingerprint);
+        }
+        const was = goneByFingerprint.get(seen.fingerprint);
         if (was) {
-          await lib.catalog.videos.fileSeen(was.id, { path: f, filename: path.basename(f), size_bytes: st.size, fingerprint, file_mtime: mtimeOf(st) });
-          goneByFingerprint.delete(fingerprint);
-          out.moved.push({ video_id: was.id, from: was.path, to: f });
+          await lib.catalog.videos.fileSeen(was.video.id, seen);
+          goneByFingerprint.delete(seen.fingerprint);
+          out.moved.push({ video_id: was.video.id, from: was.video.path, to: f });
           continue;
         }
-        const added = await this.addTo(collection, f);
-        if (added.duplicate) out.skipped.push({ file: f, reason: `the same file as ${added.video_id}` });
+        const added = await this.addTo(collection, f, { roots: roots ?? folders });
+        if (added.duplicate) skip(f, `the same file as ${added.video_id}`);
         else out.added.push({ video_id: added.video_id, file: f });
       } catch (err) {
-        out.skipped.push({ file: f, reason: errorMessage(err).replace(`${f} is not a video: `, 'not a video: ') });
+        skip(f, err instanceof FootageUnavailableError ? err.reason : errorMessage(err).replace(`${f} is not a video: `, 'not a video: '));
       }
     }
-    for (const v of goneByFingerprint.values()) out.missing.push({ video_id: v.id, file: v.path });
+    for (const g of goneByFingerprint.values()) out.missing.push({ video_id: g.video.id, file: g.video.path, reason: g.reason });
     return out;
   }
 
@@ -150,11 +195,11 @@ export class InPlaceService {
    * admin configured. A folder named is resolved inside a root (links followed; out of every root:
    * 403), remembered for the collection and scanned with the collection's other folders.
    */
-  async libraryScan(p: Principal, collectionIdOrName: string, req: { path?: string }, roots: string[]): Promise<RescanResponse> {
+  async libraryScan(p: Principal, collectionIdOrName: string, req: { path?: string; include_deleted?: boolean }, roots: string[]): Promise<RescanResponse> {
     const collection = await this.lib.collection(p, collectionIdOrName);
     if (!roots.length) throw new ForbiddenError('this server indexes no folders in place: its admin starts it with `vidembed serve --library DIR`');
     if (req.path !== undefined) await this.lib.catalog.folders.add(collection.id, await libraryFolder(roots, req.path));
-    return this.rescan(p, collection.id, { roots });
+    return this.rescan(p, collection.id, { roots, includeDeleted: req.include_deleted === true });
   }
 
   private async reprocess(videoId: string): Promise<void> {

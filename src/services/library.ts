@@ -6,7 +6,7 @@
  * (src/services/open.ts). It knows no backend by class.
  */
 import { createReadStream } from 'node:fs';
-import { stat, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { ConflictError, MediaError, NotFoundError, ValidationError, errorMessage } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
 import type { Analyzer } from '../analysis/types.js';
@@ -24,6 +24,7 @@ import type { Paths } from '../config.js';
 import type { FetchPolicy } from '../net/fetch-video.js';
 import { redactError } from '../api/redact.js';
 import { retentionMs, storageQuotaBytes } from '../env.js';
+import { FootageUnavailableError, openFootage, type OpenedFootage, type VideoFile } from './footage-files.js';
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -54,17 +55,14 @@ export interface LibraryPorts {
   storageQuotaBytes?: number;
   /** Refuses a file that is not a video (text, a still image, audio only), naming it `name` (MediaError). */
   checkVideo: (file: string, name: string) => Promise<void>;
+  /**
+   * A server's library roots (`serve --library DIR`): footage in place is read only from inside
+   * them. Empty: a file in place is read only where it was indexed (src/services/footage-files.ts).
+   */
+  libraryRoots?: string[];
 }
 
-/** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
-export interface VideoFile {
-  filename: string;
-  size: number;
-  /** The file on this machine (a directory store, or a video stored before blob keys); none in an object store. */
-  path?: string;
-  /** Its bytes, or the bytes `start`..`end` (inclusive). */
-  open(range?: { start: number; end?: number }): import('node:stream').Readable;
-}
+export type { VideoFile };
 
 export class Library implements LibraryPorts {
   readonly paths: Paths;
@@ -83,6 +81,7 @@ export class Library implements LibraryPorts {
   readonly retentionMs: number;
   readonly storageQuotaBytes?: number;
   readonly checkVideo: (file: string, name: string) => Promise<void>;
+  readonly libraryRoots: string[];
 
   constructor(ports: LibraryPorts) {
     this.paths = ports.paths;
@@ -101,6 +100,7 @@ export class Library implements LibraryPorts {
     this.retentionMs = ports.retentionMs ?? retentionMs();
     this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
     this.checkVideo = ports.checkVideo;
+    this.libraryRoots = ports.libraryRoots ?? [];
   }
 
   /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
@@ -136,22 +136,73 @@ export class Library implements LibraryPorts {
     return v;
   }
 
-  /** A video's original file (the server streams it with Range support; the CLI shows its path). */
-  videoFile(v: VideoRow): VideoFile {
+  /**
+   * Opens a video's file in place and checks it is the file that was indexed (issue 30: never a
+   * link swapped in, never outside the library roots or inside the library's own data; with
+   * `content`, the same fingerprint). Throws FootageUnavailableError with the reason.
+   */
+  openFootage(v: VideoRow, opts: { content: boolean }): Promise<OpenedFootage> {
+    return openFootage({
+      path: v.path,
+      size: v.size_bytes,
+      fingerprint: v.fingerprint,
+      roots: this.libraryRoots.length ? this.libraryRoots : undefined,
+      forbidden: [this.paths.home],
+      content: opts.content,
+    });
+  }
+
+  /** Where a video's file is on this machine, as recorded (nothing is opened or checked): a blob's path, or the user's file in place. */
+  pathOf(v: VideoRow): string | undefined {
+    return v.blob_key ? this.blobPath?.(v.blob_key) : v.path;
+  }
+
+  /** Why a video's file in place cannot be read now, or undefined when it can (no content check: for lists). */
+  async footageProblem(v: VideoRow): Promise<string | undefined> {
+    if (v.fingerprint === null) return undefined;
+    try {
+      await (await this.openFootage(v, { content: false })).close();
+      return undefined;
+    } catch (err) {
+      if (err instanceof FootageUnavailableError) return err.reason;
+      throw err;
+    }
+  }
+
+  /**
+   * A video's original file (the server streams it with Range support): its blob, or — in place —
+   * the user's file, opened and checked first; the bytes sent are those of the opened file.
+   */
+  async videoFile(v: VideoRow): Promise<VideoFile> {
     const { blob_key: key } = v;
     const base = { filename: v.filename, size: v.size_bytes };
-    if (!key) return { ...base, path: v.path, open: (range) => createReadStream(v.path, range) };
-    return { ...base, path: this.blobPath?.(key), open: (range) => this.blobs.stream(key, range) };
+    if (key) return { ...base, path: this.blobPath?.(key), open: (range) => this.blobs.stream(key, range) };
+    if (v.fingerprint === null) return { ...base, path: v.path, open: (range) => createReadStream(v.path, range) };
+    const opened = await this.openFootage(v, { content: true });
+    return { filename: v.filename, size: opened.size, open: (range) => opened.stream(range), release: () => opened.close() };
   }
 
   /**
    * The video as a file on this machine, for ffmpeg: its blob (in the directory every node mounts,
-   * or downloaded from an object store until `release`), or the absolute path a video stored
-   * before blob keys was kept at.
+   * or downloaded from an object store until `release`), the user's file in place (opened and
+   * checked: ffmpeg reads the opened file), or the absolute path a video stored before blob keys
+   * was kept at.
    */
   async localVideoFile(v: VideoRow): Promise<{ path: string; release(): Promise<void> }> {
-    if (v.fingerprint !== null && !(await stat(v.path).catch(() => undefined))) {
-      throw new MediaError(`${v.path} is not there any more (moved, renamed or deleted outside vidembed?): \`vidembed rescan\` follows moved files`);
+    if (v.fingerprint !== null) {
+      let opened: OpenedFootage;
+      try {
+        opened = await this.openFootage(v, { content: true });
+      } catch (err) {
+        if (err instanceof FootageUnavailableError) throw new MediaError(err.message, { cause: err });
+        throw err;
+      }
+      try {
+        return { path: await opened.processPath(), release: () => opened.close() };
+      } catch (err) {
+        await opened.close();
+        throw err;
+      }
     }
     if (!v.blob_key) return { path: v.path, release: async () => {} };
     try {

@@ -64,6 +64,8 @@ export interface EngineOptions {
    * ffmpeg's probe (src/media/is-video.ts). Unit tests that upload placeholder bytes pass one that takes any file.
    */
   checkVideo?: (file: string, name: string) => Promise<void>;
+  /** A server's library roots (`serve --library DIR`): footage in place is read only from inside them. */
+  libraryRoots?: string[];
 }
 
 /** A library opened from a home, and the SQLite store under it when its catalog is this machine's SQLite file. */
@@ -100,6 +102,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
     retentionMs: opts.retentionMs,
+    libraryRoots: opts.libraryRoots,
     ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   return { library, localStore };

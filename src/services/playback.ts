@@ -7,7 +7,7 @@ import { NotFoundError, errorMessage } from '../api/errors.js';
 import { playsInBrowser, withPlaybackProxy, type PlaybackProbe } from '../media/playback.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { VideoPlayback, VideoRow } from '../store/videos.js';
-import type { VideoFile } from './library.js';
+import type { VideoFile } from './footage-files.js';
 
 export function playbackKey(videoId: string): string {
   return `playback/${videoId}.mp4`;

@@ -1,7 +1,7 @@
 /** A video as the API lists it (VideoSummary): its row, and the state of its file when it is in place. */
-import { stat } from 'node:fs/promises';
 import type { VideoSummary } from '../api/types.js';
 import type { VideoRow } from '../store/videos.js';
+import type { Library } from './library.js';
 import path from 'node:path';
 
 export function toVideoSummary(v: VideoRow): VideoSummary {
@@ -17,16 +17,18 @@ export function toVideoSummary(v: VideoRow): VideoSummary {
 }
 
 /**
- * A video's summary, saying whether a video in place still finds its file and where it is in the
- * folder it was indexed from (`folders`: its collection's, src/services/find-videos.ts).
+ * A video's summary, saying whether a video in place still finds its file (and if not, why: the
+ * library's footage check) and where it is in the folder it was indexed from (`folders`: its
+ * collection's, src/services/find-videos.ts).
  */
-export async function withFileState(v: VideoRow, folders: readonly string[]): Promise<VideoSummary> {
+export async function withFileState(lib: Pick<Library, 'footageProblem'>, v: VideoRow, folders: readonly string[]): Promise<VideoSummary> {
   const out = toVideoSummary(v);
   if (v.fingerprint === null) return out;
   out.in_place = true;
   const rel = relativePath(v, folders);
   if (rel) out.relative_path = rel;
-  if (!(await stat(v.path).catch(() => undefined))?.isFile()) out.missing = true;
+  const problem = await lib.footageProblem(v);
+  if (problem) Object.assign(out, { missing: true, missing_reason: problem });
   return out;
 }
 

@@ -116,7 +116,7 @@ export class VideosService {
       facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
     }));
     const playback_url = playbackUrl(v);
-    return { ...(await withFileState(v, await this.lib.catalog.folders.list(v.collection_id))), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+    return { ...(await withFileState(this.lib, v, await this.lib.catalog.folders.list(v.collection_id))), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
   }
 
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
@@ -176,7 +176,7 @@ export class VideosService {
     const status = req.status || undefined;
     const rows = await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 });
     const folders = await this.lib.catalog.folders.list(collection.id);
-    return Promise.all(rows.map((v) => withFileState(v, folders)));
+    return Promise.all(rows.map((v) => withFileState(this.lib, v, folders)));
   }
 
   /** The videos a name stands for: an id, a file name or a path in place (GET /videos?name=, src/services/find-videos.ts). */
@@ -192,6 +192,8 @@ export class VideosService {
       await tx.queue.cancelFor(v.id);
       await tx.segments.deleteForVideo(v.id, collection.dim);
       await tx.videos.delete(v.id);
+      // A file in place stays out of later scans until the user adds it again (issue 30).
+      if (v.fingerprint !== null) await tx.folders.exclude(collection.id, v.fingerprint, v.path);
     });
     await this.lib.removeVideoFiles(v);
     return { id: v.id, deleted: true };

@@ -311,6 +311,22 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'videos looked up by file name',
     sql: `CREATE INDEX videos_filename ON videos(collection_id, filename);`,
   },
+  {
+    // Files the user deleted from a collection indexed in place (issue 30): \`rescan\` leaves a
+    // file with this fingerprint out until it is added again (\`upload --in-place\`, \`rescan
+    // --include-deleted\`).
+    version: 80,
+    name: 'files deleted from a collection in place, by fingerprint (rescan leaves them out)',
+    sql: `
+      CREATE TABLE excluded_files (
+        collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        fingerprint TEXT NOT NULL,
+        path TEXT NOT NULL,
+        excluded_at TEXT NOT NULL,
+        PRIMARY KEY (collection_id, fingerprint)
+      );
+    `,
+  },
 ];
 
 /** The migrations up to a version (tests build a database as an earlier release left it). */

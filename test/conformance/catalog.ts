@@ -454,6 +454,23 @@ export function conformance(backend: () => Backend): void {
       expect(await c.folders.list(col.id)).toEqual([]);
       expect(await c.folders.list(other.id)).toEqual(['/footage/b']);
     });
+
+    it('files deleted in place: excluded by fingerprint per collection, the path updated, included again, forgotten with the collection', async () => {
+      const col = await collection('c');
+      const other = await collection('other');
+      await c.folders.exclude(col.id, 'fp1:aa', '/footage/a.mp4');
+      await c.folders.exclude(col.id, 'fp1:bb', '/footage/b.mp4');
+      await c.folders.exclude(col.id, 'fp1:aa', '/footage/moved/a.mp4');
+      await c.folders.exclude(other.id, 'fp1:aa', '/elsewhere/a.mp4');
+      expect(await c.folders.excluded(col.id)).toEqual(new Map([['fp1:aa', '/footage/moved/a.mp4'], ['fp1:bb', '/footage/b.mp4']]));
+      await c.folders.include(col.id, 'fp1:bb');
+      await c.folders.include(col.id, 'fp1:zz'); // nothing to forget: no error
+      expect(await c.folders.excluded(col.id)).toEqual(new Map([['fp1:aa', '/footage/moved/a.mp4']]));
+      await expect(c.folders.exclude('col_missing', 'fp1:aa', '/x')).rejects.toThrow();
+      await c.collections.delete(col.id);
+      expect(await c.folders.excluded(col.id)).toEqual(new Map());
+      expect(await c.folders.excluded(other.id)).toEqual(new Map([['fp1:aa', '/elsewhere/a.mp4']]));
+    });
   });
 
   describe('tasks', () => {

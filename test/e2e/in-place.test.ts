@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/runtime/engine.js';
@@ -71,7 +72,7 @@ describe('upload DIR --in-place, then rescan after renames, moves and deletions 
       ]),
     );
     expect(scan.json.moved).toHaveLength(2);
-    expect(scan.json.missing).toEqual([{ video_id: id['C0002.mov'], file: path.join(card, 'DCIM', 'C0002.mov') }]);
+    expect(scan.json.missing).toEqual([{ video_id: id['C0002.mov'], file: path.join(card, 'DCIM', 'C0002.mov'), reason: expect.stringMatching(/^is not there any more/) }]);
     expect(scan.json.added.map((a: { file: string }) => a.file)).toEqual([path.join(card, 'DCIM', 'C0003.mp4')]);
     expect(scan.json.unchanged).toBe(0);
 
@@ -136,6 +137,33 @@ describe('processing reads the file where it lies', () => {
       expect(st.status).toBe('failed');
       expect(st.error_message).toMatch(/^take 2\.mp4 is not there any more .*vidembed rescan/);
       expect(blobFiles(path.join(dir, 'home')).filter((x) => x.startsWith('videos'))).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('a file swapped for a link (to the catalog) or for a FIFO is never read: its processing fails at once, naming the user file', async () => {
+    const fake = new FakeEmbedder();
+    const home = path.join(dir, 'home-swap');
+    const engine = new LocalEngine({ home, embedderFor: () => fake, analyzersFor: async () => [] });
+    try {
+      const c = await engine.createCollection({ name: 'swap', model: fake.id, speech: 'off' });
+      const a = await clip(path.join(dir, 'swap', 'a.mp4'), 1);
+      const b = await clip(path.join(dir, 'swap', 'b.mp4'), 2);
+      const va = await engine.uploadVideo(c.collection_id, { path: a, filename: 'a.mp4', inPlace: true });
+      const vb = await engine.uploadVideo(c.collection_id, { path: b, filename: 'b.mp4', inPlace: true });
+      unlinkSync(a);
+      symlinkSync(path.join(home, 'vidembed.db'), a);
+      unlinkSync(b);
+      execFileSync('mkfifo', [b]); // opening it for reading would wait for a writer forever
+      await new Worker(engine, { idleExitMs: 0, pollMs: 20 }).run(new AbortController().signal);
+      const sa = await engine.videoStatus(va.video_id);
+      expect(sa).toMatchObject({ status: 'failed', error_message: expect.stringMatching(/^a\.mp4 was replaced by a link/) });
+      expect(sa.error_message).not.toContain(home);
+      expect(await engine.videoStatus(vb.video_id)).toMatchObject({ status: 'failed', error_message: expect.stringMatching(/^b\.mp4 is not a regular file/) });
+      // Nothing was read from the catalog: no segments, no thumbnails for either.
+      expect((await engine.videoDetails(va.video_id)).segments).toEqual([]);
+      expect(blobFiles(home).filter((x) => x.startsWith('thumbs'))).toEqual([]);
     } finally {
       await engine.close();
     }

@@ -41,7 +41,7 @@ export function registerOpen(program: Command, run: Run): void {
         const m = resolveMoment(ctx.paths, ref);
         const d = await ctx.service.videoDetails(m.video_id); // not found / not yours: one clear error
         const end = m.end;
-        const local = ctx.local ? (await ctx.local.videoFile(d.video_id)).path : undefined;
+        const local = ctx.local ? await ctx.local.videoPath(d.video_id) : undefined;
         if (ctx.local && local === undefined) {
           throw new BadRequestError(`${d.filename} is in object storage, not on this disk: open it in the web page (vidembed ui) or through a server`);
         }

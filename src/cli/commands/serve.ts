@@ -87,6 +87,8 @@ export async function serveUntilStopped(
     maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
     memoryIndex: true,
+    // Footage in place is read (served, processed) only from inside these.
+    libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
   });
   const app = await buildServer(engine.services, {
     auth: opts.auth,

@@ -51,16 +51,16 @@ export function registerVideos(program: Command, run: Run): void {
         // Locally: where the file and its thumbnails are on disk. Remotely: the URLs that serve them.
         const thumbs = ctx.local ? await ctx.local.thumbnailFiles(videoId) : undefined;
         if (globals.json) {
-          return printJson(ctx.local ? { ...d, file: (await ctx.local.videoFile(videoId)).path, thumbnail_files: thumbs } : d);
+          return printJson(ctx.local ? { ...d, file: await ctx.local.videoPath(videoId), thumbnail_files: thumbs } : d);
         }
         process.stdout.write(`${d.video_id}  ${videoName(d)}  ${d.status}${d.error_message ? `: ${d.error_message}` : ''}\n`);
         if (d.duration) {
           process.stdout.write(`duration ${formatSeconds(d.duration)}  ${d.width}x${d.height}${d.fps ? `  ${Math.round(d.fps * 100) / 100} fps` : ''}${d.codec ? `  ${d.codec}` : ''}\n`);
         }
         const base = ctx.remoteBaseUrl?.replace(/\/+$/, '');
-        const gone = d.missing ? ' (missing: moved, renamed or deleted outside vidembed; `vidembed rescan` follows moved files)' : '';
+        const gone = d.missing ? ` (missing: ${d.missing_reason ?? 'moved, renamed or deleted outside vidembed'}; \`vidembed rescan\` follows moved files)` : '';
         const kept = d.in_place && !d.missing ? ' (in place: your own file, never copied or deleted)' : '';
-        if (ctx.local) process.stdout.write(`file ${(await ctx.local.videoFile(videoId)).path ?? '(in object storage: see it through a server)'}${gone || kept}\n`);
+        if (ctx.local) process.stdout.write(`file ${(await ctx.local.videoPath(videoId)) ?? '(in object storage: see it through a server)'}${gone || kept}\n`);
         else if (d.missing) process.stdout.write(`file missing on the server${gone}\n`);
         else if (base) process.stdout.write(`file ${base}/videos/${d.video_id}/file (send your API key)\n`);
         if (thumbs?.poster) process.stdout.write(`poster ${thumbs.poster}\n`);

@@ -59,8 +59,6 @@ export type PerceptionWeights = { -readonly [K in keyof typeof PERCEPTION_WEIGHT
  */
 export const SEARCH_WEIGHTS = {
   keyword: 0.8,
-  // Fitted by eval/tune.ts (logistic regression on the tuning half's first answers of both libraries).
-  confidence: { similarity: 1.63, sureWords: 12.33, classified: 0.94, intercept: -2.43 },
   highConfidence: 0.7,
   mediumConfidence: 0.4,
 };

@@ -174,6 +174,15 @@ const VIDEO_TYPES: Record<string, string> = {
  * `-n`); a range outside the file is 416. Several ranges in one request get the whole file.
  */
 async function sendFile(reply: FastifyReply, file: VideoFile, range: string | undefined): Promise<FastifyReply> {
+  try {
+    return await sendOpened(reply, file, range);
+  } catch (err) {
+    await file.release?.(); // a file opened in place whose stream was never taken
+    throw err;
+  }
+}
+
+async function sendOpened(reply: FastifyReply, file: VideoFile, range: string | undefined): Promise<FastifyReply> {
   let size = file.size;
   if (file.path !== undefined) {
     const st = await stat(file.path).catch(() => undefined);

@@ -292,6 +292,22 @@ export class PgFoldersCatalog implements FoldersCatalog {
     const { rows } = await this.q.query<{ path: string }>('SELECT path FROM library_folders WHERE collection_id = $1 ORDER BY seq', [collectionId]);
     return rows.map((r) => r.path);
   }
+
+  async exclude(collectionId: string, fingerprint: string, path: string): Promise<void> {
+    await this.q.query(
+      'INSERT INTO excluded_files (collection_id, fingerprint, path) VALUES ($1, $2, $3) ON CONFLICT (collection_id, fingerprint) DO UPDATE SET path = EXCLUDED.path, excluded_at = now()',
+      [collectionId, fingerprint, path],
+    );
+  }
+
+  async excluded(collectionId: string): Promise<Map<string, string>> {
+    const { rows } = await this.q.query<{ fingerprint: string; path: string }>('SELECT fingerprint, path FROM excluded_files WHERE collection_id = $1', [collectionId]);
+    return new Map(rows.map((r) => [r.fingerprint, r.path]));
+  }
+
+  async include(collectionId: string, fingerprint: string): Promise<void> {
+    await this.q.query('DELETE FROM excluded_files WHERE collection_id = $1 AND fingerprint = $2', [collectionId, fingerprint]);
+  }
 }
 
 export class PgTasksCatalog implements TasksCatalog {
@@ -437,6 +453,7 @@ export class PgCatalog implements Catalog {
         tasks: new PgTasksCatalog(client),
         segments: new PgSegmentsCatalog(client),
         signatures: new PgSignaturesCatalog(client),
+        folders: new PgFoldersCatalog(client),
         queue: new PgTxJobQueue(client),
       }),
     );

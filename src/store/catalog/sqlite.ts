@@ -313,6 +313,21 @@ class SqliteFoldersCatalog implements FoldersCatalog {
   async list(collectionId: string): Promise<string[]> {
     return this.db.prepare('SELECT path FROM library_folders WHERE collection_id = ? ORDER BY seq').pluck().all(collectionId) as string[];
   }
+
+  async exclude(collectionId: string, fingerprint: string, path: string): Promise<void> {
+    this.db
+      .prepare('INSERT INTO excluded_files (collection_id, fingerprint, path, excluded_at) VALUES (?, ?, ?, ?) ON CONFLICT (collection_id, fingerprint) DO UPDATE SET path = excluded.path, excluded_at = excluded.excluded_at')
+      .run(collectionId, fingerprint, path, new Date().toISOString());
+  }
+
+  async excluded(collectionId: string): Promise<Map<string, string>> {
+    const rows = this.db.prepare('SELECT fingerprint, path FROM excluded_files WHERE collection_id = ?').all(collectionId) as { fingerprint: string; path: string }[];
+    return new Map(rows.map((r) => [r.fingerprint, r.path]));
+  }
+
+  async include(collectionId: string, fingerprint: string): Promise<void> {
+    this.db.prepare('DELETE FROM excluded_files WHERE collection_id = ? AND fingerprint = ?').run(collectionId, fingerprint);
+  }
 }
 
 /** The catalog on an open Store's repos; close() closes the store only when this catalog opened it. */
@@ -343,7 +358,7 @@ export class SqliteCatalog implements Catalog {
     this.folders = g(new SqliteFoldersCatalog(store.db));
     this.queue = g(store.queue);
     this.registry = g(store.registry);
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, folders: this.folders, queue: this.queue };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

@@ -117,10 +117,17 @@ export interface VideosCatalog {
  * - add records an absolute folder for the collection (the same one again: nothing); the
  *   collection must exist. list: the collection's folders in the order added. Deleting the
  *   collection forgets its folders.
+ * - exclude remembers a file the user deleted from the collection by its content fingerprint (and
+ *   the path it had), so `rescan` leaves it out until it is added again; the same fingerprint
+ *   again updates the path. excluded: the collection's exclusions, fingerprint → path. include
+ *   forgets one (the user added the file again). Deleting the collection forgets them.
  */
 export interface FoldersCatalog {
   add(collectionId: string, dir: string): Promise<void>;
   list(collectionId: string): Promise<string[]>;
+  exclude(collectionId: string, fingerprint: string, path: string): Promise<void>;
+  excluded(collectionId: string): Promise<Map<string, string>>;
+  include(collectionId: string, fingerprint: string): Promise<void>;
 }
 
 /**
@@ -243,6 +250,7 @@ export interface CatalogTx {
   readonly tasks: TasksCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly folders: FoldersCatalog;
   readonly queue: {
     enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number, owner?: string): Promise<string>;
     cancelFor(refId: string): Promise<number>;

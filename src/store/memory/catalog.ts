@@ -85,6 +85,7 @@ class MemoryCollectionsCatalog implements CollectionsCatalog {
     for (const [sid, s] of state.segments) if (s.row.collection_id === id) state.segments.delete(sid);
     state.collections.delete(id);
     state.folders.delete(id);
+    state.excluded.delete(id);
   }
 
   async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
@@ -400,6 +401,22 @@ class MemoryFoldersCatalog implements FoldersCatalog {
   async list(collectionId: string): Promise<string[]> {
     return [...(this.store.state.folders.get(collectionId) ?? [])];
   }
+
+  async exclude(collectionId: string, fingerprint: string, path: string): Promise<void> {
+    const { state } = this.store;
+    if (!state.collections.has(collectionId)) throw new Error(`folders.exclude: no collection ${collectionId}`);
+    const map = state.excluded.get(collectionId) ?? new Map<string, string>();
+    map.set(fingerprint, path);
+    state.excluded.set(collectionId, map);
+  }
+
+  async excluded(collectionId: string): Promise<Map<string, string>> {
+    return new Map(this.store.state.excluded.get(collectionId) ?? []);
+  }
+
+  async include(collectionId: string, fingerprint: string): Promise<void> {
+    this.store.state.excluded.get(collectionId)?.delete(fingerprint);
+  }
 }
 
 /** A catalog on an in-memory store. Several catalogs on one store act as connections to one database. */
@@ -426,7 +443,7 @@ export class MemoryCatalog implements Catalog {
     this.folders = g(new MemoryFoldersCatalog(store));
     this.queue = g(new MemoryJobQueue(store));
     this.registry = g(new MemoryWorkerRegistry(store));
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, queue: this.queue };
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, folders: this.folders, queue: this.queue };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

@@ -36,6 +36,8 @@ export class MemoryState {
   workers = new Map<string, LiveWorker>();
   /** Folders indexed in place, by collection id, in the order added. */
   folders = new Map<string, string[]>();
+  /** Files deleted from a collection, by fingerprint → path (`rescan` leaves them out). */
+  excluded = new Map<string, Map<string, string>>();
   /** The last segment id handed out, and the order of inserts of other rows. */
   lastSegmentId = 0;
   seq = 0;
@@ -57,6 +59,7 @@ export class MemoryState {
     out.jobs = copy(this.jobs);
     out.workers = copy(this.workers, (w) => ({ ...w, kinds: w.kinds && [...w.kinds] }));
     out.folders = new Map([...this.folders].map(([k, v]) => [k, [...v]]));
+    out.excluded = new Map([...this.excluded].map(([k, v]) => [k, new Map(v)]));
     out.lastSegmentId = this.lastSegmentId;
     out.seq = this.seq;
     return out;

@@ -10,7 +10,7 @@ export interface CopyCounts {
 }
 
 /** The tables copied, in order (parents before children), with how each side counts them. */
-const TABLES = ['collections', 'videos', 'library_folders', 'segments', 'video_signatures', 'tasks', 'api_keys', 'jobs'] as const;
+const TABLES = ['collections', 'videos', 'library_folders', 'excluded_files', 'segments', 'video_signatures', 'tasks', 'api_keys', 'jobs'] as const;
 type Table = (typeof TABLES)[number];
 
 /** Jobs still to do: the others (done, failed) are history the queue does not need. */
@@ -54,6 +54,7 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
     await copyRows('videos', videoCols, 'created_at, rowid', (v) => videoCols.map((c) => (c === 'path' && v.blob_key ? '' : v[c])));
     const folderCols = ['collection_id', 'path'];
     await copyRows('library_folders', folderCols, 'seq');
+    await copyRows('excluded_files', ['collection_id', 'fingerprint', 'path', 'excluded_at'], 'collection_id, fingerprint');
 
     // Segments in pages: rows, the keyword text the FTS index holds, the float32 vector.
     const dims = new Map(collections.map((c) => [c.id as string, c.dim as number]));

@@ -236,6 +236,20 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'videos looked up by file name',
     sql: `CREATE INDEX videos_filename ON videos (collection_id, filename);`,
   },
+  {
+    // As SQLite migration 80: files deleted from a collection in place, left out by \`rescan\`.
+    version: 80,
+    name: 'files deleted from a collection in place, by fingerprint (rescan leaves them out)',
+    sql: `
+      CREATE TABLE excluded_files (
+        collection_id text NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        fingerprint text NOT NULL,
+        path text NOT NULL,
+        excluded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (collection_id, fingerprint)
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
