@@ -70,7 +70,7 @@ export const FILE_NEEDS: Record<string, Need[]> = {
   'test/e2e/s3-blobs.test.ts': ['shared'],
   'test/e2e/search-by-example-fake.test.ts': ['shared'],
   'test/e2e/search-by-example.test.ts': ['shared'],
-  'test/e2e/search-quality.test.ts': ['shared'],
+  'test/e2e/search-quality.test.ts': ['shared', 'pocketsphinx'],
   'test/e2e/segments-postgres.test.ts': ['postgres'],
   'test/e2e/server.test.ts': ['shared'],
   'test/e2e/speech-narrowband.test.ts': ['pocketsphinx'],
