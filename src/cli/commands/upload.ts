@@ -329,8 +329,8 @@ function summarize(batch: Batch, opts: UploadOptions, name: string, stoppedBy?: 
     missing ? `${missing} missing (vidembed rescan)` : '',
     skippedCount(batch),
   ].filter(Boolean);
-  process.stderr.write(`collection ${name}: ${counts.join(', ')}${stoppedBy ? `; then stopped: ${stoppedBy}` : ''}\n`);
   if (!opts.wait && !stoppedBy && added.length) process.stderr.write(`processing in the background: vidembed video status ${added[0].res.video_id} (or upload --wait next time)\n`);
+  process.stderr.write(`collection ${name}: ${counts.join(', ')}${stoppedBy ? `; then stopped: ${stoppedBy}` : ''}\n`);
 }
 
 
