@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, playback, load. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -21,7 +21,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   queue: async () => (await import('./queue.js')).benchQueue(),
   workers: async () => (await import('./workers.js')).benchWorkers(),
   // PostgreSQL search at 100k segments against SQLite's in-memory index; written-on-one-node to found-on-another.
-  scale: async () => (await import('./pg-scale.js')).benchPgScale(),
+  scale: async () => ({ memory_index: await (await import('./pg-scale.js')).benchPgScale(), pgvector: await (await import('./pgvector-scale.js')).benchPgvectorScale() }),
+  pgvector: async () => (await import('./pgvector-scale.js')).benchPgvectorScale(),
   // Ingest with and without the speech analyzer (continuous speech, no speech, no audio); memory while hearing a long talk.
   speech: async () => (await import('./speech.js')).benchSpeech(),
   // Seconds of playback proxy per second of footage, on the eval videos browsers do not play.

@@ -68,7 +68,10 @@ function main(): void {
   const samples: Sample[] = [];
   for (const variant of ['base', 'imagenet']) {
     const file = join(home, `mixed-${variant}-tuning.json`);
-    if (!existsSync(file)) throw new Error(`${file} is missing: run npm run eval -- mixed --half tuning --home ${home}`);
+    if (!existsSync(file)) {
+      process.stderr.write(`${file} is missing (npm run eval -- mixed --half tuning --variant ${variant} --home ${home}): fitting without that library\n`);
+      continue;
+    }
     samples.push(...(JSON.parse(readFileSync(file, 'utf8')) as Sample[]).map((s) => ({ ...s, source: s.source ? `${variant}:${s.source}` : '' })));
   }
   // One source is one package whichever library it is in: held out together.
@@ -82,7 +85,21 @@ function main(): void {
       const p = s.evidence.seen!.parts!;
       return { x: [p.similarity, p.sure_words, p.classified], y: s.right ? 1 : 0, group: groupOf(s) };
     });
-  const seenW = report('seen (similarity, sure words, classified)', seenRows, (r) => sigmoid(W.seen.similarity * r.x[0] + W.seen.sureWords * r.x[1] + W.seen.classified * r.x[2] + W.seen.intercept));
+  const nowSeen = (r: Row) => sigmoid(W.seen.similarity * r.x[0] + W.seen.sureWords * r.x[1] + W.seen.classified * r.x[2] + W.seen.intercept);
+  let seenW: number[];
+  if (seenRows.every((r) => r.x[2] === seenRows[0].x[2])) {
+    // One library only (every moment classified, or none): `classified` cannot be fitted; its
+    // weight stands, and the intercept is moved so that this library's moments get the fitted curve.
+    const c = seenRows[0]?.x[2] ?? 1;
+    const w = report('seen (similarity, sure words; classified constant)', seenRows.map((r) => ({ ...r, x: r.x.slice(0, 2) })), (r) => nowSeen({ ...r, x: [...r.x, c] }));
+    seenW = [w[0], w[1], W.seen.classified, w[2] - c * W.seen.classified];
+  } else seenW = report('seen (similarity, sure words, classified)', seenRows, nowSeen);
+
+  // The ranking's seen side: the pre-rank (similarity + keyword bonus) alone, same samples.
+  const rankRows: Row[] = samples
+    .filter((s) => s.mode === 'plain' && s.rank <= 5 && s.evidence.seen?.parts?.pre_rank !== undefined)
+    .map((s) => ({ x: [s.evidence.seen!.parts!.pre_rank], y: s.right ? 1 : 0, group: groupOf(s) }));
+  const rankW = report('ranking seen side (pre-rank)', rankRows, (r) => sigmoid(W.rank.preRank * r.x[0] + W.rank.intercept));
 
   // Said: every spoken match of a `said` search (right when the clip says the phrase).
   const saidRows: Row[] = samples
@@ -163,6 +180,7 @@ function main(): void {
   const c = (x: number) => Number(x.toFixed(3));
   const out = {
     seen: { similarity: c(seenW[0]), sureWords: c(seenW[1]), classified: c(seenW[2]), intercept: c(seenW[3]) },
+    rank: { preRank: c(rankW[0]), intercept: c(rankW[1]) },
     said: { score: c(saidW[0]), exact: c(saidW[1]), content: c(saidW[2]), rarity: c(saidW[3]), intercept: c(saidW[4]) },
     ...(writtenW ? { written: { sureWords: c(writtenW[0]), intercept: c(writtenW[1]) } } : {}),
     // A kind no first result had cannot be weighed: its own probability stands (weight 1).

@@ -21,7 +21,8 @@
  *               collection (eval/mixed.ts), with and without ImageNet, per half: picture R@1/R@5
  *               mixed vs picture-only, spoken leaks by label, reliability per kind, phrase R@1;
  *               with `--home`, every query's results with their evidence are kept in
- *               HOME/mixed-<variant>-<half>.json for eval/fit-evidence.ts
+ *               HOME/mixed-<variant>-<half>.json for eval/fit-evidence.ts (`--variant base|imagenet`:
+ *               one library only)
  * Aliases: `framing` = shot_size + angle; `all`.
  */
 import { cpus } from 'node:os';
@@ -60,7 +61,8 @@ function parseSections(argv: string[]): { sections: Set<Section>; verbose: boole
   const halfAt = argv.indexOf('--half');
   const halves = halfAt >= 0 ? HALVES.filter((h) => h === argv[halfAt + 1]) : HALVES;
   if (halfAt >= 0 && !halves.length) throw new UsageError(`--half: choose from ${HALVES.join(', ')}`);
-  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !(halfAt >= 0 && i === halfAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
+  const variantAt = argv.indexOf('--variant');
+  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !(halfAt >= 0 && i === halfAt + 1) && !(variantAt >= 0 && i === variantAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
   const out = new Set<Section>();
   for (const n of names.length ? names : ['all']) {
     const key = n.toLowerCase();
@@ -175,7 +177,8 @@ async function main(): Promise<void> {
     const items = loadSearchCatalog(dir);
     const talks = loadSpeechItems();
     const mixedHome = home ?? tempDir('vidembed-eval-mixed-').dir;
-    for (const variant of VARIANTS) {
+    const only = process.argv.indexOf('--variant');
+    for (const variant of VARIANTS.filter((v) => only < 0 || v === process.argv[only + 1])) {
       err(`mixed (${variant === 'base' ? 'without ImageNet' : 'with ImageNet'}): libraries in ${join(mixedHome, variant)}`);
       const engine = await openVariant(mixedHome, variant);
       mixed[variant] = {};

@@ -1,7 +1,8 @@
 /**
  * JSON Schemas of the API's requests and responses: the server validates with them and
  * /openapi.json is generated from them, so the document cannot drift from what is enforced. Their
- * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts.
+ * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts; the
+ * webhooks of issue 34 in schemas-webhooks.ts (part of `schemas`).
  */
 import { DUPLICATE_THRESHOLDS, LIMITS, SPEECH_SETTINGS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
@@ -12,10 +13,13 @@ import {
   collectionName,
   collectionParams,
   count,
+  HTTP_URL_PATTERN,
   listLimit,
+  modelField,
   num,
   oneSource,
   perFilterable,
+  present,
   segment,
   str,
   tagFilters,
@@ -44,6 +48,8 @@ const kindEvidence = {
 
 export { errorBody, validationErrorBody } from './schema-parts.js';
 export { inPlaceSchemas, jobSchemas, operationsSchemas } from './schemas-ops.js';
+export { WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT, webhookSchemas, type WebhookEvent } from './schemas-webhooks.js';
+import { webhookSchemas } from './schemas-webhooks.js';
 
 export const tagsSchema = {
   type: 'object',
@@ -134,6 +140,7 @@ export const schemas = {
         status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok: every dependency answered its last probe' },
         database: { type: 'string', enum: ['up', 'down'], description: 'only when degraded' },
         storage: { type: 'string', enum: ['up', 'down'], description: 'the blob store; only when degraded' },
+        disk: { type: 'string', enum: ['ok', 'full'], description: "full: a disk the server writes to is full (calls that store anything answer 507); only when degraded" },
         detail: str,
       },
     },
@@ -147,7 +154,7 @@ export const schemas = {
     },
   },
   encodeText: {
-    body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' }, model: str } },
+    body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' }, model: modelField } },
     response: {
       type: 'object',
       required: ['embedding', 'model', 'dim', 'truncated'],
@@ -205,10 +212,10 @@ export const schemas = {
       },
       allOf: [
         // A failed task says why; a completed one carries its result (an embedding task's vectors, or a tagging task's tags).
-        { if: { required: ['status'], properties: { status: { const: 'failed' } } }, then: { required: ['error_message'] } },
+        { if: { required: ['status'], properties: { status: { const: 'failed' } } }, then: present(['error_message']) },
         {
           if: { required: ['status'], properties: { status: { const: 'completed' } } },
-          then: { anyOf: [{ required: ['embedding', 'embeddings', 'segments', 'model', 'dim'] }, { required: ['tags'] }] },
+          then: { anyOf: [present(['embedding', 'embeddings', 'segments', 'model', 'dim']), present(['tags'])] },
         },
       ],
     },
@@ -229,7 +236,17 @@ export const schemas = {
         request_id: { type: 'string', pattern: CLIENT_ID_RE.source, description: 'letters, digits, _ . - (1-128; not "." or "..")' },
         video_input: videoTensor,
         audio_input: audioTensor,
-        video_kwargs: { type: 'object', additionalProperties: true },
+        video_kwargs: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'how the frames sit in time (default: 1 frame per second from 0)',
+          properties: {
+            fps: { type: 'number', exclusiveMinimum: 0 },
+            start: { type: 'number', minimum: 0 },
+            end: { type: 'number', minimum: 0 },
+            timestamps: { type: 'array', items: { type: 'number', minimum: 0 }, description: 'seconds of each frame: one per frame of video_input (a 422 otherwise)' },
+          },
+        },
       },
     },
     response: {
@@ -255,7 +272,7 @@ export const schemas = {
       properties: {
         name: collectionName,
         description: collectionDescription,
-        model: str,
+        model: modelField,
         speech: { type: 'string', enum: [...SPEECH_SETTINGS], default: 'auto', description: 'who transcribes what is said: `auto` (the best engine installed), `off`, or an engine' },
         language: {
           type: 'string',
@@ -363,20 +380,22 @@ export const schemas = {
     body: {
       type: 'object',
       description:
-        'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same; text also matches what is said and written in the videos, each kind of evidence with its own probability (docs/api.md, "Evidence"); `said` alone searches the transcripts only, `seen` the pictures only',
+        'text, a picture (image_base64 or image_url, not both), a moment (like), or a mix: each given part counts the same; text also matches what is said and written in the videos, each kind of evidence with its own probability (docs/api.md, "Evidence"); `said` alone searches the transcripts only, `seen` the pictures only',
       anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['seen'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
+      // One picture: image_base64 or image_url, not both.
+      not: present(['image_base64', 'image_url']),
       // `said` searches the transcripts alone: not with text, seen words, a picture or a moment;
       // `seen` words are the text of a picture-only search: not with text.
       allOf: [
-        { if: { required: ['said'] }, then: { not: { anyOf: [{ required: ['text'] }, { required: ['seen'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }] } } },
-        { if: { required: ['seen'] }, then: { not: { required: ['text'] } } },
+        { if: present(['said']), then: { not: { anyOf: [present(['text']), present(['seen']), present(['image_base64']), present(['image_url']), present(['like'])] } } },
+        { if: present(['seen']), then: { not: present(['text']) } },
       ],
       properties: {
-        text: { type: 'string', minLength: 1 },
-        said: { type: 'string', minLength: 1, maxLength: 1000, description: 'words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
-        seen: { type: 'string', minLength: 1, description: 'words for what is seen: the pictures alone (their facts and embedding), never what is said or written; alone or with a picture or a moment' },
-        image_base64: { type: 'string', minLength: 1, description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB' },
-        image_url: { type: 'string', minLength: 1, description: 'a picture fetched from a public http(s) URL (same guard as video_url)' },
+        text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' },
+        said: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'not only white space: words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
+        seen: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space: words for what is seen: the pictures alone (their facts and embedding), never what is said or written; alone or with a picture or a moment' },
+        image_base64: { type: 'string', minLength: 1, pattern: '\\S', contentEncoding: 'base64', description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB, base64-encoded (bytes that are not base64 are a 400)' },
+        image_url: { type: 'string', minLength: 1, pattern: HTTP_URL_PATTERN, description: 'a picture fetched from a public http(s) URL (the same rules and guard as video_url)' },
         like: {
           type: 'object',
           required: ['video_id'],
@@ -385,7 +404,7 @@ export const schemas = {
           properties: { video_id: { type: 'string', minLength: 1 }, t: { type: 'number', minimum: 0 } },
         },
         top_k: { type: 'integer', minimum: LIMITS.topK.min, maximum: LIMITS.topK.max, default: LIMITS.topK.default },
-        offset: { type: 'integer', minimum: 0, maximum: LIMITS.maxSearchHits - 1, default: 0, description: `results to skip (pages); offset + top_k <= ${LIMITS.maxSearchHits}` },
+        offset: { type: 'integer', minimum: 0, maximum: LIMITS.maxSearchHits - 1, default: 0, description: `results to skip (pages); offset + top_k <= ${LIMITS.maxSearchHits} (a 422 otherwise)` },
         ...tagFilters,
         min_confidence: { type: 'number', minimum: 0, maximum: 1, description: 'leave out results whose confidence is below this' },
         explain: { type: 'boolean' },
@@ -606,5 +625,6 @@ export const schemas = {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
   },
+  ...webhookSchemas,
 } as const;
 

@@ -166,6 +166,15 @@ export interface VideoService {
   submitTask(kind: TaskKind, req: AsyncSubmitRequest): Promise<AsyncSubmitResponse>;
   taskStatus(requestId: string): Promise<AsyncStatusResponse>;
   uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse>;
+  /** Webhooks of the caller's owner (issue 34): the secret is in the answer to create only. */
+  createWebhook(req: CreateWebhookRequest): Promise<CreateWebhookResponse>;
+  listWebhooks(): Promise<ListWebhooksResponse>;
+  getWebhook(webhookId: string): Promise<WebhookSummary>;
+  deleteWebhook(webhookId: string): Promise<DeleteWebhookResponse>;
+  /** Queues a `webhook.test` event for that endpoint alone. */
+  testWebhook(webhookId: string): Promise<TestWebhookResponse>;
+  /** Its deliveries, newest first, each with its attempts' status codes. */
+  webhookDeliveries(webhookId: string, req?: WebhookDeliveriesRequest): Promise<WebhookDeliveriesResponse>;
   close(): Promise<void>;
 }
 
@@ -177,3 +186,15 @@ export type TaskDeleteResponse = Named<FromSchema<typeof operationsSchemas.delet
 /** `vidembed rescan`, `POST /collections/{id}/library-scan`: what a scan of footage in place found. */
 export type RescanResponse = Named<FromSchema<(typeof inPlaceSchemas)['libraryScan']['response']>>;
 export type LibraryScanRequest = Named<FromSchema<(typeof inPlaceSchemas)['libraryScan']['body']>>;
+
+/** Webhooks (issue 34): `vidembed webhooks`, `/webhooks`. */
+export type CreateWebhookRequest = RequestPart<'createWebhook', 'body'>;
+/** A webhook as created: with its signing secret, shown this once. */
+export type CreateWebhookResponse = ResponseBody<'createWebhook'>;
+export type WebhookSummary = ResponseBody<'getWebhook'>;
+export type ListWebhooksResponse = ResponseBody<'listWebhooks'>;
+export type DeleteWebhookResponse = ResponseBody<'deleteWebhook'>;
+export type TestWebhookResponse = ResponseBody<'testWebhook'>;
+export type WebhookDeliveriesRequest = RequestPart<'webhookDeliveries', 'querystring'>;
+export type WebhookDeliveriesResponse = ResponseBody<'webhookDeliveries'>;
+export type WebhookDeliverySummary = WebhookDeliveriesResponse['deliveries'][number];

@@ -39,6 +39,14 @@ function message(e: AjvError): string {
       return 'give exactly one of the sources (video_url, video_base64, or tensor for a task)';
     case 'pattern':
       return ps.pattern === '\\S' ? 'must not be empty' : `must match ${String(ps.pattern)}`;
+    case 'not': {
+      // Fields that do not go together (present() in src/api/schema-parts.ts).
+      const not = (ps.not ?? {}) as { required?: string[]; anyOf?: { required?: string[] }[] };
+      if (not.required && not.required.length > 1) return `give only one of ${not.required.join(', ')}`;
+      if (not.required) return `not together with ${not.required[0]}`;
+      if (not.anyOf) return `not together with ${not.anyOf.flatMap((a) => a.required ?? []).join(', ')}`;
+      return e.message ?? 'invalid';
+    }
     case 'const':
       return `must be ${JSON.stringify(e.params?.allowedValue)}`;
     case 'enum':

@@ -20,6 +20,10 @@ export interface JobHost {
   failStranded(): Promise<number>;
   /** Upkeep while idle (retention, retries after a full disk); answers what it did, as log lines. */
   housekeeping?(): Promise<string[]>;
+  /** Work beside the jobs until `signal` aborts, leased as `workerId`: webhook deliveries (src/runtime/deliveries.ts). */
+  besideJobs?(workerId: string, signal: AbortSignal, log: (line: string) => void): Promise<void>;
+  /** True while such work is due: an idle worker does not retire then. */
+  besideJobsDue?(): Promise<boolean>;
 }
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
@@ -123,6 +127,8 @@ export class Worker {
     };
     const beatTimer = setInterval(() => void beat(), heartbeatMs);
     beatTimer.unref();
+    const besideStop = new AbortController();
+    const beside = this.engine.besideJobs?.(this.id, AbortSignal.any([signal, besideStop.signal]), log).catch((err: unknown) => log(`work beside jobs stopped: ${errorMessage(err)}`));
     let idleSince = Date.now();
     try {
       while (!signal.aborted) {
@@ -137,7 +143,8 @@ export class Worker {
             await reapStoppedWorkers(store, this.id);
             await stranded();
             await housekeeping();
-            const busy = this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0);
+            const busy =
+              (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0)) || (await this.engine.besideJobsDue?.()) === true;
             if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
             await sleep(pollMs, undefined, { signal }).catch(() => {});
             continue;
@@ -163,6 +170,8 @@ export class Worker {
         idleSince = Date.now();
       }
     } finally {
+      besideStop.abort();
+      await beside;
       clearInterval(beatTimer);
       await registry.remove(this.id).catch(() => {}); // the store may be closed already
     }
@@ -185,12 +194,18 @@ export class Worker {
    */
   private async fairLane(mainDone: AbortSignal, afterMs: number, pollMs: number, o: Parameters<Worker['work']>[1]): Promise<void> {
     const until = AbortSignal.any([o.signal, mainDone]);
+    // Its claims fail with the store like the main loop's: waited out with the same growing backoff.
+    const outage = new Outage((line) => o.log(`fair lane: ${line}`), 'the job store', this.opts.backoffMs);
     await sleep(afterMs, undefined, { signal: until }).catch(() => {});
     while (!until.aborted) {
-      const job = await this.claim(o.leaseMs, { idleOwnersOnly: true }).catch((err: unknown) => {
-        o.log(`fair lane: claim failed: ${errorMessage(err)}`);
-        return undefined;
-      });
+      let job: ClaimedJob | undefined;
+      try {
+        job = await this.claim(o.leaseMs, { idleOwnersOnly: true });
+        outage.over();
+      } catch (err) {
+        await outage.wait(err, until);
+        continue;
+      }
       if (job) {
         o.log('fair lane: a job of another owner beside the long one');
         await this.work(job, o);

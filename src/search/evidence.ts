@@ -58,6 +58,16 @@ export function seenProbability(f: SeenFeatures): number {
   return sigmoid(w.similarity * f.similarity + w.sureWords * f.sureWords + w.classified * (f.classified ? 1 : 0) + w.intercept);
 }
 
+/**
+ * The seen side as the ranking reads it: a logistic curve of the pre-rank (similarity + keyword
+ * bonus, the ranking the picture weights were tuned for), so pictures keep their order among
+ * themselves and meet what is said on one scale.
+ */
+export function preRankProbability(preRank: number): number {
+  const w = EVIDENCE_WEIGHTS.rank;
+  return sigmoid(w.preRank * preRank + w.intercept);
+}
+
 /** A picture or a moment as the query: how close the moment's picture is, alone. */
 export function exampleProbability(similarity: number): number {
   const w = EVIDENCE_WEIGHTS.example;

@@ -14,6 +14,7 @@ import {
   EVIDENCE_KINDS,
   exampleProbability,
   factsOfKind,
+  preRankProbability,
   saidProbability,
   seenProbability,
   stretchScore,
@@ -33,6 +34,8 @@ export interface HitEvidence {
   similarity: number;
   /** The kinds combined (src/search/evidence.ts combineKinds). */
   confidence: number;
+  /** What results are ordered by (0–1): the same combination, the seen side read from the pre-rank. */
+  rank: number;
   kinds: EvidenceKind[];
   p: KindProbabilities;
   /** The raw numbers each kind's curve read (`explain`). */
@@ -49,6 +52,8 @@ export interface HitEvidence {
 
 export interface HitInput {
   similarity: number;
+  /** The pre-rank (similarity + keyword bonus) that orders pictures (text queries). */
+  preRank?: number;
   facts: Fact[];
   /** The query's terms the keyword index found in the segment. */
   matched: string[];
@@ -88,7 +93,7 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
   const seenMatched = mode.example || seenSure.length > 0 || (writtenSure.length === 0 && !said);
   if (seenMatched) {
     p.seen = mode.example ? exampleProbability(h.similarity) : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified });
-    parts.seen = mode.example ? { similarity: h.similarity } : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0 };
+    parts.seen = mode.example ? { similarity: h.similarity } : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity };
     if (seenSure.length) matched.seen = seenSure.map(([t]) => t);
     const words = seenSnippet(seenWords);
     if (words) snippet.seen = words;
@@ -115,9 +120,12 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
     reasons.push(`said ${pct(p.said)}: "${said.hit.said.text}" (sounds match ${pct(said.hit.score)}, ${pct(said.features.exact)} of the words heard as themselves)`);
   }
   const kinds = EVIDENCE_KINDS.filter((k) => p[k] !== undefined);
+  // The order: the seen side by the pre-rank's own curve (monotone in it: pictures keep their tuned order).
+  const ranking = p.seen === undefined || mode.example ? p : { ...p, seen: preRankProbability(h.preRank ?? h.similarity) };
   return {
     similarity: h.similarity,
     confidence: combineKinds(p),
+    rank: combineKinds(ranking),
     kinds,
     p,
     parts,
@@ -139,6 +147,7 @@ export function saidOnlyEvidence(similarity: number, said: { hit: SpokenHit; fea
   return {
     similarity,
     confidence: p,
+    rank: p,
     kinds: ['said'],
     p: { said: p },
     parts: { said: saidParts(said.features) },

@@ -79,8 +79,9 @@ const SHORTLIST = { min: 50, perResult: 3 };
  * similarity + a keyword bonus (the IDF-weighted share of the query's words among its analysis
  * words); the best-placed videos and every video where the query is said (and counts, by the
  * sound-alike rule) are then weighed in full (src/search/evidence.ts): each kind of evidence gets
- * its own probability and the hit's confidence combines them. Results are ordered by that
- * confidence — `relevance` is the same probability unrounded — one per video (its best moment).
+ * its own probability and the hit's confidence combines them. Results are ordered by `relevance`
+ * (0–1): the same combination, where the seen side is read from the pre-rank (so pictures keep
+ * the order their tuned ranking gives them) — one per video (its best moment).
  */
 export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
   const segments = catalog.forSearch?.() ?? catalog; // one catch-up with other writers per search
@@ -165,13 +166,13 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
       const row = rows.get(id);
       if (!row) continue; // deleted since the candidates were read
       const matched = terms.filter((t) => matches.get(t)?.includes(id));
-      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, facts: factsOf(row.facts_json), matched, idf, said: said.get(id) }, mode);
       const relevance = (scored.get(id)?.similarity ?? 0) + bonus(id);
-      if (!best || ev.confidence > best.ev.confidence || (ev.confidence === best.ev.confidence && row.id < best.row.id)) best = { row, ev, relevance };
+      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description }, mode);
+      if (!best || ev.rank > best.ev.rank || (ev.rank === best.ev.rank && row.id < best.row.id)) best = { row, ev, relevance };
     }
     if (best) weighed.push({ videoId, ...best });
   }
-  weighed.sort((a, b) => b.ev.confidence - a.ev.confidence || b.relevance - a.relevance || a.row.id - b.row.id);
+  weighed.sort((a, b) => b.ev.rank - a.ev.rank || b.relevance - a.relevance || a.row.id - b.row.id);
 
   const shown = weighed.filter((w) => input.minConfidence === undefined || w.ev.confidence >= input.minConfidence).slice(0, input.topK);
   // The page's videos in parallel (one round trip's time on a database server).
@@ -200,7 +201,7 @@ function resultOf(videoId: string, row: SegmentRow, video: VideoRow | undefined,
   const result: SearchResult = {
     video_id: videoId,
     similarity: round(ev.similarity),
-    relevance: round(ev.confidence),
+    relevance: round(ev.rank),
     confidence: round(ev.confidence, 3),
     confidence_label: confidenceLabel(ev.confidence),
     start: round(start),

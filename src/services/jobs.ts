@@ -22,6 +22,7 @@ import { speechLanguageOf, speechSettingOf, storeTranscript } from '../speech/st
 import type { AnalysisService } from './analysis.js';
 import { preparePlayback } from './playback.js';
 import type { Library } from './library.js';
+import { emitTaskEvent, emitVideoEvent, failTask, failVideo } from './webhook-events.js';
 
 export interface JobContext {
   signal: AbortSignal;
@@ -115,13 +116,14 @@ export class VideoProcessJob implements JobHandler {
         await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
         if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
         await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
+        await emitVideoEvent(tx, 'video.processed', videoId); // webhooks: the outbox row, in this transaction
         await tx.collections.setRecipe(collection.id, { ...recipeOf(embedder, analyzers), speech_setting: speechSetting, speech: speech.version });
       });
     } catch (err) {
       // Shutdown, or the store out of reach: the job goes back to the queue (the worker waits for the store).
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
       // Out of space: a message the retry sweep recognizes (no-space.ts), not a failure for good.
-      await lib.catalog.videos.markFailed(videoId, asNoSpace(err) ? NO_SPACE_FAILURE : failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
+      await failVideo(lib.catalog, videoId, asNoSpace(err) ? NO_SPACE_FAILURE : failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
       await lib.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
       return 'failed';
     } finally {
@@ -130,7 +132,7 @@ export class VideoProcessJob implements JobHandler {
   }
 
   async fail(videoId: string, message: string): Promise<void> {
-    await this.lib.catalog.videos.markFailed(videoId, message);
+    await failVideo(this.lib.catalog, videoId, message);
   }
 
   /** Keyframe thumbnails of a video's segments and its poster (the middle segment's), in the blob store. */
@@ -166,19 +168,22 @@ export class TaskJob implements JobHandler {
         const res = tensor ? await analysis.encodeTensor(tensor, ctx.signal) : await analysis.encodeVideo(req, { signal: ctx.signal });
         result = { embedding: res.video_embedding, embeddings: res.embeddings, segments: res.segments, model: res.model, dim: res.dim };
       }
-      const outcome = await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+      const outcome = await settle(lib, ctx, async (tx) => {
+        await tx.tasks.complete(requestId, result);
+        await emitTaskEvent(tx, 'task.done', requestId); // webhooks: the outbox row, in this transaction
+      });
       if (outcome === 'done') await lib.blobs.deletePrefix(payload); // the result stays; the payload is done with
       return outcome;
     } catch (err) {
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
-      await lib.catalog.tasks.fail(requestId, failureMessage(lib.redact(err, [])));
+      await failTask(lib.catalog, requestId, failureMessage(lib.redact(err, [])));
       await lib.blobs.deletePrefix(payload);
       return 'failed';
     }
   }
 
   async fail(requestId: string, message: string): Promise<void> {
-    await this.lib.catalog.tasks.fail(requestId, message);
+    await failTask(this.lib.catalog, requestId, message);
     const task = await this.lib.catalog.tasks.byId(requestId);
     if (task) await this.lib.blobs.deletePrefix(taskBlobPrefix(task.owner, task.id));
   }
@@ -215,9 +220,9 @@ export class Jobs {
   async failStranded(): Promise<number> {
     const why = (lastError: string | null) => `processing stopped: ${lastError ?? 'its job was lost'}`;
     const videos = await this.lib.catalog.videos.stranded();
-    for (const v of videos) await this.lib.catalog.videos.markFailed(v.id, why(v.last_error));
+    for (const v of videos) await failVideo(this.lib.catalog, v.id, why(v.last_error));
     const tasks = await this.lib.catalog.tasks.stranded();
-    for (const t of tasks) await this.lib.catalog.tasks.fail(t.id, why(t.last_error));
+    for (const t of tasks) await failTask(this.lib.catalog, t.id, why(t.last_error));
     return videos.length + tasks.length;
   }
 

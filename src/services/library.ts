@@ -21,10 +21,30 @@ import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import type { VideoRow } from '../store/videos.js';
 import type { Paths } from '../config.js';
-import type { FetchPolicy } from '../net/fetch-video.js';
+import type { FetchPolicy, Resolver } from '../net/fetch-video.js';
 import { redactError } from '../api/redact.js';
-import { retentionMs, storageQuotaBytes } from '../env.js';
+import { retentionMs, storageQuotaBytes, webhookFirstRetryMs } from '../env.js';
+import { DEFAULTS } from '../config.js';
 import { FootageUnavailableError, openFootage, type OpenedFootage, type VideoFile } from './footage-files.js';
+
+/** How webhooks are delivered (issue 34; defaults: DEFAULTS.webhooks in src/config.ts). */
+export interface WebhookSettings {
+  /**
+   * Webhooks created through this library may point at private, loopback or link-local addresses:
+   * the operator's grant (`serve --allow-private-webhooks`, `webhooks add --allow-private`), kept
+   * with each endpoint it was given to.
+   */
+  allowPrivate: boolean;
+  timeoutMs: number;
+  leaseMs: number;
+  concurrency: number;
+  pollMs: number;
+  firstRetryMs: number;
+  maxRetryMs: number;
+  retryForMs: number;
+  /** How receivers' host names are resolved (tests); default the system resolver. */
+  resolve?: Resolver;
+}
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -37,6 +57,8 @@ export interface LibraryPorts {
   embedderFor: (id: string) => Embedder;
   /** Every model id `embedderFor` knows, when that is a fixed list (the registry's); the server's schemas name them. */
   modelIds?: () => string[];
+  /** Whether a model's files are on this machine (src/models/manifest.ts); absent: every model `embedderFor` knows is. */
+  modelInstalled?: (id: string) => boolean;
   /** The analyzers run before an embedder. */
   analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
@@ -55,6 +77,8 @@ export interface LibraryPorts {
   storageQuotaBytes?: number;
   /** Refuses a file that is not a video (text, a still image, audio only), naming it `name` (MediaError). */
   checkVideo: (file: string, name: string) => Promise<void>;
+  /** Webhook delivery settings; default DEFAULTS.webhooks (the first retry: VIDEMBED_WEBHOOK_RETRY_MS), no private targets. */
+  webhooks?: Partial<WebhookSettings>;
   /**
    * A server's library roots (`serve --library DIR`): footage in place is read only from inside
    * them. Empty: a file in place is read only where it was indexed (src/services/footage-files.ts).
@@ -71,6 +95,7 @@ export class Library implements LibraryPorts {
   readonly blobPath?: (key: string) => string;
   readonly embedderFor: (id: string) => Embedder;
   readonly modelIds?: () => string[];
+  readonly modelInstalled?: (id: string) => boolean;
   readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   readonly speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
@@ -81,6 +106,7 @@ export class Library implements LibraryPorts {
   readonly retentionMs: number;
   readonly storageQuotaBytes?: number;
   readonly checkVideo: (file: string, name: string) => Promise<void>;
+  readonly webhooks: WebhookSettings;
   readonly libraryRoots: string[];
 
   constructor(ports: LibraryPorts) {
@@ -90,6 +116,7 @@ export class Library implements LibraryPorts {
     this.blobPath = ports.blobPath;
     this.embedderFor = ports.embedderFor;
     this.modelIds = ports.modelIds;
+    this.modelInstalled = ports.modelInstalled;
     this.analyzersFor = ports.analyzersFor;
     this.speechFor = ports.speechFor;
     this.textEncoder = ports.textEncoder;
@@ -100,16 +127,25 @@ export class Library implements LibraryPorts {
     this.retentionMs = ports.retentionMs ?? retentionMs();
     this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
     this.checkVideo = ports.checkVideo;
+    this.webhooks = { ...DEFAULTS.webhooks, firstRetryMs: webhookFirstRetryMs(DEFAULTS.webhooks.firstRetryMs), allowPrivate: false, ...ports.webhooks };
     this.libraryRoots = ports.libraryRoots ?? [];
   }
 
-  /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
+  /**
+   * An embedder by id, installed on this machine: an unknown id, or a model whose files are not
+   * here, is the caller's error (422 at `loc` naming it), never a failure of the work later.
+   */
   embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
+    let embedder: Embedder;
     try {
-      return this.embedderFor(id);
+      embedder = this.embedderFor(id);
     } catch (err) {
       throw new ValidationError([{ loc, msg: errorMessage(err), type: 'value_error.model' }]);
     }
+    if (this.modelInstalled && !this.modelInstalled(embedder.id)) {
+      throw new ValidationError([{ loc, msg: `model ${embedder.id} is not installed: run \`vidembed models pull ${embedder.id}\``, type: 'value_error.model.not_installed' }]);
+    }
+    return embedder;
   }
 
   /** A collection by id or name, if `p` may see it; names are looked up in its own library first. */

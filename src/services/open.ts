@@ -6,6 +6,7 @@ import type { Analyzer } from '../analysis/types.js';
 import { databaseUrl } from '../env.js';
 import type { Embedder } from '../models/embedder.js';
 import { getEmbedder, listEmbedders } from '../models/registry.js';
+import { installedModelCheck } from '../models/manifest.js';
 import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
 import type { BlobStore } from '../store/blobs.js';
 import { openSqliteCatalog } from '../store/catalog/sqlite.js';
@@ -14,7 +15,7 @@ import type { Store } from '../store/index.js';
 import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../net/fetch-video.js';
-import { Library } from './library.js';
+import { Library, type WebhookSettings } from './library.js';
 import { assertVideoFile } from '../media/is-video.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import { speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
@@ -36,6 +37,8 @@ export interface EngineOptions {
   speechFor?: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
+  /** Whether a model is installed (default with the registry: its manifest's files are here; with `embedderFor`: every one is). */
+  modelInstalled?: (id: string) => boolean;
   /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
   analyzersFor?: (embedder: Embedder) => Promise<Analyzer[]>;
   fetchPolicy?: Partial<FetchPolicy>;
@@ -64,6 +67,8 @@ export interface EngineOptions {
    * ffmpeg's probe (src/media/is-video.ts). Unit tests that upload placeholder bytes pass one that takes any file.
    */
   checkVideo?: (file: string, name: string) => Promise<void>;
+  /** Webhook delivery settings (tests, `serve --allow-private-webhooks`); default DEFAULTS.webhooks. */
+  webhooks?: Partial<WebhookSettings>;
   /** A server's library roots (`serve --library DIR`): footage in place is read only from inside them. */
   libraryRoots?: string[];
 }
@@ -94,6 +99,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     checkVideo: opts.checkVideo ?? assertVideoFile,
     embedderFor,
     modelIds: opts.embedderFor ? undefined : () => listEmbedders().map((e) => e.id),
+    modelInstalled: opts.modelInstalled ?? (opts.embedderFor ? undefined : installedModelCheck()),
     analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
     speechFor: opts.speechFor ?? ((setting, language) => speechAnalyzerFor(setting, process.env, language)),
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
@@ -102,6 +108,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
     retentionMs: opts.retentionMs,
+    webhooks: opts.webhooks,
     libraryRoots: opts.libraryRoots,
     ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });

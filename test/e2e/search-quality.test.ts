@@ -119,8 +119,8 @@ describe('search finds what is in the footage (check half)', () => {
     expect(high.rate).toBeGreaterThan(firstRight);
     expect(m.highShare).toBeGreaterThanOrEqual(1 / 8);
     expect(low.rate).toBeLessThanOrEqual(MIXED_LOW_RIGHT);
-    // Pictures rank as they do without talk clips in the library.
-    expect(m.picture.mixed.recallAt1).toBeGreaterThanOrEqual(0.98 * m.picture.pictureOnly.recallAt1);
+    // Pictures rank about as they do without talk clips in the library.
+    expect(m.picture.mixed.recallAt1).toBeGreaterThanOrEqual(MIXED_PICTURE_R1_RATIO * m.picture.pictureOnly.recallAt1);
     // Phrases: a said search finds the clip that says them (chance: 1 / talk clips).
     expect(m.phrase.saidR1).toBeGreaterThanOrEqual(MIXED_PHRASE_SAID_R1);
     // Every hit found by what is said holds all its matched words in its window.
@@ -157,8 +157,12 @@ const PICTURE_R1 = 0.6;
 // Short queries with ImageNet: set before the check half was measured with them, from the tuning
 // half's first right 12/23 = 0.52 (engine with broader names, 2026-11-25): a margin of ~5 queries.
 const SHORT_FIRST_RIGHT = 0.3;
-// The mixed library (issue 29), set from the tuning half before the check half was measured
-// (docs/eval.md, "Seen, said, written"); the issue's targets where the tuning half met them.
+// The mixed library (issue 29), set from the tuning half (with ImageNet, commit of 2026-11-27,
+// docs/eval.md "Seen, said, written") before the check half was measured: first results high
+// 41/45 right (91 %), high for 25 % of queries, low 29/106 right (27 %), no spoken leak, picture
+// R@1 32/61 mixed vs 33/61 picture-only (0.97), phrases found first by `said` 80/96 (83 %), every
+// window holding its words. Gates: a few queries' margin under each; leaks at the issue's target.
 const MIXED_HIGH_RIGHT = 0.85;
-const MIXED_LOW_RIGHT = 0.3;
-const MIXED_PHRASE_SAID_R1 = 0.6;
+const MIXED_LOW_RIGHT = 0.35;
+const MIXED_PICTURE_R1_RATIO = 0.94;
+const MIXED_PHRASE_SAID_R1 = 0.7;

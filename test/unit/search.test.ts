@@ -41,7 +41,7 @@ describe('search: relevance, keywords, confidence, warnings', () => {
   });
   afterAll(async () => engine.close());
 
-  it('orders results by the relevance it shows (0–1, the combined probability), one per video, with a label and evidence by kind', async () => {
+  it('orders results by the relevance it shows (0–1, the ranking probability), one per video, with a label and evidence by kind', async () => {
     const res = await engine.search(collectionId, { text: 'a dog on the grass', top_k: 10 });
     expect(res.results[0].filename).toBe('dog.mp4');
     const rel = res.results.map((r) => r.relevance!);
@@ -50,7 +50,8 @@ describe('search: relevance, keywords, confidence, warnings', () => {
     for (const r of res.results) {
       expect(r.relevance).toBeGreaterThanOrEqual(0);
       expect(r.relevance).toBeLessThanOrEqual(1);
-      expect(r.confidence).toBeCloseTo(r.relevance, 3);
+      expect(r.confidence).toBeGreaterThanOrEqual(0);
+      expect(r.confidence).toBeLessThanOrEqual(1);
       expect(r.confidence_label).toBe(r.confidence! >= 0.7 ? 'high' : r.confidence! >= 0.4 ? 'medium' : 'low');
       // No talk here: what matched is seen (or written), each kind with its own probability.
       expect(r.kinds.length).toBeGreaterThan(0);

@@ -16,6 +16,8 @@ export interface ServeOptions {
   maxUploadMb?: number;
   syncTimeout?: number;
   allowPrivateUrls?: boolean;
+  /** Webhooks registered through this server may point at private/loopback addresses (issue 34). */
+  allowPrivateWebhooks?: boolean;
   log?: boolean;
   /** Threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: the event loop). */
   encoderThreads?: number;
@@ -33,6 +35,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--max-upload-mb <mb>', 'largest video upload in MiB (default 2048)', Number)
     .option('--sync-timeout <seconds>', 'time budget of synchronous model calls (default 120)', Number)
     .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
+    .option('--allow-private-webhooks', 'let webhooks registered through this server point at private/loopback addresses (docs/webhooks.md)')
     .option('--log', 'log every request as JSON lines')
     .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
     .option('--library <dir>', 'a folder whose footage clients may index in place (POST /collections/{id}/library-scan); repeatable', (v: string, all: string[] = []) => [...all, v])
@@ -54,8 +57,20 @@ export function registerServe(program: Command, run: Run): void {
               if (keys?.every((k) => k.revoked_at)) {
                 process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
               }
+              // Where searches run, and why (PostgreSQL: pgvector in the database, or each process's in-memory index).
+              const vectors = await engine.catalog.vectorStore?.().catch((err: unknown) => {
+                // A refusal (--pg-vector pgvector on a library that cannot) stops the server; an outage is said above.
+                if ((err as { cause?: { name?: string } }).cause?.name === 'VectorStoreRefusedError') {
+                  process.stderr.write(`vidembed: error: ${errorMessage(err)}\n`);
+                  process.exitCode = 2;
+                  setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the orderly shutdown below
+                }
+                return undefined;
+              });
+              if (vectors) process.stderr.write(`vector search: ${vectors.mode} (${vectors.reason})\n`);
             },
           });
+          return process.exitCode === 2 ? 2 : undefined; // refused at start (above)
         },
         { localOnly: true },
       ),
@@ -86,6 +101,7 @@ export async function serveUntilStopped(
     home,
     maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
+    webhooks: { allowPrivate: Boolean(opts.allowPrivateWebhooks) },
     memoryIndex: true,
     // Footage in place is read (served, processed) only from inside these.
     libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),

@@ -37,6 +37,7 @@ import {
 import type { SegmentsRepo } from '../segments.js';
 import type { SignaturesRepo } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
+import type { WebhooksStore } from '../webhooks/types.js';
 
 /*
  * The catalog on a vidembed SQLite database: every call is the synchronous repo's (src/store/*.ts),
@@ -341,6 +342,7 @@ export class SqliteCatalog implements Catalog {
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
+  readonly webhooks: WebhooksStore;
   private readonly gate = new Gate();
   private readonly tx: CatalogTx;
 
@@ -358,7 +360,8 @@ export class SqliteCatalog implements Catalog {
     this.folders = g(new SqliteFoldersCatalog(store.db));
     this.queue = g(store.queue);
     this.registry = g(store.registry);
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, folders: this.folders, queue: this.queue };
+    this.webhooks = g(store.webhooks);
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

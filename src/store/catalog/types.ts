@@ -7,6 +7,7 @@ import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js'
 import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
+import type { WebhooksStore, WebhooksTx } from '../webhooks/types.js';
 
 export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
@@ -258,6 +259,8 @@ export interface CatalogTx {
     /** `JobQueue.complete` inside the transaction: the job is done exactly when the results land. */
     complete(jobId: string, token: number): Promise<boolean>;
   };
+  /** The webhook outbox: an event lands exactly when the state change it reports does (issue 34). */
+  readonly webhooks: WebhooksTx;
 }
 
 /** The catalog of one store. close() closes the connection or pool when the catalog opened it. */
@@ -271,12 +274,20 @@ export interface Catalog {
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
+  /** Webhook endpoints and the delivery outbox (src/store/webhooks/types.ts). */
+  readonly webhooks: WebhooksStore;
   /**
    * Runs `fn` in one transaction and commits when it resolves (rolls back when it rejects). Inside,
    * use only `tx`: calls on the catalog itself are not part of the transaction (on SQLite they wait
    * until it ends). Keep it to store calls: no other I/O inside.
    */
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T>;
+  /**
+   * Optional: where this store's vector searches run and why, in one sentence (`vidembed doctor`,
+   * `serve` at start). PostgreSQL: 'pgvector' (in the database) or 'memory' (each process's
+   * in-memory index); SQLite: 'sqlite-vec' or 'memory'.
+   */
+  vectorStore?(): Promise<{ mode: string; reason: string }>;
   close(): Promise<void>;
 }
 
