@@ -95,6 +95,10 @@ const videoSummary = {
     in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
     missing: { type: 'boolean', const: true, description: 'in place, and its file cannot be read: not where it was (moved, renamed or deleted: `vidembed rescan` follows moved files), replaced by a link, or changed' },
     missing_reason: { type: 'string', description: 'why its file in place cannot be read (with `missing`)' },
+    relative_path: {
+      type: 'string',
+      description: "in place: the file's path relative to the folder it was indexed from (`card-01/C0001.MP4`, `/` between names); a name or path GET /videos?name= finds it by",
+    },
   },
 } as const;
 
@@ -544,6 +548,23 @@ export const schemas = {
       },
     },
     response: { type: 'array', items: videoSummary },
+  },
+  findVideos: {
+    querystring: {
+      type: 'object',
+      required: ['name'],
+      properties: {
+        name: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            'a video id, a file name (`C0001.MP4`, exactly: case counts) or the end of its path in place (`card-01/C0001.MP4`: the path relative to the folder it was indexed from, or any longer end of it)',
+        },
+        collection: { type: 'string', minLength: 1, description: "only this collection's videos (id or name); default: every collection the caller may see" },
+      },
+    },
+    response: { type: 'array', items: videoSummary, description: 'every video the name fits, oldest first (at most 100): none, one, or several to choose from by id' },
   },
   videoDetails: {
     params: videoParams,

@@ -89,7 +89,7 @@ export function buildProgram(): Command {
     .description('Embed, tag and search videos by text — locally, or as an HTTP API')
     .option('--json', 'machine-readable output: exactly the API response object')
     .option('--debug', 'print stack traces on errors')
-    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME or ~/.vidembed)')
+    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME, else ~/.vidembed if it exists, else ~/.local/share/vidembed on Linux: docs/install.md)')
     .option('--database-url <url>', 'keep the library in PostgreSQL (postgres://…; default: VIDEMBED_DATABASE_URL, else SQLite in the home)')
     .option('--pg-vector <mode>', 'where a PostgreSQL library\'s vectors are searched: auto, pgvector (in the database) or memory (default: VIDEMBED_PG_VECTOR, else auto)')
     .option('--remote', 'use a remote server (VIDEMBED_BASE_URL / --base-url / vidembed login)')

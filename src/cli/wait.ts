@@ -25,14 +25,24 @@ function interruptible(spin: Ora, follow: string, what: string, opts: OutputOpti
   return () => process.off('SIGINT', onInt);
 }
 
-/** Polls a video's status (every 2 s, as the API document's client does) until it settles. */
-export async function waitForVideo(service: VideoService, videoId: string, opts: OutputOptions & { label?: string }): Promise<VideoStatusResponse> {
+/**
+ * Polls a video's status (every 2 s, as the API document's client does) until it settles. With
+ * `interrupt: false` the caller says what Ctrl-C stopped (a folder upload: src/cli/commands/upload.ts).
+ */
+export async function waitForVideo(service: VideoService, videoId: string, opts: OutputOptions & { label?: string; interrupt?: false }): Promise<VideoStatusResponse> {
   const spin = spinner(`${opts.label ?? videoId}: uploaded`, opts).start();
-  const done = interruptible(spin, `vidembed video status ${videoId} --wait`, opts.label ?? videoId, opts);
+  const done =
+    opts.interrupt === false
+      ? () => {
+          if (!opts.json && !process.stderr.isTTY) process.stderr.write(`${opts.label ?? videoId}: waiting (Ctrl-C stops the waiting, not the work)\n`);
+          return () => spin.stop();
+        }
+      : () => interruptible(spin, `vidembed video status ${videoId} --wait`, opts.label ?? videoId, opts);
+  const release = done();
   try {
     return await pollVideo(service, videoId, opts, spin);
   } finally {
-    done();
+    release();
   }
 }
 

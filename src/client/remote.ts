@@ -1,4 +1,6 @@
-import { createWriteStream, openAsBlob } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,6 +25,7 @@ import type {
   DuplicatesRequest,
   DuplicatesResponse,
   ListVideosRequest,
+  FindVideosRequest,
   UpdateCollectionRequest,
   VideoDetails,
   VideoSummary,
@@ -135,7 +138,7 @@ export class RemoteService implements VideoService {
     path: string,
     body?: unknown,
     form?: () => Promise<FormData>,
-    opts: { file?: boolean; retries?: number } = {},
+    opts: { file?: boolean; retries?: number; raw?: () => RawBody } = {},
   ): Promise<RawResponse> {
     const retries = opts.retries ?? this.opts.retries ?? 4;
     for (let attempt = 0; ; attempt++) {
@@ -143,8 +146,12 @@ export class RemoteService implements VideoService {
       try {
         const headers: Record<string, string> = {};
         if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
-        let payload: string | FormData | undefined;
-        if (form) payload = await form();
+        let payload: string | FormData | Readable | undefined;
+        if (opts.raw) {
+          const made = opts.raw();
+          Object.assign(headers, made.headers);
+          payload = made.body;
+        } else if (form) payload = await form();
         else if (body !== undefined) {
           headers['content-type'] = 'application/json';
           payload = JSON.stringify(body);
@@ -228,6 +235,10 @@ export class RemoteService implements VideoService {
     return this.op('listVideos', { collection_id: id }, { query: { status: req.status || undefined, limit: req.limit, offset: req.offset } });
   }
 
+  findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    return this.op('findVideos', undefined, { query: { name: req.name, collection: req.collection } });
+  }
+
   videoDetails(videoId: string): Promise<VideoDetails> {
     return this.op('getVideo', { video_id: videoId });
   }
@@ -272,12 +283,10 @@ export class RemoteService implements VideoService {
     const q = new URLSearchParams();
     if (file.force) q.set('force', 'true');
     if (file.skipDuplicates) q.set('skip_duplicates', 'true');
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, async () => {
-      const form = new FormData();
-      // openAsBlob streams from disk: a 2 GB file is never held in memory.
-      form.set('file', await openAsBlob(file.path), file.filename);
-      return form;
+    const res = await this.exchange('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, undefined, {
+      raw: () => multipartFile(file.path, file.filename, st.size, file.onProgress),
     });
+    return this.ok(res) as UploadVideoResponse;
   }
 
   videoStatus(videoId: string): Promise<VideoStatusResponse> {
@@ -401,6 +410,40 @@ export class RemoteService implements VideoService {
   }
 
   async close(): Promise<void> {}
+}
+
+interface RawBody {
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/**
+ * One part named "file" holding the file, streamed from disk (a 2 GB file is never held in memory),
+ * with its length known up front. `onProgress` hears the file's bytes as the connection takes them
+ * (undici pulls the stream as the socket drains), so progress is what was sent, not what was read
+ * ahead. The file name is escaped as undici's FormData does.
+ */
+export function multipartFile(file: string, filename: string, size: number, onProgress?: (bytes: number) => void): RawBody {
+  const boundary = `----vidembed-${randomBytes(16).toString('hex')}`;
+  const name = filename.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  async function* parts(): AsyncGenerator<Buffer> {
+    yield head;
+    let sent = 0;
+    onProgress?.(0);
+    for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
+      yield chunk as Buffer;
+      // Resumed here once the connection has taken the chunk.
+      sent += (chunk as Buffer).length;
+      onProgress?.(sent);
+    }
+    yield tail;
+  }
+  return {
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+    body: Readable.from(parts(), { objectMode: false, highWaterMark: 64 * 1024 }),
+  };
 }
 
 function stripUndefined<T extends object>(o: T): T {

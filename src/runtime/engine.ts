@@ -22,6 +22,7 @@ import type {
   IngestFile,
   ListCollectionsRequest,
   ListVideosRequest,
+  FindVideosRequest,
   ReindexResponse,
   SearchRequest,
   SearchResponse,
@@ -172,6 +173,10 @@ export class LocalEngine implements VideoService {
   }
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     return this.services.videos.list(this.principal, collectionIdOrName, validateRequest('listVideos', 'querystring', req));
+  }
+  async findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    const { name, collection } = validateRequest('findVideos', 'querystring', req);
+    return this.services.videos.find(this.principal, name, { collection });
   }
   async deleteVideo(videoId: string): Promise<DeleteResponse> {
     return this.services.videos.delete(this.principal, videoId);

@@ -358,6 +358,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    // Videos found by name (issue 33): \`video show C0001.MP4\` looks a name up in the caller's
+    // collections (VideosCatalog.byFilename) without reading every row.
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos(collection_id, filename);`,
+  },
+  {
     // Files the user deleted from a collection indexed in place (issue 30): \`rescan\` leaves a
     // file with this fingerprint out until it is added again (\`upload --in-place\`, \`rescan
     // --include-deleted\`).

@@ -114,6 +114,7 @@ describe("every method of the client sends a request the document has", () => {
       ['deleteCollection', () => c.deleteCollection('demo')],
       ['listVideos', () => c.listVideos('demo', { status: 'processed', limit: 3 })],
       ['videoDetails', () => c.videoDetails('vid_1')],
+      ['findVideos', () => c.findVideos({ name: 'card-01/C0001.MP4', collection: 'demo' })],
       ['videoTranscript', () => c.videoTranscript('vid_1')],
       ['deleteVideo', () => c.deleteVideo('vid_1')],
       ['reprocessVideo', () => c.reprocessVideo('vid_1')],

@@ -161,6 +161,15 @@ export class PgVideosCatalog implements VideosCatalog {
     return rows[0];
   }
 
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    if (!collectionIds.length) return [];
+    const { rows } = await this.q.query<VideoRow>(
+      `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = ANY($1) AND filename = $2 ORDER BY created_at, seq LIMIT $3`,
+      [collectionIds, filename, limit],
+    );
+    return rows;
+  }
+
   async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
     await this.q.query(
       `UPDATE videos SET path = $2, filename = $3, size_bytes = $4, fingerprint = $5, file_mtime = $6, updated_at = clock_timestamp()

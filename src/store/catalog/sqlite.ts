@@ -95,6 +95,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
     return maybe(this.repo.byFingerprint(collectionId, fingerprint), video);
   }
 
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    return this.repo.byFilename(collectionIds, filename, limit).map(video);
+  }
+
   async fileSeen(id: string, file: VideoFileSeen): Promise<void> {
     this.repo.fileSeen(id, file);
   }

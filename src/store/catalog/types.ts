@@ -71,6 +71,8 @@ export interface CollectionsCatalog {
  *   (the user's file, issue 22) is stored by path with a fingerprint and a file_mtime, both or
  *   neither (else it rejects); other videos read null in both.
  * - byFingerprint: the oldest video in place of that collection with that fingerprint.
+ * - byFilename: the videos of those collections whose filename is exactly `filename` (case and
+ *   all), oldest first, at most `limit` (a lookup by name: `video show C0001.MP4`).
  * - fileSeen: a video in place found at a new path or with new bytes: path, filename, size,
  *   fingerprint and file_mtime replaced, updated_at moved; of a video not in place it does nothing.
  * - byContent: the oldest video of that collection (only that one) with those bytes (SHA-256).
@@ -93,6 +95,7 @@ export interface VideosCatalog {
   insert(v: NewVideo): Promise<VideoRow>;
   byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined>;
   byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined>;
+  byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]>;
   fileSeen(id: string, file: VideoFileSeen): Promise<void>;
   byId(id: string): Promise<VideoRow | undefined>;
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;

@@ -171,6 +171,15 @@ class MemoryVideosCatalog implements VideosCatalog {
     return v && video(v);
   }
 
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    const wanted = new Set(collectionIds);
+    return [...this.store.state.videos.values()]
+      .filter((v) => wanted.has(v.collection_id) && v.filename === filename)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, limit)
+      .map(video);
+  }
+
   async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
     this.set(id, { path: f.path, filename: f.filename, size_bytes: f.size_bytes, fingerprint: f.fingerprint, file_mtime: f.file_mtime }, (v) => v.fingerprint !== null);
   }

@@ -330,6 +330,12 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    // As SQLite migration 50: a video looked up by its file name (VideosCatalog.byFilename).
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos (collection_id, filename);`,
+  },
+  {
     // As SQLite migration 80: files deleted from a collection in place, left out by \`rescan\`.
     version: 80,
     name: 'files deleted from a collection in place, by fingerprint (rescan leaves them out)',
