@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, speech, playback, load. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load, serve_worker, webhooks. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -21,13 +21,18 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   queue: async () => (await import('./queue.js')).benchQueue(),
   workers: async () => (await import('./workers.js')).benchWorkers(),
   // PostgreSQL search at 100k segments against SQLite's in-memory index; written-on-one-node to found-on-another.
-  scale: async () => (await import('./pg-scale.js')).benchPgScale(),
+  scale: async () => ({ memory_index: await (await import('./pg-scale.js')).benchPgScale(), pgvector: await (await import('./pgvector-scale.js')).benchPgvectorScale() }),
+  pgvector: async () => (await import('./pgvector-scale.js')).benchPgvectorScale(),
   // Ingest with and without the speech analyzer (continuous speech, no speech, no audio); memory while hearing a long talk.
   speech: async () => (await import('./speech.js')).benchSpeech(),
   // Seconds of playback proxy per second of footage, on the eval videos browsers do not play.
   playback: async () => (await import('./playback.js')).benchPlayback(),
   // 12 synchronous encodes and 3 largest tensor uploads at once: every answer 200/429/503, /healthz p99.
   load: async () => (await import('./load.js')).benchLoad(),
+  // /healthz p99 of a serve whose own worker processes a 10-minute video (and then also 12 sync encodes) over an idle serve's, same run.
+  serve_worker: async () => (await import('./load.js')).benchServeWorker(),
+  // 1,000 events to a loopback receiver, up and failing 30 % at random: exactly once after dedupe, signatures, latency.
+  webhooks: async () => (await import('./webhooks.js')).benchWebhooks(),
 };
 
 async function main(): Promise<void> {

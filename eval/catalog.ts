@@ -28,6 +28,8 @@ export interface CatalogRow {
   query?: string;
   /** The query's kind, for per-kind figures: scene, animal, object, people, action. */
   group: QueryGroup;
+  /** The Debian package the item comes from: the unit whole sources are held out by (eval/fit-evidence.ts). */
+  source: string;
 }
 
 export const QUERY_GROUPS = ['scene', 'animal', 'object', 'people', 'action'] as const;
@@ -130,6 +132,7 @@ export function loadCatalog(dir = requireEvalDir()): CatalogRow[] {
     shot: col('shot_size'),
     angle: col('camera_angle'),
     notes: col('notes'),
+    source: col('source_package'),
   };
   return lines.slice(1).map((line) => {
     const f = line.split('\t');
@@ -150,6 +153,7 @@ export function loadCatalog(dir = requireEvalDir()): CatalogRow[] {
       shot: mapShotSize(f[c.shot] ?? ''),
       angle: mapAngle(f[c.angle] ?? ''),
       group: groupOfSubject(f[c.subject] ?? ''),
+      source: f[c.source] ?? '',
     } satisfies CatalogRow;
   });
 }
@@ -167,7 +171,7 @@ export function loadMoreCatalog(dir = requireEvalDir()): CatalogRow[] {
     if (i < 0) throw new Error(`more/catalog.tsv: no column ${name}`);
     return i;
   };
-  const c = { path: col('path'), query: col('query'), kind: col('kind'), size: col('width_x_height'), caption: col('caption') };
+  const c = { path: col('path'), query: col('query'), kind: col('kind'), size: col('width_x_height'), caption: col('caption'), source: col('source_package') };
   return lines.slice(1).map((line) => {
     const f = line.split('\t');
     const [w, h] = (f[c.size] ?? '').split('x').map(Number);
@@ -189,6 +193,7 @@ export function loadMoreCatalog(dir = requireEvalDir()): CatalogRow[] {
       angle: null,
       query: f[c.query]?.trim() || undefined,
       group,
+      source: f[c.source] ?? '',
     } satisfies CatalogRow;
   });
 }

@@ -172,3 +172,38 @@ export function labelReliability(preds: Array<{ label: string; confidence: numbe
 export function formatLabelReliability(name: string, bins: LabelBin[]): string {
   return `${name}\n${bins.map((b) => `    ${b.label.padEnd(7)} n=${String(b.n).padStart(3)}  right ${String(b.right).padStart(3)} (${b.n ? (100 * b.rate).toFixed(0).padStart(3) : '  -'} %)  mean confidence ${b.n ? b.meanConfidence.toFixed(2) : '-'}`).join('\n')}`;
 }
+
+/** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
+export function fitLogistic(samples: { x: number[]; y: number }[], iters = 30, ridge = 1e-3): number[] {
+  const d = samples[0].x.length + 1;
+  const w = new Array<number>(d).fill(0);
+  const xs = samples.map((s) => [...s.x, 1]);
+  for (let it = 0; it < iters; it++) {
+    const g = new Array<number>(d).fill(0);
+    const H = Array.from({ length: d }, (_, i) => Array.from({ length: d }, (_, j) => (i === j && i < d - 1 ? ridge : 0)));
+    xs.forEach((x, k) => {
+      const p = 1 / (1 + Math.exp(-x.reduce((s, v, i) => s + v * w[i], 0)));
+      const e = p - samples[k].y;
+      const r = Math.max(1e-9, p * (1 - p));
+      for (let i = 0; i < d; i++) {
+        g[i] += e * x[i];
+        for (let j = 0; j < d; j++) H[i][j] += r * x[i] * x[j];
+      }
+    });
+    for (let i = 0; i < d - 1; i++) g[i] += ridge * w[i];
+    // Solve H · step = g (Gaussian elimination).
+    const A = H.map((row, i) => [...row, g[i]]);
+    for (let c = 0; c < d; c++) {
+      let piv = c;
+      for (let r = c + 1; r < d; r++) if (Math.abs(A[r][c]) > Math.abs(A[piv][c])) piv = r;
+      [A[c], A[piv]] = [A[piv], A[c]];
+      for (let r = 0; r < d; r++) {
+        if (r === c || A[c][c] === 0) continue;
+        const f = A[r][c] / A[c][c];
+        for (let k = c; k <= d; k++) A[r][k] -= f * A[c][k];
+      }
+    }
+    for (let i = 0; i < d; i++) w[i] -= A[i][d] / (A[i][i] || 1);
+  }
+  return w;
+}

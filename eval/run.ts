@@ -17,6 +17,12 @@
  *   speech      spoken-phrase search over recorded speech through the engine and pocketsphinx:
  *               R@1, start within 1 s, word error rate, per half and band, clean / 20 dB / 10 dB
  *               (`speech clean` for the clean condition only)
+ *   mixed       the library users have: picture items and recorded speech under footage in one
+ *               collection (eval/mixed.ts), with and without ImageNet, per half: picture R@1/R@5
+ *               mixed vs picture-only, spoken leaks by label, reliability per kind, phrase R@1;
+ *               with `--home`, every query's results with their evidence are kept in
+ *               HOME/mixed-<variant>-<half>.json for eval/fit-evidence.ts (`--variant base|imagenet`:
+ *               one library only)
  * Aliases: `framing` = shot_size + angle; `all`.
  */
 import { cpus } from 'node:os';
@@ -38,8 +44,12 @@ import { evaluateShortQueries } from './short-queries.js';
 import { HALVES, inHalf, type Half } from './split.js';
 import { commitOf, formatSearch } from './search-report.js';
 import { evaluateSpeech, SPEECH_CONDITIONS, type SpeechEval } from './speech.js';
+import { evaluateMixed, formatMixed, type MixedFigures } from './mixed.js';
+import { ensureMixedLibrary, openVariant, VARIANTS } from './mixed-library.js';
+import { loadSpeechItems } from './speech-data.js';
+import { writeFileSync } from 'node:fs';
 
-const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search', 'speech'] as const;
+const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search', 'speech', 'mixed'] as const;
 type Section = (typeof SECTIONS)[number];
 const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], quality: ['search'], shot: ['shot_size'], camera_movement: ['camera'] };
 
@@ -51,7 +61,8 @@ function parseSections(argv: string[]): { sections: Set<Section>; verbose: boole
   const halfAt = argv.indexOf('--half');
   const halves = halfAt >= 0 ? HALVES.filter((h) => h === argv[halfAt + 1]) : HALVES;
   if (halfAt >= 0 && !halves.length) throw new UsageError(`--half: choose from ${HALVES.join(', ')}`);
-  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !(halfAt >= 0 && i === halfAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
+  const variantAt = argv.indexOf('--variant');
+  const names = argv.filter((a, i) => !a.startsWith('-') && !(homeAt >= 0 && i === homeAt + 1) && !(halfAt >= 0 && i === halfAt + 1) && !(variantAt >= 0 && i === variantAt + 1) && !['clean', 'snr20', 'snr10'].includes(a));
   const out = new Set<Section>();
   for (const n of names.length ? names : ['all']) {
     const key = n.toLowerCase();
@@ -160,6 +171,32 @@ async function main(): Promise<void> {
     }
   }
 
+  let mixed: Record<string, Partial<Record<Half, Omit<MixedFigures, 'samples'>>>> | undefined;
+  if (sections.has('mixed')) {
+    mixed = {};
+    const items = loadSearchCatalog(dir);
+    const talks = loadSpeechItems();
+    const mixedHome = home ?? tempDir('vidembed-eval-mixed-').dir;
+    const only = process.argv.indexOf('--variant');
+    for (const variant of VARIANTS.filter((v) => only < 0 || v === process.argv[only + 1])) {
+      err(`mixed (${variant === 'base' ? 'without ImageNet' : 'with ImageNet'}): libraries in ${join(mixedHome, variant)}`);
+      const engine = await openVariant(mixedHome, variant);
+      mixed[variant] = {};
+      try {
+        for (const half of halves) {
+          const rows = inHalf(items, half);
+          const pictureOnly = await ensureLibrary(engine, rows, half, { home: join(mixedHome, variant), log: err });
+          const mixedId = await ensureMixedLibrary(engine, join(mixedHome, variant), rows, talks.filter((t) => t.half === half), half, err);
+          const { samples, ...figures } = await evaluateMixed(engine, { mixed: mixedId, pictureOnly }, rows, talks.filter((t) => t.half === half), half, log);
+          if (home) writeFileSync(join(home, `mixed-${variant}-${half}.json`), JSON.stringify(samples));
+          mixed[variant][half] = figures;
+        }
+      } finally {
+        await engine.close();
+      }
+    }
+  }
+
   let speech: SpeechEval | undefined;
   if (sections.has('speech')) {
     const conditions = process.argv.slice(2).filter((a) => SPEECH_CONDITIONS.some((c) => c.name === a));
@@ -224,6 +261,12 @@ async function main(): Promise<void> {
   if (search) {
     out.search = search;
     err(formatSearch(search));
+  }
+  if (mixed) {
+    out.mixed = mixed;
+    for (const [variant, halves] of Object.entries(mixed)) {
+      for (const f of Object.values(halves)) err(formatMixed(variant === 'base' ? 'without ImageNet' : 'with ImageNet', f!) + '\n');
+    }
   }
   if (speech) {
     out.speech = speech;

@@ -66,7 +66,7 @@ export interface SearchQuality extends Figures {
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** A photo as a 6 s still clip (what a user would upload; the pipeline sees 2 segments). */
-async function stillClip(photo: string, out: string): Promise<string> {
+export async function stillClip(photo: string, out: string): Promise<string> {
   if (!existsSync(out)) {
     await run(['-y', '-loop', '1', '-i', photo, '-t', '6', '-r', '25', '-vf', "scale='2*trunc(min(960,iw)/2)':-2,format=yuv420p", '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-an', out]);
   }

@@ -18,6 +18,8 @@ export interface SpeechItem {
   /** `wideband` (16 kHz recordings) or `phone` (8 kHz prompts). */
   band: 'wideband' | 'phone';
   half: Half;
+  /** The Debian package the recording comes from (whole sources are held out when fitting). */
+  source: string;
 }
 
 const TESTDATA = '/usr/share/pocketsphinx/test/data';
@@ -30,8 +32,8 @@ export function loadSpeechItems(): SpeechItem[] {
   const items: SpeechItem[] = [];
   const tsv = readFileSync(join(dir, 'speech.tsv'), 'utf8').trim().split('\n').slice(1);
   for (const line of tsv) {
-    const [path, transcript] = line.split('\t');
-    items.push({ name: basename(path), file: join(dir, path), transcript, band: 'phone', half: halfOf(basename(path)) });
+    const [path, transcript, source] = line.split('\t');
+    items.push({ name: basename(path), file: join(dir, path), transcript, band: 'phone', half: halfOf(basename(path)), source: source ?? 'speech.tsv' });
   }
   if (!existsSync(join(TESTDATA, 'librivox'))) {
     throw new MissingSpeechDataError(`${TESTDATA} is missing: apt-get install pocketsphinx-testdata`);
@@ -41,7 +43,7 @@ export function loadSpeechItems(): SpeechItem[] {
       const m = /^<s>\s*(.*?)\s*<\/s>\s*\((.+)\)$/.exec(line.trim());
       if (!m) continue;
       const name = `${sub}-${m[2]}.wav`;
-      items.push({ name, file: join(TESTDATA, sub, file(m[2])), transcript: m[1], band: 'wideband', half: halfOf(name) });
+      items.push({ name, file: join(TESTDATA, sub, file(m[2])), transcript: m[1], band: 'wideband', half: halfOf(name), source: 'pocketsphinx-testdata' });
     }
   };
   fromList('librivox', 'transcription', (id) => `${id}.wav`);

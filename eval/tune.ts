@@ -39,7 +39,7 @@ import { getUseTextEncoder, l2normalize } from '../src/models/use/text-encoder.j
 import { PERCEPTION_WEIGHTS, SEARCH_WEIGHTS, type PerceptionWeights } from '../src/models/perception/weights.js';
 import { Store } from '../src/store/index.js';
 import { loadSearchCatalog, queryText } from './catalog.js';
-import { bootstrapInterval, labelReliability, formatLabelReliability } from './metrics.js';
+import { bootstrapInterval, fitLogistic, labelReliability, formatLabelReliability } from './metrics.js';
 import { libraryFileName } from './search-quality.js';
 import { inHalf } from './split.js';
 
@@ -507,41 +507,6 @@ function compareCurves(libs: Array<{ variant: string; rows: { name: string }[]; 
     });
     process.stderr.write(`curve [${name}]: leave-one-out log-loss ${(loo / samples.length).toFixed(4)} per answer; coef ${coef.map((c) => c.toFixed(2)).join(' ')}; ${bands.join('; ')}\n`);
   }
-}
-
-/** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
-export function fitLogistic(samples: { x: number[]; y: number }[], iters = 30, ridge = 1e-3): number[] {
-  const d = samples[0].x.length + 1;
-  const w = new Array<number>(d).fill(0);
-  const xs = samples.map((s) => [...s.x, 1]);
-  for (let it = 0; it < iters; it++) {
-    const g = new Array<number>(d).fill(0);
-    const H = Array.from({ length: d }, (_, i) => Array.from({ length: d }, (_, j) => (i === j && i < d - 1 ? ridge : 0)));
-    xs.forEach((x, k) => {
-      const p = 1 / (1 + Math.exp(-x.reduce((s, v, i) => s + v * w[i], 0)));
-      const e = p - samples[k].y;
-      const r = Math.max(1e-9, p * (1 - p));
-      for (let i = 0; i < d; i++) {
-        g[i] += e * x[i];
-        for (let j = 0; j < d; j++) H[i][j] += r * x[i] * x[j];
-      }
-    });
-    for (let i = 0; i < d - 1; i++) g[i] += ridge * w[i];
-    // Solve H · step = g (Gaussian elimination).
-    const A = H.map((row, i) => [...row, g[i]]);
-    for (let c = 0; c < d; c++) {
-      let piv = c;
-      for (let r = c + 1; r < d; r++) if (Math.abs(A[r][c]) > Math.abs(A[piv][c])) piv = r;
-      [A[c], A[piv]] = [A[piv], A[c]];
-      for (let r = 0; r < d; r++) {
-        if (r === c || A[c][c] === 0) continue;
-        const f = A[r][c] / A[c][c];
-        for (let k = c; k <= d; k++) A[r][k] -= f * A[c][k];
-      }
-    }
-    for (let i = 0; i < d; i++) w[i] -= A[i][d] / (A[i][i] || 1);
-  }
-  return w;
 }
 
 /** Which evidence separates right from wrong answers (tuning half): log-loss and labels per feature set. */

@@ -31,6 +31,21 @@ export const DEFAULTS = {
   /** A background process that answered a CLI search stays this long after the last one. */
   warmIdleMs: 300_000,
   pollMs: 2_000,
+  /**
+   * Webhook deliveries (issue 34, docs/webhooks.md): each attempt's time budget; the lease it runs
+   * under (longer than the budget, so one attempt is in flight per delivery); deliveries in flight
+   * per worker; how often an idle worker looks for due ones; the first retry's wait (doubling, at
+   * most `maxRetryMs`) and how long a delivery is retried before it is given up.
+   */
+  webhooks: {
+    timeoutMs: 10_000,
+    leaseMs: 30_000,
+    concurrency: 8,
+    pollMs: 200,
+    firstRetryMs: 5_000,
+    maxRetryMs: 2 * 3600_000,
+    retryForMs: 24 * 3600_000,
+  },
 } as const;
 
 /** How long a warm process outlives its last CLI search (VIDEMBED_WARM_IDLE_MS; 0: no warm CLI). */

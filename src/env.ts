@@ -4,6 +4,7 @@
  * Lower layers (media, models, analysis) import from here, so nothing depends on the engine to
  * read its settings.
  */
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -19,9 +20,27 @@ function ms(v: string | undefined, fallback: number): number {
 
 // ---- where things are -------------------------------------------------------------------------
 
-/** VIDEMBED_HOME: the library (database, blobs, logs, config); default `~/.vidembed`. */
-export function homeDir(env: Env = process.env): string {
-  return path.resolve(env.VIDEMBED_HOME || path.join(os.homedir(), '.vidembed'));
+/**
+ * VIDEMBED_HOME: the library (database, blobs, logs, config). Without it: `~/.vidembed` when that
+ * exists (every library made before issue 33 keeps working), else on Linux the XDG data directory
+ * (`$XDG_DATA_HOME/vidembed`, default `~/.local/share/vidembed`), elsewhere `~/.vidembed`.
+ */
+export function homeDir(env: Env = process.env, platform: NodeJS.Platform = process.platform, exists: (p: string) => boolean = existsSync): string {
+  if (set(env.VIDEMBED_HOME)) return path.resolve(env.VIDEMBED_HOME);
+  const user = userHome(env);
+  const legacy = path.join(user, '.vidembed');
+  if (platform !== 'linux' || exists(legacy)) return legacy;
+  return path.join(xdgDir(env.XDG_DATA_HOME) ?? path.join(user, '.local', 'share'), 'vidembed');
+}
+
+/** The user's home directory: $HOME when set (as os.homedir() reads it), else the account's. */
+function userHome(env: Env): string {
+  return set(env.HOME) && path.isAbsolute(env.HOME) ? env.HOME : os.homedir();
+}
+
+/** An XDG base directory variable, when it is set to an absolute path (the spec ignores others). */
+function xdgDir(v: string | undefined): string | undefined {
+  return set(v) && path.isAbsolute(v) ? v : undefined;
 }
 
 /** VIDEMBED_STORAGE_URL: where the blob store is (`file:///dir`); parsed in src/config.ts `storageRoot`. */
@@ -46,9 +65,10 @@ export function useDatabaseUrl(url: string, env: Env = process.env): void {
   env.VIDEMBED_DATABASE_URL = url;
 }
 
-/** VIDEMBED_MODELS_DIR: installed models; default `~/.cache/vidembed/models`. */
+/** VIDEMBED_MODELS_DIR: installed models; default `$XDG_CACHE_HOME/vidembed/models` (`~/.cache/vidembed/models`). */
 export function modelsDir(env: Env = process.env): string {
-  return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));
+  if (set(env.VIDEMBED_MODELS_DIR)) return path.resolve(env.VIDEMBED_MODELS_DIR);
+  return path.join(xdgDir(env.XDG_CACHE_HOME) ?? path.join(userHome(env), '.cache'), 'vidembed', 'models');
 }
 
 /** VIDEMBED_MANIFESTS_DIR: a directory of the user's own model manifests. */
@@ -186,6 +206,84 @@ export function pgBinSetting(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_PG_BIN) ? env.VIDEMBED_PG_BIN : undefined;
 }
 
+// ---- vector search on PostgreSQL (docs/scale.md "pgvector") ------------------------------------
+
+export type PgVectorRequest = 'auto' | 'pgvector' | 'memory';
+
+/**
+ * VIDEMBED_PG_VECTOR (or `--pg-vector`): where a PostgreSQL library's vectors are searched.
+ * `auto` (default): in the database with pgvector when the server has the `vector` extension and
+ * the library is new or already moved, else in each process's in-memory index; `pgvector`: in the
+ * database, or refuse to start; `memory`: the in-memory index (refused on a library already moved).
+ */
+export function pgVectorRequest(env: Env = process.env): PgVectorRequest {
+  const v = (env.VIDEMBED_PG_VECTOR ?? '').trim().toLowerCase();
+  if (v === '' || v === 'auto') return 'auto';
+  if (v === 'pgvector' || v === 'memory') return v;
+  throw new Error(`VIDEMBED_PG_VECTOR (--pg-vector) must be auto, pgvector or memory, not "${env.VIDEMBED_PG_VECTOR}"`);
+}
+
+/** `--pg-vector`: the same as VIDEMBED_PG_VECTOR for this process and every process it starts. */
+export function usePgVectorRequest(mode: string, env: Env = process.env): void {
+  env.VIDEMBED_PG_VECTOR = mode;
+  pgVectorRequest(env); // refuses a bad value here, with the option's name
+}
+
+/** The pgvector index and search settings, with their defaults (docs/scale.md lists them). */
+export interface PgVectorSettings {
+  /** HNSW `m` (links per node) for indexes built from now on (VIDEMBED_PG_HNSW_M, 16; 2..100). */
+  m: number;
+  /** HNSW `ef_construction` for indexes built from now on (VIDEMBED_PG_HNSW_EF_CONSTRUCTION, 64; ≥ 2m, ≤ 1000). */
+  efConstruction: number;
+  /** `hnsw.ef_search` of every search (VIDEMBED_PG_HNSW_EF_SEARCH, 100; 1..1000). */
+  efSearch: number;
+  /** `hnsw.max_scan_tuples`: how far an iterative scan goes for filtered searches (VIDEMBED_PG_HNSW_MAX_SCAN_TUPLES, 40000). */
+  maxScanTuples: number;
+  /** What the index holds: `halfvec` (half the RAM, default) or `vector` (VIDEMBED_PG_VECTOR_INDEX; new indexes only). */
+  index: 'halfvec' | 'vector';
+  /** Collections with at most this many segments are searched exactly, without the index (VIDEMBED_PG_EXACT_BELOW, 10000). */
+  exactBelow: number;
+  /** `maintenance_work_mem` of an index build (VIDEMBED_PG_BUILD_MEMORY, '2GB': the graph should fit (~1.3 GB per million 512-d halfvec)). */
+  buildMemory: string;
+}
+
+export const PG_VECTOR_DEFAULTS: PgVectorSettings = {
+  m: 16,
+  efConstruction: 64,
+  efSearch: 100,
+  maxScanTuples: 40_000,
+  index: 'halfvec',
+  exactBelow: 10_000,
+  buildMemory: '2GB',
+};
+
+function intIn(name: string, v: string | undefined, lo: number, hi: number, fallback: number): number {
+  if (!set(v)) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`${name} must be an integer from ${lo} to ${hi}, not "${v}"`);
+  return n;
+}
+
+export function pgVectorSettings(env: Env = process.env): PgVectorSettings {
+  const d = PG_VECTOR_DEFAULTS;
+  const m = intIn('VIDEMBED_PG_HNSW_M', env.VIDEMBED_PG_HNSW_M, 2, 100, d.m);
+  const efConstruction = intIn('VIDEMBED_PG_HNSW_EF_CONSTRUCTION', env.VIDEMBED_PG_HNSW_EF_CONSTRUCTION, 4, 1000, d.efConstruction);
+  if (efConstruction < 2 * m) throw new Error(`VIDEMBED_PG_HNSW_EF_CONSTRUCTION (${efConstruction}) must be at least twice VIDEMBED_PG_HNSW_M (${m})`);
+  const index = (env.VIDEMBED_PG_VECTOR_INDEX ?? '').trim() || d.index;
+  if (index !== 'halfvec' && index !== 'vector') throw new Error(`VIDEMBED_PG_VECTOR_INDEX must be halfvec or vector, not "${index}"`);
+  const buildMemory = (env.VIDEMBED_PG_BUILD_MEMORY ?? '').trim() || d.buildMemory;
+  if (!/^\d+\s*(kB|MB|GB)$/.test(buildMemory)) throw new Error(`VIDEMBED_PG_BUILD_MEMORY must be like 512MB or 2GB, not "${buildMemory}"`);
+  return {
+    m,
+    efConstruction,
+    efSearch: intIn('VIDEMBED_PG_HNSW_EF_SEARCH', env.VIDEMBED_PG_HNSW_EF_SEARCH, 1, 1000, d.efSearch),
+    maxScanTuples: intIn('VIDEMBED_PG_HNSW_MAX_SCAN_TUPLES', env.VIDEMBED_PG_HNSW_MAX_SCAN_TUPLES, 1, 100_000_000, d.maxScanTuples),
+    index,
+    exactBelow: intIn('VIDEMBED_PG_EXACT_BELOW', env.VIDEMBED_PG_EXACT_BELOW, 0, 100_000_000, d.exactBelow),
+    buildMemory,
+  };
+}
+
 // ---- the CLI ----------------------------------------------------------------------------------
 
 /** VIDEMBED_POLL_MS: how often `--wait` asks for a status. */
@@ -312,4 +410,16 @@ export function retentionMs(env: Env = process.env): number {
 export function storageQuotaBytes(env: Env = process.env): number | undefined {
   const mib = Number(env.VIDEMBED_STORAGE_QUOTA_MB);
   return set(env.VIDEMBED_STORAGE_QUOTA_MB) && Number.isFinite(mib) && mib >= 0 ? Math.floor(mib * 1024 ** 2) : undefined;
+}
+
+// ---- webhooks (issue 34) -------------------------------------------------------------------------
+
+/**
+ * VIDEMBED_WEBHOOK_RETRY_MS: how long a failed webhook delivery waits before its first retry
+ * (default 5000); each later wait doubles, up to 2 hours, and a delivery is retried for 24 hours
+ * (docs/webhooks.md). Tests and the benchmark shorten it.
+ */
+export function webhookFirstRetryMs(fallback: number, env: Env = process.env): number {
+  const n = Number(env.VIDEMBED_WEBHOOK_RETRY_MS);
+  return set(env.VIDEMBED_WEBHOOK_RETRY_MS) && Number.isFinite(n) && n > 0 ? n : fallback;
 }

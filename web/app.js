@@ -441,7 +441,8 @@ function formQuery() {
   const pic = state.picture;
   if (!text && !pic) return null;
   const base = {};
-  if (text) base.text = text;
+  // Seen only: the words are looked for in the pictures (what analysis saw, the picture embedding).
+  if (text) base[$('seen-only').checked ? 'seen' : 'text'] = text;
   if (pic) base.image_base64 = pic.base64;
   return { base, label: [text && `“${text}”`, pic && `the picture ${pic.name}`].filter(Boolean).join(' and '), fromForm: true };
 }
@@ -488,7 +489,7 @@ function showPage(out, explain) {
   const line = list.querySelector('.weak-line');
   for (const r of out.results) {
     const weak = isWeak(r);
-    const li = el('li', weak ? { class: 'weak' } : {}, ...resultCard(r, explain));
+    const li = el('li', { ...(weak ? { class: 'weak' } : {}), 'data-kinds': (r.kinds ?? []).join(' ') }, ...resultCard(r, explain));
     if (weak) list.append(li);
     else line.before(li);
     q[weak ? 'weak' : 'likely']++;
@@ -497,6 +498,7 @@ function showPage(out, explain) {
   q.next = out.next_offset;
   $('more-results').hidden = !q.next;
   $('search-status').textContent = searchSummary({ likely: q.likely, weak: q.weak, label: q.label, warnings: out.warnings ?? [] });
+  showKindFilter();
   void fillTags(out.results);
 }
 
@@ -520,13 +522,23 @@ function resultCard(r, explain) {
   b.append(
     el('img', { class: 'thumb', src: thumb, alt: '', loading: 'lazy' }),
     el('p', { class: 'title', text: r.filename }),
-    el('p', { class: 'meta', text: `relevance ${r.relevance.toFixed(3)} · ${r.confidence_label} confidence · ${fmtTime(r.start)}–${fmtTime(r.end)}` }),
+    el('p', { class: 'meta', text: `${r.confidence_label} confidence ${r.confidence.toFixed(2)} · ${fmtTime(r.start)}–${fmtTime(r.end)}` }),
+    badges(r),
     el('ul', { class: 'tags', 'aria-label': 'tags' }),
   );
   if (r.said) b.append(saidSnippet(r.said));
+  for (const k of ['seen', 'written']) {
+    const snippet = r.evidence?.[k]?.snippet;
+    if (snippet) b.append(el('p', { class: `snippet snippet-${k}` }, el('span', { class: 'said-label', text: k === 'seen' ? 'seen ' : 'on screen ' }), snippet));
+  }
   if (explain) {
     if (r.description) b.append(el('p', { class: 'meta', text: `saw: ${r.description}` }));
     b.append(el('p', { class: 'meta', text: r.matched_words?.length ? `matched words: ${r.matched_words.join(', ')}` : 'no query word matched: found by similarity' }));
+    for (const k of r.kinds ?? []) {
+      const e = r.evidence[k];
+      const parts = e.parts ? Object.entries(e.parts).map(([n, v]) => `${n} ${v}`).join(', ') : '';
+      b.append(el('p', { class: 'meta explain-kind', text: `${k}: probability ${e.probability.toFixed(2)}${parts ? ` (${parts})` : ''}` }));
+    }
   }
   b.addEventListener('click', () => player.play(r, b));
   const like = el('button', { type: 'button', class: 'secondary like', text: 'More like this', 'aria-label': `More like ${r.filename} at ${fmtTime(r.start)}` });
@@ -535,6 +547,35 @@ function resultCard(r, explain) {
     guarded(() => runSearch({ base: { like: { video_id: r.video_id, t: r.start } }, label: `moments like ${r.filename} at ${fmtTime(r.start)}` })),
   );
   return [b, like];
+}
+
+/** The kinds of evidence that matched, each a badge with its own probability. */
+function badges(r) {
+  const ul = el('ul', { class: 'badges', 'aria-label': 'evidence' });
+  for (const k of r.kinds ?? []) {
+    const p = r.evidence?.[k]?.probability;
+    ul.append(el('li', { class: `badge badge-${k}`, title: `${k}: probability ${p?.toFixed(2) ?? '?'} that this is what you asked for`, text: k }));
+  }
+  return ul;
+}
+
+/** The kind filter: shown once results are there, and applied to every result. */
+function showKindFilter() {
+  $('kind-filter').hidden = $('results').querySelectorAll('.result').length === 0;
+  applyKindFilter();
+}
+
+function applyKindFilter() {
+  const kind = state.kindFilter ?? '';
+  for (const li of $('results').querySelectorAll('li[data-kinds]')) li.hidden = kind !== '' && !li.dataset.kinds.split(' ').includes(kind);
+  for (const b of $('kind-filter').querySelectorAll('button')) b.setAttribute('aria-pressed', String(b.dataset.kind === kind));
+}
+
+for (const b of $('kind-filter').querySelectorAll('button')) {
+  b.addEventListener('click', () => {
+    state.kindFilter = b.dataset.kind;
+    applyKindFilter();
+  });
 }
 
 /** What is said around a spoken match, its matched words (between asterisks in `said.text`) marked. */
@@ -586,9 +627,14 @@ $('search-form').addEventListener(
   }),
 );
 $('said-only').addEventListener('change', (ev) => {
+  if (ev.target.checked) $('seen-only').checked = false;
   $('search-text').placeholder = ev.target.checked ? 'words that are said' : 'a dog on the grass';
 });
-for (const id of ['explain', 'said-only']) $(id).addEventListener('change', guarded(again));
+for (const id of ['explain', 'said-only', 'seen-only']) $(id).addEventListener('change', guarded(again));
+// Only what is said and only what is seen exclude each other.
+$('seen-only').addEventListener('change', (ev) => {
+  if (ev.target.checked && $('said-only').checked) $('said-only').checked = false;
+});
 
 // ---- search by picture ------------------------------------------------------------------------
 

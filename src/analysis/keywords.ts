@@ -10,6 +10,9 @@ export function keywordsOf(analysis: SegmentAnalysis): string {
   for (const out of Object.values(analysis)) {
     for (const f of out.facts) {
       if (f.kind === 'scene') continue; // layout cue sentences, not things
+      // What is said is indexed as spoken terms (`zw…`, src/speech/analyzer.ts), never as plain
+      // words: a query's words must not find a talk clip as if its words were seen or written.
+      if (f.kind === 'speech') continue;
       words.push(f.label);
       for (const a of f.alternatives ?? []) words.push(a.label);
     }

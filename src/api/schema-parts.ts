@@ -8,7 +8,7 @@ import { FILTERABLE_KINDS, type FilterName } from '../tags/registry.js';
 
 export const str = { type: 'string' } as const;
 export const listLimit = { type: 'integer', minimum: LIMITS.list.min, maximum: LIMITS.list.max, default: LIMITS.list.default } as const;
-export const collectionName = { type: 'string', minLength: 1, maxLength: LIMITS.collectionName.maxLength } as const;
+export const collectionName = { type: 'string', minLength: 1, maxLength: LIMITS.collectionName.maxLength, pattern: '\\S', description: 'not only white space (leading and trailing spaces are dropped)' } as const;
 export const collectionDescription = { type: 'string', maxLength: LIMITS.collectionDescription.maxLength } as const;
 export const num = { type: 'number' } as const;
 export const vector = { type: 'array', items: num } as const;
@@ -47,7 +47,7 @@ export const validationErrorBody = {
 export const side = { type: 'integer', minimum: 1, maximum: TENSOR_MAX_SIDE } as const;
 export const positive = { type: 'integer', minimum: 1 } as const;
 /** A tensor: base64 bytes of exactly shape × the dtype's size (checked once decoded: 422 otherwise). */
-export const tensorData = { type: 'string', description: 'the bytes, base64: exactly the product of shape times the size of dtype (a 422 otherwise)' } as const;
+export const tensorData = { type: 'string', contentEncoding: 'base64', description: 'the bytes, base64 (bytes that are not base64 are a 400): exactly the product of shape times the size of dtype (a 422 otherwise)' } as const;
 export const videoTensor = {
   type: 'object',
   required: ['data', 'shape', 'dtype'],
@@ -77,13 +77,63 @@ export const audioTensor = {
   examples: [{ data: 'AAAAAAAAgD8=', shape: [1, 1, 2], dtype: 'float32' }],
 } as const;
 
+/** An embedding model by id (the server's schema lists the ids it knows). */
+export const modelField = { type: 'string', description: 'an embedding model installed on this server (default: the offline model); one that is not installed is a 422 naming it' } as const;
+
+/**
+ * An http(s) URL the server can parse (the WHATWG URL standard, as `new URL` does), stated as a
+ * pattern so the document says what the code refuses: a host name of letters, digits, `-` and `_`
+ * whose last label starts with a letter (one ending in a number is read as an IPv4 address), a
+ * dotted-quad IPv4 address (0-255, no leading zeros), or an IPv6 address in brackets; a port of at
+ * most 65535; optional user info; then any path, query and fragment.
+ */
+export const HTTP_URL_PATTERN = (() => {
+  const octet = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+  const ipv4 = `${octet}(?:\\.${octet}){3}`;
+  const h16 = '[0-9A-Fa-f]{1,4}';
+  const ls32 = `(?:${h16}:${h16}|${ipv4})`;
+  // RFC 3986's IPv6address, one alternative per place of the `::`.
+  const upTo = (n: number) => (n < 0 ? '' : `(?:(?:${h16}:){0,${n}}${h16})?`);
+  const ipv6 = [
+    `(?:${h16}:){6}${ls32}`,
+    `::(?:${h16}:){5}${ls32}`,
+    `${upTo(0)}::(?:${h16}:){4}${ls32}`,
+    `${upTo(1)}::(?:${h16}:){3}${ls32}`,
+    `${upTo(2)}::(?:${h16}:){2}${ls32}`,
+    `${upTo(3)}::${h16}:${ls32}`,
+    `${upTo(4)}::${ls32}`,
+    `${upTo(5)}::${h16}`,
+    `${upTo(6)}::`,
+  ].join('|');
+  const label = '[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?';
+  const lastLabel = '[A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?';
+  const name = `(?:${label}\\.)*${lastLabel}\\.?`;
+  const port = '(?::0*(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])?)?';
+  const userinfo = '(?:[^\\s/?#@\\\\\\[\\]]*@)?';
+  return `^[Hh][Tt][Tt][Pp][Ss]?://${userinfo}(?:${name}|${ipv4}|\\[(?:${ipv6})\\])${port}(?:[/?#\\\\][\\s\\S]*)?$`;
+})();
+
 export const videoSource = {
-  video_url: { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+', description: 'http(s) URL of the video, on a public address (a private, loopback or link-local one is a 422)' },
-  video_base64: { type: 'string', description: 'the video file, base64-encoded' },
+  video_url: {
+    type: 'string',
+    pattern: HTTP_URL_PATTERN,
+    description:
+      'http(s) URL of the video: a host name (punycode labels, xn--…, must decode), an IPv4 address or an IPv6 address in brackets, a port of at most 65535. It must be on a public address: a private, loopback or link-local one is a 422; a fetch that fails is a 502',
+  },
+  video_base64: { type: 'string', pattern: '\\S', contentEncoding: 'base64', description: 'the video file, base64-encoded (not empty; bytes that are not base64 are a 400)' },
   segment_seconds: { type: 'number', minimum: LIMITS.segmentSeconds.min, maximum: LIMITS.segmentSeconds.max, default: LIMITS.segmentSeconds.default },
   fps: { type: 'number', exclusiveMinimum: LIMITS.fps.min, maximum: LIMITS.fps.max, default: LIMITS.fps.default },
-  model: str,
+  model: modelField,
 } as const;
+
+/**
+ * "These fields are present", for the subschemas of `if`, `then` and `not`: the fields are named in
+ * `properties` too (as `true`: the parent schema says what they are), so a reader of the subschema
+ * alone, like a linter, knows them.
+ */
+export function present<const K extends string>(fields: readonly K[]): { type: 'object'; required: K[]; properties: Record<K, true> } {
+  return { type: 'object', required: [...fields], properties: Object.fromEntries(fields.map((f) => [f, true])) as Record<K, true> };
+}
 
 /** "Exactly one of these fields": one alternative per field, each requiring it (two given match two: refused). */
 export function oneSource<const K extends string>(fields: readonly K[]): { required: [K] }[] {

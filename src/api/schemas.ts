@@ -1,7 +1,8 @@
 /**
  * JSON Schemas of the API's requests and responses: the server validates with them and
  * /openapi.json is generated from them, so the document cannot drift from what is enforced. Their
- * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts.
+ * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts; the
+ * webhooks of issue 34 in schemas-webhooks.ts (part of `schemas`).
  */
 import { DUPLICATE_THRESHOLDS, LIMITS, SPEECH_SETTINGS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
@@ -12,10 +13,13 @@ import {
   collectionName,
   collectionParams,
   count,
+  HTTP_URL_PATTERN,
   listLimit,
+  modelField,
   num,
   oneSource,
   perFilterable,
+  present,
   segment,
   str,
   tagFilters,
@@ -31,8 +35,23 @@ import {
   videoTensor,
 } from './schema-parts.js';
 
+/** One kind of evidence of a search hit (seen, said, written). */
+const kindEvidence = {
+  type: 'object',
+  required: ['probability'],
+  additionalProperties: false,
+  properties: {
+    probability: { type: 'number', minimum: 0, maximum: 1, description: 'this kind alone: the probability that the moment is what the query asks for' },
+    matched: { type: 'array', items: { type: 'string' }, description: 'the query words this kind holds (as seen, heard or read)' },
+    snippet: { type: 'string', description: 'what matched, as a person reads it: the facts that name the words, the words said around the match (matched ones between asterisks), the text on screen' },
+    parts: { type: 'object', additionalProperties: { type: 'number' }, description: 'with explain: the raw numbers this kind\'s curve read (similarity, sure word share, alignment score…)' },
+  },
+} as const;
+
 export { errorBody, validationErrorBody } from './schema-parts.js';
 export { inPlaceSchemas, jobSchemas, operationsSchemas } from './schemas-ops.js';
+export { WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT, webhookSchemas, type WebhookEvent } from './schemas-webhooks.js';
+import { webhookSchemas } from './schemas-webhooks.js';
 
 export const tagsSchema = {
   type: 'object',
@@ -78,6 +97,10 @@ const videoSummary = {
     in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
     missing: { type: 'boolean', const: true, description: 'in place, and its file cannot be read: not where it was (moved, renamed or deleted: `vidembed rescan` follows moved files), replaced by a link, or changed' },
     missing_reason: { type: 'string', description: 'why its file in place cannot be read (with `missing`)' },
+    relative_path: {
+      type: 'string',
+      description: "in place: the file's path relative to the folder it was indexed from (`card-01/C0001.MP4`, `/` between names); a name or path GET /videos?name= finds it by",
+    },
   },
 } as const;
 
@@ -119,6 +142,7 @@ export const schemas = {
         status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok: every dependency answered its last probe' },
         database: { type: 'string', enum: ['up', 'down'], description: 'only when degraded' },
         storage: { type: 'string', enum: ['up', 'down'], description: 'the blob store; only when degraded' },
+        disk: { type: 'string', enum: ['ok', 'full'], description: "full: a disk the server writes to is full (calls that store anything answer 507); only when degraded" },
         detail: str,
       },
     },
@@ -132,7 +156,7 @@ export const schemas = {
     },
   },
   encodeText: {
-    body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' }, model: str } },
+    body: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' }, model: modelField } },
     response: {
       type: 'object',
       required: ['embedding', 'model', 'dim', 'truncated'],
@@ -190,10 +214,10 @@ export const schemas = {
       },
       allOf: [
         // A failed task says why; a completed one carries its result (an embedding task's vectors, or a tagging task's tags).
-        { if: { required: ['status'], properties: { status: { const: 'failed' } } }, then: { required: ['error_message'] } },
+        { if: { type: 'object', required: ['status'], properties: { status: { const: 'failed' } } }, then: present(['error_message']) },
         {
-          if: { required: ['status'], properties: { status: { const: 'completed' } } },
-          then: { anyOf: [{ required: ['embedding', 'embeddings', 'segments', 'model', 'dim'] }, { required: ['tags'] }] },
+          if: { type: 'object', required: ['status'], properties: { status: { const: 'completed' } } },
+          then: { type: 'object', anyOf: [present(['embedding', 'embeddings', 'segments', 'model', 'dim']), present(['tags'])] },
         },
       ],
     },
@@ -214,7 +238,17 @@ export const schemas = {
         request_id: { type: 'string', pattern: CLIENT_ID_RE.source, description: 'letters, digits, _ . - (1-128; not "." or "..")' },
         video_input: videoTensor,
         audio_input: audioTensor,
-        video_kwargs: { type: 'object', additionalProperties: true },
+        video_kwargs: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'how the frames sit in time (default: 1 frame per second from 0)',
+          properties: {
+            fps: { type: 'number', exclusiveMinimum: 0 },
+            start: { type: 'number', minimum: 0 },
+            end: { type: 'number', minimum: 0 },
+            timestamps: { type: 'array', items: { type: 'number', minimum: 0 }, description: 'seconds of each frame: one per frame of video_input (a 422 otherwise)' },
+          },
+        },
       },
     },
     response: {
@@ -240,7 +274,7 @@ export const schemas = {
       properties: {
         name: collectionName,
         description: collectionDescription,
-        model: str,
+        model: modelField,
         speech: { type: 'string', enum: [...SPEECH_SETTINGS], default: 'auto', description: 'who transcribes what is said: `auto` (the best engine installed), `off`, or an engine' },
         language: {
           type: 'string',
@@ -358,16 +392,22 @@ export const schemas = {
     body: {
       type: 'object',
       description:
-        'text, a picture (image_base64 or image_url), a moment (like), or a mix: each given part counts the same; text also matches what is said in the videos (a phrase said verbatim outranks a visual near-miss); `said` alone searches the transcripts only',
-      anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
-      // `said` searches the transcripts alone: not with text, a picture or a moment.
-      if: { required: ['said'] },
-      then: { not: { anyOf: [{ required: ['text'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }] } },
+        'text, a picture (image_base64 or image_url, not both), a moment (like), or a mix: each given part counts the same; text also matches what is said and written in the videos, each kind of evidence with its own probability (docs/api.md, "Evidence"); `said` alone searches the transcripts only, `seen` the pictures only',
+      anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['seen'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
+      // One picture: image_base64 or image_url, not both.
+      not: present(['image_base64', 'image_url']),
+      // `said` searches the transcripts alone: not with text, seen words, a picture or a moment;
+      // `seen` words are the text of a picture-only search: not with text.
+      allOf: [
+        { if: present(['said']), then: { not: { anyOf: [present(['text']), present(['seen']), present(['image_base64']), present(['image_url']), present(['like'])] } } },
+        { if: present(['seen']), then: { not: present(['text']) } },
+      ],
       properties: {
-        text: { type: 'string', minLength: 1 },
-        said: { type: 'string', minLength: 1, maxLength: 1000, description: 'words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
-        image_base64: { type: 'string', minLength: 1, description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB' },
-        image_url: { type: 'string', minLength: 1, description: 'a picture fetched from a public http(s) URL (same guard as video_url)' },
+        text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' },
+        said: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'not only white space: words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
+        seen: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space: words for what is seen: the pictures alone (their facts and embedding), never what is said or written; alone or with a picture or a moment' },
+        image_base64: { type: 'string', minLength: 1, pattern: '\\S', contentEncoding: 'base64', description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB, base64-encoded (bytes that are not base64 are a 400)' },
+        image_url: { type: 'string', minLength: 1, pattern: HTTP_URL_PATTERN, description: 'a picture fetched from a public http(s) URL (the same rules and guard as video_url)' },
         like: {
           type: 'object',
           required: ['video_id'],
@@ -376,7 +416,7 @@ export const schemas = {
           properties: { video_id: { type: 'string', minLength: 1 }, t: { type: 'number', minimum: 0 } },
         },
         top_k: { type: 'integer', minimum: LIMITS.topK.min, maximum: LIMITS.topK.max, default: LIMITS.topK.default },
-        offset: { type: 'integer', minimum: 0, maximum: LIMITS.maxSearchHits - 1, default: 0, description: `results to skip (pages); offset + top_k <= ${LIMITS.maxSearchHits}` },
+        offset: { type: 'integer', minimum: 0, maximum: LIMITS.maxSearchHits - 1, default: 0, description: `results to skip (pages); offset + top_k <= ${LIMITS.maxSearchHits} (a 422 otherwise)` },
         ...tagFilters,
         min_confidence: { type: 'number', minimum: 0, maximum: 1, description: 'leave out results whose confidence is below this' },
         explain: { type: 'boolean' },
@@ -396,14 +436,14 @@ export const schemas = {
           type: 'array',
           items: {
             type: 'object',
-            required: ['video_id', 'similarity', 'relevance', 'confidence', 'confidence_label', 'start', 'end', 'filename'],
+            required: ['video_id', 'similarity', 'relevance', 'confidence', 'confidence_label', 'start', 'end', 'filename', 'kinds', 'evidence'],
             // Results may grow fields (thumbnail_url): clients ignore what they do not know.
             additionalProperties: true,
             properties: {
               video_id: str,
               similarity: { type: 'number', description: 'cosine similarity of the best segment' },
-              relevance: { type: 'number', description: 'what results are ordered by: similarity + keyword bonus' },
-              confidence: { type: 'number', minimum: 0, maximum: 1 },
+              relevance: { type: 'number', minimum: 0, maximum: 1, description: 'what results are ordered by, 0–1: the probability the ranking reads (docs/api.md, "Evidence")' },
+              confidence: { type: 'number', minimum: 0, maximum: 1, description: 'the probability that this moment is what the query asks for: the kinds of evidence combined' },
               confidence_label: { type: 'string', enum: ['high', 'medium', 'low'] },
               start: num,
               end: num,
@@ -411,6 +451,17 @@ export const schemas = {
               description: str,
               matched_words: { type: 'array', items: str },
               confidence_reason: { type: 'string', description: 'with explain: what drove the confidence (similarity, the query words analysis saw and how sure it was of each)' },
+              kinds: {
+                type: 'array',
+                items: { type: 'string', enum: ['seen', 'said', 'written'] },
+                description: 'which kinds of evidence matched: seen (the picture: its facts and its embedding), said (the transcript), written (text on screen)',
+              },
+              evidence: {
+                type: 'object',
+                description: 'per kind that matched: its own probability that this moment is what the query asks for, the words that matched and a snippet; with explain, the raw parts its curve read',
+                propertyNames: { enum: ['seen', 'said', 'written'] },
+                additionalProperties: kindEvidence,
+              },
               thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
               tags: {
                 type: 'object',
@@ -512,6 +563,23 @@ export const schemas = {
     },
     response: { type: 'array', items: videoSummary },
   },
+  findVideos: {
+    querystring: {
+      type: 'object',
+      required: ['name'],
+      properties: {
+        name: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            'a video id, a file name (`C0001.MP4`, exactly: case counts) or the end of its path in place (`card-01/C0001.MP4`: the path relative to the folder it was indexed from, or any longer end of it)',
+        },
+        collection: { type: 'string', minLength: 1, description: "only this collection's videos (id or name); default: every collection the caller may see" },
+      },
+    },
+    response: { type: 'array', items: videoSummary, description: 'every video the name fits, oldest first (at most 100): none, one, or several to choose from by id' },
+  },
   videoDetails: {
     params: videoParams,
     response: {
@@ -573,5 +641,6 @@ export const schemas = {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
   },
+  ...webhookSchemas,
 } as const;
 

@@ -57,6 +57,7 @@ export type ListCollectionsRequest = RequestPart<'listCollections', 'querystring
 export type ReindexResponse = ResponseBody<'reindexCollection'>;
 
 export type ListVideosRequest = RequestPart<'listVideos', 'querystring'>;
+export type FindVideosRequest = RequestPart<'findVideos', 'querystring'>;
 /** A video as listed (`GET /collections/{id}/videos`): newest first. */
 export type VideoSummary = ResponseBody<'listVideos'>[number];
 /** A video with its tags and segments (`GET /videos/{id}`, `vidembed video show`). */
@@ -70,7 +71,7 @@ export type TranscriptResponse = ResponseBody<'videoTranscript'>;
  * A search: text, a picture or a moment, or a mix (the schema asks for at least one; this type
  * leaves that to it), plus one filter field per filterable tag kind (src/tags/registry.ts).
  */
-export type SearchRequest = Named<FromSchema<Omit<Ops['search']['body'], 'anyOf'>, { keepDefaultedPropertiesOptional: true }>> & {
+export type SearchRequest = Named<FromSchema<Omit<Ops['search']['body'], 'anyOf' | 'allOf'>, { keepDefaultedPropertiesOptional: true }>> & {
   /** Local callers only (the CLI's `--image`): a picture on this machine. */
   image_path?: string;
 };
@@ -116,6 +117,8 @@ export interface IngestFile {
   inPlace?: boolean;
   /** Skip it when its pictures are already in a video of the collection (re-encoded, resized or trimmed). */
   skipDuplicates?: boolean;
+  /** Called as the file's bytes go (read on this machine, sent to a server) with how many have gone so far. */
+  onProgress?: (bytes: number) => void;
 }
 
 /**
@@ -134,6 +137,8 @@ export interface VideoService {
   /** Removes a collection with its videos, segments, vectors, keywords, files and pending jobs. */
   deleteCollection(idOrName: string): Promise<DeleteResponse>;
   listVideos(collectionIdOrName: string, req?: ListVideosRequest): Promise<VideoSummary[]>;
+  /** The videos a name stands for: a video id, a file name or a path in place (`card-01/C0001.MP4`), oldest first. */
+  findVideos(req: FindVideosRequest): Promise<VideoSummary[]>;
   videoDetails(videoId: string): Promise<VideoDetails>;
   /** What is said in a video, word by word (empty, with `reason`, when nothing could be heard). */
   videoTranscript(videoId: string): Promise<TranscriptResponse>;
@@ -161,6 +166,15 @@ export interface VideoService {
   submitTask(kind: TaskKind, req: AsyncSubmitRequest): Promise<AsyncSubmitResponse>;
   taskStatus(requestId: string): Promise<AsyncStatusResponse>;
   uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse>;
+  /** Webhooks of the caller's owner (issue 34): the secret is in the answer to create only. */
+  createWebhook(req: CreateWebhookRequest): Promise<CreateWebhookResponse>;
+  listWebhooks(): Promise<ListWebhooksResponse>;
+  getWebhook(webhookId: string): Promise<WebhookSummary>;
+  deleteWebhook(webhookId: string): Promise<DeleteWebhookResponse>;
+  /** Queues a `webhook.test` event for that endpoint alone. */
+  testWebhook(webhookId: string): Promise<TestWebhookResponse>;
+  /** Its deliveries, newest first, each with its attempts' status codes. */
+  webhookDeliveries(webhookId: string, req?: WebhookDeliveriesRequest): Promise<WebhookDeliveriesResponse>;
   close(): Promise<void>;
 }
 
@@ -172,3 +186,15 @@ export type TaskDeleteResponse = Named<FromSchema<typeof operationsSchemas.delet
 /** `vidembed rescan`, `POST /collections/{id}/library-scan`: what a scan of footage in place found. */
 export type RescanResponse = Named<FromSchema<(typeof inPlaceSchemas)['libraryScan']['response']>>;
 export type LibraryScanRequest = Named<FromSchema<(typeof inPlaceSchemas)['libraryScan']['body']>>;
+
+/** Webhooks (issue 34): `vidembed webhooks`, `/webhooks`. */
+export type CreateWebhookRequest = RequestPart<'createWebhook', 'body'>;
+/** A webhook as created: with its signing secret, shown this once. */
+export type CreateWebhookResponse = ResponseBody<'createWebhook'>;
+export type WebhookSummary = ResponseBody<'getWebhook'>;
+export type ListWebhooksResponse = ResponseBody<'listWebhooks'>;
+export type DeleteWebhookResponse = ResponseBody<'deleteWebhook'>;
+export type TestWebhookResponse = ResponseBody<'testWebhook'>;
+export type WebhookDeliveriesRequest = RequestPart<'webhookDeliveries', 'querystring'>;
+export type WebhookDeliveriesResponse = ResponseBody<'webhookDeliveries'>;
+export type WebhookDeliverySummary = WebhookDeliveriesResponse['deliveries'][number];

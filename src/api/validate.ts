@@ -39,6 +39,14 @@ function message(e: AjvError): string {
       return 'give exactly one of the sources (video_url, video_base64, or tensor for a task)';
     case 'pattern':
       return ps.pattern === '\\S' ? 'must not be empty' : `must match ${String(ps.pattern)}`;
+    case 'not': {
+      // Fields that do not go together (present() in src/api/schema-parts.ts).
+      const not = (ps.not ?? {}) as { required?: string[]; anyOf?: { required?: string[] }[] };
+      if (not.required && not.required.length > 1) return `give only one of ${not.required.join(', ')}`;
+      if (not.required) return `not together with ${not.required[0]}`;
+      if (not.anyOf) return `not together with ${not.anyOf.flatMap((a) => a.required ?? []).join(', ')}`;
+      return e.message ?? 'invalid';
+    }
     case 'const':
       return `must be ${JSON.stringify(e.params?.allowedValue)}`;
     case 'enum':
@@ -58,7 +66,7 @@ export function ajvToIssues(errors: AjvError[], context: string): ValidationIssu
   });
 }
 
-type Part = 'body' | 'querystring';
+type Part = 'body' | 'querystring' | 'params';
 type Operation = { [K in keyof typeof schemas]: (typeof schemas)[K] extends { [P in Part]?: unknown } ? K : never }[keyof typeof schemas];
 
 /**
@@ -88,12 +96,20 @@ const compiled = new Map<string, ValidateFunction>();
  * in (top-level undefined fields dropped, as JSON would), or a ValidationError with the server's issues.
  */
 export function validateRequest<T>(op: Operation, part: Part, value: T): T {
-  const key = `${op}.${part}`;
+  const schema = (schemas[op] as Partial<Record<Part, Record<string, unknown>>>)[part];
+  if (!schema) throw new Error(`operation ${op} has no ${part} schema`);
+  return validateWith(`${op}.${part}`, () => localSchema(op, part, schema), part, value);
+}
+
+/**
+ * `value` checked against a schema that is not an API operation's (the MCP server's own tools,
+ * src/cli/mcp): compiled once under `key`, with the same options, defaults and 422 issues as
+ * validateRequest. Bodies are JSON (no coercion); query strings and path parameters are text.
+ */
+export function validateWith<T>(key: string, schema: () => Record<string, unknown>, part: Part, value: T): T {
   let validate = compiled.get(key);
   if (!validate) {
-    const schema = (schemas[op] as Partial<Record<Part, Record<string, unknown>>>)[part];
-    if (!schema) throw new Error(`operation ${op} has no ${part} schema`);
-    validate = (part === 'body' ? strict : lenient).compile(localSchema(op, part, schema));
+    validate = (part === 'body' ? strict : lenient).compile(schema());
     compiled.set(key, validate);
   }
   const data = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) : value;

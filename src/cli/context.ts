@@ -11,6 +11,7 @@ export interface GlobalOptions {
   debug?: boolean;
   home?: string;
   databaseUrl?: string;
+  pgVector?: string;
   remote?: boolean;
   local?: boolean;
   baseUrl?: string;

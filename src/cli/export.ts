@@ -1,6 +1,9 @@
 /**
  * Search results as files editors use: CSV and JSON lists of moments, an SRT that lists them, and
- * a CMX 3600 EDL whose events cut each moment out of its source file onto one timeline.
+ * a CMX 3600 EDL whose events cut each moment out of its source file onto one timeline. Every
+ * export cuts selects, not bare matches (`selects`): each moment gets handles (1 s each side by
+ * default), no event is shorter than the minimum length (2 s by default), and moments of the same
+ * file that then touch or overlap become one event.
  */
 import type { SearchResult } from '../api/types.js';
 
@@ -12,6 +15,12 @@ export interface ExportMoment extends SearchResult {
   rank: number;
   /** Frames per second of the source file (from its details), when known. */
   fps?: number;
+  /** Seconds the source file lasts (events never run past it), when known. */
+  duration?: number;
+  /** The ranks an event holds when adjacent moments of one file were merged into it (selects). */
+  ranks?: number[];
+  /** The match itself, before handles (selects). */
+  match?: { start: number; end: number };
   /** The user's own file when the video is indexed in place (exports name it instead of the file name). */
   path?: string;
 }
@@ -27,15 +36,31 @@ function csvCell(v: unknown): string {
 }
 
 export function toCsv(moments: ExportMoment[]): string {
-  const head = ['rank', 'video_id', 'filename', 'start', 'end', 'relevance', 'similarity', 'confidence', 'confidence_label', 'description'];
-  const rows = moments.map((m) => [m.rank, m.video_id, fileOf(m), m.start, m.end, m.relevance ?? '', m.similarity, m.confidence ?? '', m.confidence_label ?? '', m.description ?? '']);
+  const head = ['rank', 'video_id', 'filename', 'start', 'end', 'match_start', 'match_end', 'confidence', 'confidence_label', 'kinds', 'seen', 'said', 'written', 'similarity', 'description'];
+  const rows = moments.map((m) => [
+    (m.ranks ?? [m.rank]).join(' '),
+    m.video_id,
+    fileOf(m),
+    m.start,
+    m.end,
+    m.match?.start ?? m.start,
+    m.match?.end ?? m.end,
+    m.confidence ?? '',
+    m.confidence_label ?? '',
+    (m.kinds ?? []).join('+'),
+    m.evidence?.seen?.probability ?? '',
+    m.evidence?.said?.probability ?? '',
+    m.evidence?.written?.probability ?? '',
+    m.similarity,
+    m.description ?? '',
+  ]);
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
 }
 
 export function toJson(query: string, moments: ExportMoment[]): string {
   const out = moments.map((m) => {
-    const { rank, video_id, start, end, relevance, similarity, confidence, confidence_label, fps, description } = m;
-    return { rank, video_id, filename: fileOf(m), start, end, relevance, similarity, confidence, confidence_label, fps, description };
+    const { rank, ranks, video_id, start, end, match, similarity, confidence, confidence_label, kinds, evidence, said, fps, description } = m;
+    return { rank, ranks, video_id, filename: fileOf(m), start, end, match, confidence, confidence_label, kinds, evidence, said, similarity, fps, description };
   });
   return `${JSON.stringify({ query, moments: out }, null, 2)}\n`;
 }
@@ -51,7 +76,7 @@ function srtTime(seconds: number): string {
 /** SRT: one cue per moment, timed as in its own file, naming the file and the match. */
 export function toSrt(moments: ExportMoment[]): string {
   return moments
-    .map((m, i) => `${i + 1}\n${srtTime(m.start)} --> ${srtTime(Math.max(m.end, m.start + 0.001))}\n#${m.rank} ${fileOf(m)} (relevance ${(m.relevance ?? m.similarity).toFixed(3)})\n`)
+    .map((m, i) => `${i + 1}\n${srtTime(m.start)} --> ${srtTime(Math.max(m.end, m.start + 0.001))}\n#${(m.ranks ?? [m.rank]).join(', #')} ${fileOf(m)} (${(m.kinds ?? []).join('+') || 'seen'}, ${m.confidence_label} ${m.confidence.toFixed(2)})\n`)
     .join('\n');
 }
 
@@ -105,7 +130,7 @@ export function toEdl(title: string, moments: ExportMoment[]): string {
       `${event}  AX       V     C        ${framesToTimecode(srcIn, base)} ${framesToTimecode(srcOut, base)} ${framesToTimecode(record, recordBase)} ${framesToTimecode(record + length, recordBase)}`,
       `* FROM CLIP NAME: ${m.filename.replace(/[\r\n]+/g, ' ')}`,
       ...(m.path ? [`* SOURCE FILE: ${m.path.replace(/[\r\n]+/g, ' ')}`] : []),
-      `* COMMENT: rank ${m.rank}, ${m.video_id}, relevance ${(m.relevance ?? m.similarity).toFixed(3)}${base !== recordBase ? `, source at ${base} fps` : ''}`,
+      `* COMMENT: rank ${(m.ranks ?? [m.rank]).join('+')}, ${m.video_id}, ${(m.kinds ?? []).join('+') || 'seen'}, confidence ${m.confidence_label} ${m.confidence.toFixed(2)}${base !== recordBase ? `, source at ${base} fps` : ''}`,
       '',
     );
     record += length;
@@ -113,15 +138,66 @@ export function toEdl(title: string, moments: ExportMoment[]): string {
   return `${lines.join('\r\n')}`;
 }
 
-export function exportMoments(format: ExportFormat, query: string, moments: ExportMoment[]): string {
+/** Handles and minimum event length of exports, seconds (CLI `--handles`, `--min-length`). */
+export const SELECT_DEFAULTS = { handles: 1, minLength: 2 } as const;
+export interface SelectOptions {
+  handles?: number;
+  minLength?: number;
+}
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/**
+ * Moments as selects an editor can cut: each widened by `handles` on both sides, at least
+ * `minLength` long (grown about its middle), never before 0 or past its file's end; moments of the
+ * same file that then touch or overlap merged into one event (the best rank first, every rank
+ * kept in `ranks`). Events stay in rank order of their best moment.
+ */
+export function selects(moments: ExportMoment[], opts: SelectOptions = {}): ExportMoment[] {
+  const handles = Math.max(0, opts.handles ?? SELECT_DEFAULTS.handles);
+  const minLength = Math.max(0, opts.minLength ?? SELECT_DEFAULTS.minLength);
+  const widened = moments.map((m) => {
+    const limit = m.duration && m.duration > 0 ? m.duration : Infinity;
+    let start = Math.max(0, m.start - handles);
+    let end = Math.min(limit, m.end + handles);
+    if (end - start < minLength) {
+      const grow = (minLength - (end - start)) / 2;
+      start = Math.max(0, start - grow);
+      end = Math.min(limit, Math.max(end + grow, start + minLength));
+      start = Math.max(0, Math.min(start, end - minLength));
+    }
+    return { ...m, start: r3(start), end: r3(end), match: m.match ?? { start: m.start, end: m.end }, ranks: m.ranks ?? [m.rank] };
+  });
+  const byFile = new Map<string, ExportMoment[]>();
+  for (const m of widened) byFile.set(m.video_id, [...(byFile.get(m.video_id) ?? []), m]);
+  const out: ExportMoment[] = [];
+  for (const list of byFile.values()) {
+    const sorted = [...list].sort((a, b) => a.start - b.start);
+    let cur: ExportMoment | undefined;
+    for (const m of sorted) {
+      if (cur && m.start <= cur.end) {
+        const best = m.rank < cur.rank ? m : cur;
+        cur = { ...best, start: cur.start, end: Math.max(cur.end, m.end), ranks: [...cur.ranks!, ...m.ranks!].sort((a, b) => a - b) };
+      } else {
+        if (cur) out.push(cur);
+        cur = m;
+      }
+    }
+    if (cur) out.push(cur);
+  }
+  return out.sort((a, b) => a.rank - b.rank);
+}
+
+export function exportMoments(format: ExportFormat, query: string, moments: ExportMoment[], opts: SelectOptions = {}): string {
+  const events = selects(moments, opts);
   switch (format) {
     case 'csv':
-      return toCsv(moments);
+      return toCsv(events);
     case 'json':
-      return toJson(query, moments);
+      return toJson(query, events);
     case 'srt':
-      return toSrt(moments);
+      return toSrt(events);
     case 'edl':
-      return toEdl(`vidembed search: ${query}`, moments);
+      return toEdl(`vidembed search: ${query}`, events);
   }
 }

@@ -17,11 +17,15 @@ import { registerOpen } from './commands/open.js';
 import { registerDuplicates } from './commands/duplicates.js';
 import { registerRescan } from './commands/rescan.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerWebhooks } from './commands/webhooks.js';
+import { registerMcp } from './commands/mcp.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
-import { useDatabaseUrl } from '../env.js';
+import { useDatabaseUrl, usePgVectorRequest } from '../env.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerDb } from './commands/db.js';
+import { registerDoctor } from './commands/doctor.js';
 
 /** Runs one command with a service context, mapping any error to one line and an exit code. */
 async function run(
@@ -33,6 +37,7 @@ async function run(
   let ctx: CliContext | undefined;
   try {
     if (globals.databaseUrl) useDatabaseUrl(globals.databaseUrl);
+    if (globals.pgVector) usePgVectorRequest(globals.pgVector);
     if (opts.localOnly === 'say') sayLocalOnly(cmd, globals);
     ctx = await openContext(globals, opts);
     const code = await fn(ctx, globals);
@@ -84,8 +89,9 @@ export function buildProgram(): Command {
     .description('Embed, tag and search videos by text — locally, or as an HTTP API')
     .option('--json', 'machine-readable output: exactly the API response object')
     .option('--debug', 'print stack traces on errors')
-    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME or ~/.vidembed)')
+    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME, else ~/.vidembed if it exists, else ~/.local/share/vidembed on Linux: docs/install.md)')
     .option('--database-url <url>', 'keep the library in PostgreSQL (postgres://…; default: VIDEMBED_DATABASE_URL, else SQLite in the home)')
+    .option('--pg-vector <mode>', 'where a PostgreSQL library\'s vectors are searched: auto, pgvector (in the database) or memory (default: VIDEMBED_PG_VECTOR, else auto)')
     .option('--remote', 'use a remote server (VIDEMBED_BASE_URL / --base-url / vidembed login)')
     .option('--local', 'use the local engine even when a server is configured')
     .option('--base-url <url>', 'remote server address (implies --remote)')
@@ -107,6 +113,8 @@ Quick start:
   registerDuplicates(program, run);
   registerRescan(program, run);
   registerJobs(program, run);
+  registerWebhooks(program, run);
+  registerMcp(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);
@@ -116,6 +124,8 @@ Quick start:
   registerTag(program, run);
   registerModels(program, run);
   registerMigrate(program, run);
+  registerDb(program, run);
+  registerDoctor(program, run);
   return program;
 }
 

@@ -31,6 +31,8 @@ export interface WaitOptions extends OutputOptions {
   label?: string;
   /** `complete` (default): every lane done; `searchable`: the picture lane done (speech may land later). */
   until?: WaitUntil;
+  /** false: the caller says what Ctrl-C stopped (a folder upload: src/cli/commands/upload.ts). */
+  interrupt?: false;
 }
 
 /** What `--until` takes; anything else is the caller's error. */
@@ -40,14 +42,24 @@ export function waitUntil(value: string | undefined): WaitUntil {
   throw new ValidationError([{ loc: ['until'], msg: `must be one of ${WAIT_UNTIL.join(', ')}`, type: 'value_error.enum' }]);
 }
 
-/** Polls a video's status (every 2 s, as the API document's client does) until it settles (or is searchable, with `until`). */
+/**
+ * Polls a video's status (every 2 s, as the API document's client does) until it settles (or is
+ * searchable, with `until`). With `interrupt: false` the caller says what Ctrl-C stopped.
+ */
 export async function waitForVideo(service: VideoService, videoId: string, opts: WaitOptions): Promise<VideoStatusResponse> {
   const spin = spinner(`${opts.label ?? videoId}: uploaded`, opts).start();
-  const done = interruptible(spin, `vidembed video status ${videoId} --wait`, opts.label ?? videoId, opts);
+  const done =
+    opts.interrupt === false
+      ? () => {
+          if (!opts.json && !process.stderr.isTTY) process.stderr.write(`${opts.label ?? videoId}: waiting (Ctrl-C stops the waiting, not the work)\n`);
+          return () => spin.stop();
+        }
+      : () => interruptible(spin, `vidembed video status ${videoId} --wait`, opts.label ?? videoId, opts);
+  const release = done();
   try {
     return await pollVideo(service, videoId, opts, spin);
   } finally {
-    done();
+    release();
   }
 }
 

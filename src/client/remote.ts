@@ -1,4 +1,7 @@
-import { openAsBlob } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
@@ -22,6 +25,7 @@ import type {
   DuplicatesRequest,
   DuplicatesResponse,
   ListVideosRequest,
+  FindVideosRequest,
   UpdateCollectionRequest,
   VideoDetails,
   VideoSummary,
@@ -39,8 +43,18 @@ import type {
   ListJobsResponse,
   CancelJobResponse,
   RescanResponse,
+  CreateWebhookRequest,
+  CreateWebhookResponse,
+  DeleteWebhookResponse,
+  ListWebhooksResponse,
+  TestWebhookResponse,
+  WebhookDeliveriesRequest,
+  WebhookDeliveriesResponse,
+  WebhookSummary,
 } from '../api/types.js';
 import { errorFromResponse } from './http-errors.js';
+import { OPERATIONS, type OperationId } from './operations.js';
+import type { OperationRequest, OperationResponse, RawResponse } from './request-types.js';
 
 export interface RemoteOptions {
   baseUrl: string;
@@ -48,6 +62,14 @@ export interface RemoteOptions {
   /** Retries on 429 and 503 (honouring Retry-After), 502 and connection errors. */
   retries?: number;
   timeoutMs?: number;
+}
+
+/** A request's parts, untyped (the typed ones: OperationRequest). */
+interface UntypedParts {
+  params?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  body?: unknown;
+  form?: FormData;
 }
 
 const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -60,15 +82,76 @@ export class RemoteService implements VideoService {
     this.base = opts.baseUrl.replace(/\/+$/, '');
   }
 
+  /**
+   * One operation of the API by its operationId (./operations.ts, generated from the server's route
+   * table), typed by its schemas: its path parameters, query and body in, its success body out.
+   * Errors are the typed errors of src/api/errors.ts, with the retries every call gets (connection
+   * errors, 429 and 503 honouring Retry-After, 502).
+   */
+  async request<K extends OperationId>(op: K, parts: OperationRequest<K> = {} as OperationRequest<K>): Promise<OperationResponse<K>> {
+    return this.ok(await this.send(op, parts)) as OperationResponse<K>;
+  }
+
+  /**
+   * One operation as it came back, whatever its status (after the same retries): status, headers and
+   * body (JSON parsed, else text; a file's bytes for file operations). `retries: 0` sends it once.
+   */
+  async send<K extends OperationId>(op: K, parts: OperationRequest<K> = {} as OperationRequest<K>, opts: { retries?: number } = {}): Promise<RawResponse> {
+    return this.sendParts(op, parts as UntypedParts, opts);
+  }
+
+  private async sendParts(op: OperationId, parts: UntypedParts, opts: { retries?: number } = {}): Promise<RawResponse> {
+    const spec = (OPERATIONS as Record<string, { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string; file?: boolean }>)[op];
+    if (!spec) throw new BadRequestError(`no such operation: ${String(op)}`);
+    const { params, query, body, form } = parts;
+    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      const v = params?.[name];
+      if (v === undefined || v === null) throw new BadRequestError(`${String(op)} needs the path parameter ${name}`);
+      return encodeURIComponent(String(v));
+    });
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v === undefined || v === null) continue;
+      for (const item of Array.isArray(v) ? v : [v]) q.append(k, String(item));
+    }
+    return this.exchange(spec.method, `${path}${q.size ? `?${q}` : ''}`, body, form && (async () => form), { file: spec.file === true, retries: opts.retries });
+  }
+
+  /** The body of a success, or the typed error of a failure. */
+  private ok(res: RawResponse): unknown {
+    if (res.status >= 200 && res.status < 300) return res.body;
+    throw errorFromResponse(res.status, res.body, headerValue(res.headers['retry-after']));
+  }
+
+  /** An operation of the table with its path parameters (the high-level methods' way in). */
+  private async op<T>(op: OperationId, params: Record<string, string> | undefined, parts: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
+    return this.ok(await this.sendParts(op, { params, ...parts })) as T;
+  }
+
   private async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, form?: () => Promise<FormData>): Promise<T> {
-    const retries = this.opts.retries ?? 4;
+    return this.ok(await this.exchange(method, path, body, form)) as T;
+  }
+
+  /** One HTTP exchange, retried on connection errors and on 429, 502 and 503 (honouring Retry-After); the last answer as it came. */
+  private async exchange(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+    form?: () => Promise<FormData>,
+    opts: { file?: boolean; retries?: number; raw?: () => RawBody } = {},
+  ): Promise<RawResponse> {
+    const retries = opts.retries ?? this.opts.retries ?? 4;
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
       try {
         const headers: Record<string, string> = {};
         if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
-        let payload: string | FormData | undefined;
-        if (form) payload = await form();
+        let payload: string | FormData | Readable | undefined;
+        if (opts.raw) {
+          const made = opts.raw();
+          Object.assign(headers, made.headers);
+          payload = made.body;
+        } else if (form) payload = await form();
         else if (body !== undefined) {
           headers['content-type'] = 'application/json';
           payload = JSON.stringify(body);
@@ -88,34 +171,33 @@ export class RemoteService implements VideoService {
         }
         throw new UpstreamError(`cannot reach ${this.base}: ${(err as Error).message}`);
       }
-      const text = await res.body.text();
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
       let parsed: unknown;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
+      if (ok && opts.file) parsed = Buffer.from(await res.body.arrayBuffer());
+      else {
+        const text = await res.body.text();
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          parsed = ok ? text : undefined;
+        }
       }
-      if (res.statusCode >= 200 && res.statusCode < 300) return parsed as T;
-      const retryAfter = headerValue(res.headers['retry-after']);
-      const err = errorFromResponse(res.statusCode, parsed, retryAfter);
-      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+      if (!ok && attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+        const err = errorFromResponse(res.statusCode, parsed, headerValue(res.headers['retry-after']));
         const wait = err instanceof RateLimitedError || err instanceof UnavailableError ? err.retryAfterSeconds * 1000 : backoff(attempt);
         await sleep(wait);
         continue;
       }
-      throw err;
+      return { method, path, status: res.statusCode, headers: res.headers, body: parsed };
     }
   }
 
   createCollection(req: CreateCollectionRequest): Promise<CreateCollectionResponse> {
-    return this.call('POST', '/collections', req);
+    return this.op('createCollection', undefined, { body: req });
   }
 
   listCollections(req: ListCollectionsRequest = {}): Promise<CollectionSummary[]> {
-    const q = new URLSearchParams();
-    if (req.limit !== undefined) q.set('limit', String(req.limit));
-    if (req.offset !== undefined) q.set('offset', String(req.offset));
-    return this.call('GET', `/collections${q.size ? `?${q}` : ''}`);
+    return this.op('listCollections', undefined, { query: { limit: req.limit, offset: req.offset } });
   }
 
   /** The API has no lookup by name, so this pages through the list (works with any server). */
@@ -130,68 +212,65 @@ export class RemoteService implements VideoService {
 
   async reindexCollection(idOrName: string, opts: { all?: boolean } = {}): Promise<ReindexResponse> {
     const id = (await this.getCollection(idOrName)).id;
-    return this.call('POST', `/collections/${encodeURIComponent(id)}/reindex${opts.all ? '?all=true' : ''}`);
+    return this.op('reindexCollection', { collection_id: id }, opts.all ? { query: { all: true } } : {});
   }
 
   async collectionDetails(idOrName: string): Promise<CollectionDetails> {
     const id = (await this.getCollection(idOrName)).id;
-    return this.call('GET', `/collections/${encodeURIComponent(id)}`);
+    return this.op('getCollection', { collection_id: id });
   }
 
   async updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary> {
     const id = (await this.getCollection(idOrName)).id;
-    return this.call('PATCH', `/collections/${encodeURIComponent(id)}`, stripUndefined(patch));
+    return this.op('updateCollection', { collection_id: id }, { body: stripUndefined(patch) });
   }
 
   async deleteCollection(idOrName: string): Promise<DeleteResponse> {
     const id = (await this.getCollection(idOrName)).id;
-    return this.call('DELETE', `/collections/${encodeURIComponent(id)}`);
+    return this.op('deleteCollection', { collection_id: id });
   }
 
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     const id = (await this.getCollection(collectionIdOrName)).id;
-    const q = new URLSearchParams();
-    if (req.status) q.set('status', req.status);
-    if (req.limit !== undefined) q.set('limit', String(req.limit));
-    if (req.offset !== undefined) q.set('offset', String(req.offset));
-    return this.call('GET', `/collections/${encodeURIComponent(id)}/videos${q.size ? `?${q}` : ''}`);
+    return this.op('listVideos', { collection_id: id }, { query: { status: req.status || undefined, limit: req.limit, offset: req.offset } });
+  }
+
+  findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    return this.op('findVideos', undefined, { query: { name: req.name, collection: req.collection } });
   }
 
   videoDetails(videoId: string): Promise<VideoDetails> {
-    return this.call('GET', `/videos/${encodeURIComponent(videoId)}`);
+    return this.op('getVideo', { video_id: videoId });
   }
 
   videoTranscript(videoId: string): Promise<TranscriptResponse> {
-    return this.call('GET', `/videos/${encodeURIComponent(videoId)}/transcript`);
+    return this.op('getVideoTranscript', { video_id: videoId });
   }
 
   deleteVideo(videoId: string): Promise<DeleteResponse> {
-    return this.call('DELETE', `/videos/${encodeURIComponent(videoId)}`);
+    return this.op('deleteVideo', { video_id: videoId });
   }
 
   reprocessVideo(videoId: string): Promise<VideoStatusResponse> {
-    return this.call('POST', `/videos/${encodeURIComponent(videoId)}/reprocess`);
+    return this.op('reprocessVideo', { video_id: videoId });
   }
 
   async findDuplicates(collectionIdOrName: string, req: DuplicatesRequest = {}): Promise<DuplicatesResponse> {
     const id = (await this.getCollection(collectionIdOrName)).id;
-    const q = new URLSearchParams();
-    if (req.min_similarity !== undefined) q.set('min_similarity', String(req.min_similarity));
-    if (req.segments) q.set('segments', 'true');
-    return this.call('GET', `/collections/${encodeURIComponent(id)}/duplicates${q.size ? `?${q}` : ''}`);
+    return this.op('findDuplicates', { collection_id: id }, { query: { min_similarity: req.min_similarity, segments: req.segments ? true : undefined } });
   }
 
   async scanLibrary(collectionIdOrName: string, req: LibraryScanRequest = {}): Promise<RescanResponse> {
     const id = (await this.getCollection(collectionIdOrName)).id;
-    return this.call('POST', `/collections/${encodeURIComponent(id)}/library-scan`, req);
+    return this.op('libraryScan', { collection_id: id }, { body: req });
   }
 
   async listJobs(owner?: string): Promise<ListJobsResponse> {
-    return this.call('GET', `/jobs${owner ? `?${new URLSearchParams({ owner })}` : ''}`);
+    return this.op('listJobs', undefined, { query: { owner: owner || undefined } });
   }
 
   async cancelJob(jobId: string): Promise<CancelJobResponse> {
-    return this.call('POST', `/jobs/${encodeURIComponent(jobId)}/cancel`);
+    return this.op('cancelJob', { job_id: jobId });
   }
 
   async uploadVideo(collectionId: string, file: IngestFile): Promise<UploadVideoResponse> {
@@ -204,16 +283,14 @@ export class RemoteService implements VideoService {
     const q = new URLSearchParams();
     if (file.force) q.set('force', 'true');
     if (file.skipDuplicates) q.set('skip_duplicates', 'true');
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, async () => {
-      const form = new FormData();
-      // openAsBlob streams from disk: a 2 GB file is never held in memory.
-      form.set('file', await openAsBlob(file.path), file.filename);
-      return form;
+    const res = await this.exchange('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, undefined, {
+      raw: () => multipartFile(file.path, file.filename, st.size, file.onProgress),
     });
+    return this.ok(res) as UploadVideoResponse;
   }
 
   videoStatus(videoId: string): Promise<VideoStatusResponse> {
-    return this.call('GET', `/videos/${encodeURIComponent(videoId)}/status`);
+    return this.op('getVideoStatus', { video_id: videoId });
   }
 
   async search(collectionId: string, req: SearchRequest, opts: { explain?: boolean } = {}): Promise<SearchResponse> {
@@ -227,19 +304,19 @@ export class RemoteService implements VideoService {
       })).toString('base64');
     }
     if (opts.explain) body.explain = true;
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/search`, body);
+    return this.op('searchCollection', { collection_id: collectionId }, { body });
   }
 
   encodeText(req: EncodeTextRequest): Promise<EncodeTextResponse> {
-    return this.call('POST', '/video_embedding/encode_text', req);
+    return this.op('encodeText', undefined, { body: req });
   }
 
   async encodeVideo(req: EncodeVideoRequest): Promise<EncodeVideoResponse> {
-    return this.call('POST', '/video_embedding/encode_video', await this.portable(req));
+    return this.op('encodeVideo', undefined, { body: await this.portable(req) });
   }
 
   async tagVideo(req: EncodeVideoRequest): Promise<TagVideoResponse> {
-    return this.call('POST', '/video_tagging', await this.portable(req));
+    return this.op('tagVideo', undefined, { body: await this.portable(req) });
   }
 
   async submitEmbeddingTask(req: AsyncSubmitRequest): Promise<AsyncSubmitResponse> {
@@ -247,16 +324,79 @@ export class RemoteService implements VideoService {
   }
 
   async submitTask(kind: TaskKind, req: AsyncSubmitRequest): Promise<AsyncSubmitResponse> {
-    const path = kind === 'embedding' ? '/video_embedding/encode_video/async' : '/video_tagging/async';
-    return this.call('POST', path, await this.portable(req));
+    return this.op(kind === 'embedding' ? 'submitEmbeddingTask' : 'submitTaggingTask', undefined, { body: await this.portable(req) });
   }
 
   taskStatus(requestId: string): Promise<AsyncStatusResponse> {
-    return this.call('GET', `/async_status/${encodeURIComponent(requestId)}`);
+    return this.op('getTaskStatus', { request_id: requestId });
   }
 
   uploadTensors(req: TensorUploadRequest): Promise<TensorUploadResponse> {
-    return this.call('POST', '/files/upload/tensors', req);
+    return this.op('uploadTensors', undefined, { body: req });
+  }
+
+  /**
+   * Streams a video's original file (GET /videos/{id}/file) into `file`, never holding it in memory;
+   * the same errors and retries as every call (a partly written file is overwritten on a retry).
+   */
+  async downloadVideo(videoId: string, file: string): Promise<void> {
+    const path = OPERATIONS.getVideoFile.path.replace('{video_id}', encodeURIComponent(videoId));
+    const retries = this.opts.retries ?? 4;
+    for (let attempt = 0; ; attempt++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(`${this.base}${path}`, { method: 'GET', headers: this.opts.apiKey ? { 'x-api-key': this.opts.apiKey } : {}, headersTimeout: this.opts.timeoutMs ?? 300_000, bodyTimeout: this.opts.timeoutMs ?? 300_000 });
+      } catch (err) {
+        if (attempt < retries && RETRYABLE_CODES.has((err as NodeJS.ErrnoException).code ?? '')) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw new UpstreamError(`cannot reach ${this.base}: ${(err as Error).message}`);
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        await pipeline(res.body, createWriteStream(file));
+        return;
+      }
+      const text = await res.body.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      const err = errorFromResponse(res.statusCode, parsed, headerValue(res.headers['retry-after']));
+      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+        await sleep(err instanceof RateLimitedError || err instanceof UnavailableError ? err.retryAfterSeconds * 1000 : backoff(attempt));
+        continue;
+      }
+      throw err;
+    }
+  }
+
+  // ---- webhooks (issue 34) -----------------------------------------------------------------
+
+  createWebhook(req: CreateWebhookRequest): Promise<CreateWebhookResponse> {
+    return this.op('createWebhook', undefined, { body: stripUndefined(req) });
+  }
+
+  listWebhooks(): Promise<ListWebhooksResponse> {
+    return this.op('listWebhooks', undefined);
+  }
+
+  getWebhook(webhookId: string): Promise<WebhookSummary> {
+    return this.op('getWebhook', { webhook_id: webhookId });
+  }
+
+  deleteWebhook(webhookId: string): Promise<DeleteWebhookResponse> {
+    return this.op('deleteWebhook', { webhook_id: webhookId });
+  }
+
+  testWebhook(webhookId: string): Promise<TestWebhookResponse> {
+    return this.op('testWebhook', { webhook_id: webhookId });
+  }
+
+  webhookDeliveries(webhookId: string, req: WebhookDeliveriesRequest = {}): Promise<WebhookDeliveriesResponse> {
+    return this.op('listWebhookDeliveries', { webhook_id: webhookId }, { query: { limit: req.limit, offset: req.offset } });
   }
 
   /** A local path means nothing to a server: send the bytes instead. */
@@ -270,6 +410,40 @@ export class RemoteService implements VideoService {
   }
 
   async close(): Promise<void> {}
+}
+
+interface RawBody {
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/**
+ * One part named "file" holding the file, streamed from disk (a 2 GB file is never held in memory),
+ * with its length known up front. `onProgress` hears the file's bytes as the connection takes them
+ * (undici pulls the stream as the socket drains), so progress is what was sent, not what was read
+ * ahead. The file name is escaped as undici's FormData does.
+ */
+export function multipartFile(file: string, filename: string, size: number, onProgress?: (bytes: number) => void): RawBody {
+  const boundary = `----vidembed-${randomBytes(16).toString('hex')}`;
+  const name = filename.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  async function* parts(): AsyncGenerator<Buffer> {
+    yield head;
+    let sent = 0;
+    onProgress?.(0);
+    for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
+      yield chunk as Buffer;
+      // Resumed here once the connection has taken the chunk.
+      sent += (chunk as Buffer).length;
+      onProgress?.(sent);
+    }
+    yield tail;
+  }
+  return {
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+    body: Readable.from(parts(), { objectMode: false, highWaterMark: 64 * 1024 }),
+  };
 }
 
 function stripUndefined<T extends object>(o: T): T {

@@ -7,14 +7,13 @@
  */
 import { modelsMirror } from '../env.js';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
-import { copyFile, rename, rm } from 'node:fs/promises';
+import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { copyFile, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import { BadRequestError, ModelError, NotFoundError, UpstreamError, ValidationError } from '../api/errors.js';
-import { applyMirror, findManifest, isEmbedderManifest, loadAllManifests, manifestsDir, modelsDir, type ManifestFile, type ModelManifest } from './manifest.js';
+import { applyMirror, findManifest, isEmbedderManifest, loadAllManifests, manifestInstalled, modelsDir, type ManifestFile, type ModelManifest } from './manifest.js';
 
 export interface PullProgress {
   model: string;
@@ -169,8 +168,7 @@ export class ModelManager {
   /** Cheap check (presence and size, no hashing). Built-in models: their npm packages are present. */
   isInstalled(id: string): boolean {
     const m = this.get(id);
-    if (m.kind === 'builtin') return (m.packages ?? []).every((p) => packageInstalled(p));
-    return m.files.every((f) => sizeOf(this.filePath(id, f)) === f.bytes);
+    return manifestInstalled(m, this.dir);
   }
 
   /** Throws the "not installed: run pull" ModelError unless every file is present with its size. */
@@ -394,22 +392,23 @@ export class ModelManager {
       const secs = (Date.now() - start) / 1000;
       opts.onProgress?.({ model: id, file: f.path, received, total: f.bytes, rate: secs > 0 ? (received - offset) / secs : 0, resumedFrom: offset, done });
     };
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
+    report(false);
+    // Every byte received is on disk before an error is handled (a dropped connection keeps what
+    // came for the next pull to resume from): written chunk by chunk, the file closed in any case.
+    const out = await open(part, resumed ? 'a' : 'w');
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (received + chunk.length > f.bytes) throw new ModelError(`${id}/${f.path}: server sent more than the expected ${f.bytes} bytes`);
+        await out.write(chunk);
         received += chunk.length;
-        if (received > f.bytes) return cb(new ModelError(`${id}/${f.path}: server sent more than the expected ${f.bytes} bytes`));
         const now = Date.now();
         if (now - lastReport >= 100) {
           lastReport = now;
           report(false);
         }
-        cb(null, chunk);
-      },
-    });
-    report(false);
-    try {
-      await pipeline(res.body, counter, createWriteStream(part, { flags: resumed ? 'a' : 'w' }));
+      }
     } catch (err) {
+      await out.close();
       if (err instanceof ModelError) {
         await rm(part, { force: true });
         throw err;
@@ -417,6 +416,7 @@ export class ModelManager {
       if (opts.signal?.aborted) throw err;
       throw new RetryableError(`connection dropped after ${received} of ${f.bytes} bytes (${(err as Error).message})`);
     }
+    await out.close();
     if (received < f.bytes) throw new RetryableError(`connection closed after ${received} of ${f.bytes} bytes`);
     report(true);
     return resumed;
@@ -425,17 +425,6 @@ export class ModelManager {
 
 export function notInstalled(id: string): ModelError {
   return new ModelError(`model ${id} is not installed: run \`vidembed models pull ${id}\``);
-}
-
-/** Whether an npm package is present in a node_modules on the way up from the package root. */
-function packageInstalled(name: string): boolean {
-  let dir = path.dirname(manifestsDir());
-  for (;;) {
-    if (existsSync(path.join(dir, 'node_modules', name, 'package.json'))) return true;
-    const parent = path.dirname(dir);
-    if (parent === dir) return false;
-    dir = parent;
-  }
 }
 
 /** The refusal for a model that is not an embedder (a classifier, a speech model) where an embedding model is needed. */

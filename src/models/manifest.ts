@@ -4,7 +4,7 @@
  * its inputs are prepared (image preprocessing, tokenizer). `vidembed models pull` follows it.
  */
 import { manifestsDir as userManifestsDir, modelsDir as envModelsDir } from '../env.js';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -212,6 +212,57 @@ export function loadAllManifests(env: NodeJS.ProcessEnv = process.env): ModelMan
     for (const m of loadManifests(extra)) byId.set(m.id, m);
   }
   return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Cheap check (presence and size of every file, no hashing); built-in models: their npm packages are present. */
+export function manifestInstalled(m: ModelManifest, dir: string = modelsDir()): boolean {
+  if (m.kind === 'builtin') return (m.packages ?? []).every((p) => packageInstalled(p));
+  return m.files.every((f) => sizeOf(path.join(dir, m.id, f.path)) === f.bytes);
+}
+
+/**
+ * Whether a model is installed on this machine, for a long-running process that asks per request:
+ * the manifests are read once, a yes is remembered for `rememberMs` (a model removed meanwhile is
+ * noticed by its loader), a no is looked at again each time (a model pulled meanwhile is seen at
+ * once). A model no manifest describes (tests, plug-ins) manages its own files: yes.
+ */
+export function installedModelCheck(rememberMs = 10_000): (id: string) => boolean {
+  let manifests: ModelManifest[] | undefined;
+  const yes = new Map<string, number>();
+  return (id) => {
+    const at = yes.get(id);
+    if (at !== undefined && Date.now() - at < rememberMs) return true;
+    try {
+      manifests ??= loadAllManifests();
+    } catch {
+      manifests = loadManifests(); // a broken VIDEMBED_MANIFESTS_DIR: `vidembed models list` reports it
+    }
+    const m = manifests.find((x) => x.id === id);
+    if (!m || manifestInstalled(m)) {
+      yes.set(id, Date.now());
+      return true;
+    }
+    return false;
+  };
+}
+
+function sizeOf(file: string): number | null {
+  try {
+    return statSync(file).size;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an npm package is present in a node_modules on the way up from the package root. */
+function packageInstalled(name: string): boolean {
+  let dir = path.dirname(manifestsDir());
+  for (;;) {
+    if (existsSync(path.join(dir, 'node_modules', name, 'package.json'))) return true;
+    const parent = path.dirname(dir);
+    if (parent === dir) return false;
+    dir = parent;
+  }
 }
 
 export function findManifest(manifests: readonly ModelManifest[], id: string): ModelManifest {

@@ -36,12 +36,12 @@ function upstreamFailure(cause?: unknown): UpstreamError {
   return new UpstreamError(UPSTREAM_FAILURE_MESSAGE, cause === undefined ? undefined : { cause });
 }
 
-function refused(msg: string, type: string): ValidationError {
-  return new ValidationError([{ loc: ['body', 'video_url'], msg, type }]);
+function refused(msg: string, type: string, field = 'video_url'): ValidationError {
+  return new ValidationError([{ loc: ['body', field], msg, type }]);
 }
 
-function refusedHost(): ValidationError {
-  return refused('points to a private, loopback, link-local or otherwise non-public address', 'value_error.url.host');
+function refusedHost(field = 'video_url'): ValidationError {
+  return refused('points to a private, loopback, link-local or otherwise non-public address', 'value_error.url.host', field);
 }
 
 /**
@@ -73,20 +73,22 @@ function withSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /**
  * The addresses this URL's host stands for, each checked by the guard. A literal is its own answer;
- * a name is resolved once, and these answers are the only addresses the connection may use.
+ * a name is resolved once, and these answers are the only addresses the connection may use. A
+ * refusal names `field` (the request field that held the URL). Also the webhook sender's guard
+ * (src/net/post-webhook.ts).
  */
-async function targetAddresses(hostname: string, policy: FetchPolicy, signal: AbortSignal): Promise<ParsedAddress[]> {
+export async function targetAddresses(hostname: string, policy: FetchPolicy, signal: AbortSignal, field = 'video_url'): Promise<ParsedAddress[]> {
   // The WHATWG parser has already canonicalised literals: IPv6 in brackets, IPv4 as a dotted quad.
   if (hostname.startsWith('[')) {
     const literal = parseIP(hostname);
-    if (!literal) throw refused('is not a valid URL', 'value_error.url');
-    if (!policy.allowPrivate && !classifyAddress(literal).public) throw refusedHost();
+    if (!literal) throw refused('is not a valid URL', 'value_error.url', field);
+    if (!policy.allowPrivate && !classifyAddress(literal).public) throw refusedHost(field);
     return [literal];
   }
   const v4 = parseIPv4(hostname);
   if (v4) {
     const literal: ParsedAddress = { family: 4, bytes: v4 };
-    if (!policy.allowPrivate && !classifyAddress(literal).public) throw refusedHost();
+    if (!policy.allowPrivate && !classifyAddress(literal).public) throw refusedHost(field);
     return [literal];
   }
   let answers: ReadonlyArray<{ address: string; family?: number } | string>;
@@ -98,7 +100,7 @@ async function targetAddresses(hostname: string, policy: FetchPolicy, signal: Ab
   if (!Array.isArray(answers) || answers.length === 0) throw upstreamFailure();
   const parsed = answers.map((a) => parseIP(typeof a === 'string' ? a : String(a?.address ?? '')));
   // Any answer that is not public refuses the whole name, whichever one the connection would use.
-  if (!policy.allowPrivate && parsed.some((p) => !p || !classifyAddress(p).public)) throw refusedHost();
+  if (!policy.allowPrivate && parsed.some((p) => !p || !classifyAddress(p).public)) throw refusedHost(field);
   const usable = parsed.filter((p): p is ParsedAddress => p !== null);
   if (usable.length === 0) throw upstreamFailure();
   return usable;
@@ -128,7 +130,7 @@ export function makePinnedLookup(addresses: ParsedAddress[]) {
  * connected socket is checked once more. TLS SNI and the Host header stay the URL's host name:
  * undici takes them from the URL, not from the address.
  */
-function pinnedConnector(
+export function pinnedConnector(
   buildConnector: typeof import('undici').buildConnector,
   addresses: ParsedAddress[],
   timeout: number,

@@ -46,7 +46,7 @@ export async function resolveVideoSource(
       const body = text.replace(/^data:[^,]*;base64,/, '');
       if (!BASE64_RE.test(body)) throw new BadRequestError('video_base64 is not valid base64');
       const bytes = Buffer.from(body, 'base64');
-      if (bytes.length === 0) throw new ValidationError([{ loc: ['body', 'video_base64'], msg: 'is empty', type: 'value_error.empty' }]);
+      if (bytes.length === 0) throw new BadRequestError('video_base64 holds no bytes: it is not valid base64');
       await writeFile(file, bytes);
     } else {
       if (typeof src.video_url !== 'string') throw new ValidationError([{ loc: ['body', 'video_url'], msg: 'must be a string', type: 'type_error.str' }]);

@@ -22,6 +22,7 @@ import type {
   IngestFile,
   ListCollectionsRequest,
   ListVideosRequest,
+  FindVideosRequest,
   ReindexResponse,
   SearchRequest,
   SearchResponse,
@@ -40,6 +41,14 @@ import type {
   ListJobsResponse,
   CancelJobResponse,
   RescanResponse,
+  CreateWebhookRequest,
+  CreateWebhookResponse,
+  DeleteWebhookResponse,
+  ListWebhooksResponse,
+  TestWebhookResponse,
+  WebhookDeliveriesRequest,
+  WebhookDeliveriesResponse,
+  WebhookSummary,
 } from '../api/types.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../api/principal.js';
 import { validateRequest } from '../api/validate.js';
@@ -50,6 +59,7 @@ import type { QueuedJob } from '../store/queue/types.js';
 import type { QueryTextEncoder } from '../embedders/text-encoder.js';
 import { createServices, openLibrary, type EngineOptions, type JobContext, type Services, type VideoFile } from '../services/index.js';
 import type { Paths } from '../config.js';
+import { DeliveryLoop } from './deliveries.js';
 
 export type { EngineOptions, JobContext, VideoFile };
 export { MAX_TEXT_CHARS, boundText, uncoveredScript } from '../services/search.js';
@@ -164,6 +174,10 @@ export class LocalEngine implements VideoService {
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     return this.services.videos.list(this.principal, collectionIdOrName, validateRequest('listVideos', 'querystring', req));
   }
+  async findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    const { name, collection } = validateRequest('findVideos', 'querystring', req);
+    return this.services.videos.find(this.principal, name, { collection });
+  }
   async deleteVideo(videoId: string): Promise<DeleteResponse> {
     return this.services.videos.delete(this.principal, videoId);
   }
@@ -215,7 +229,41 @@ export class LocalEngine implements VideoService {
     return this.services.tasks.uploadTensors(this.principal, validateRequest('tensorUpload', 'body', req));
   }
 
+  // ---- webhooks (issue 34) -----------------------------------------------------------------
+
+  /**
+   * Registers a webhook for this facade's owner. `opts.allowPrivate` (local callers only: `webhooks
+   * add --allow-private`) lets it point at a private or loopback address; the server never passes it.
+   */
+  async createWebhook(req: CreateWebhookRequest, opts: { allowPrivate?: boolean } = {}): Promise<CreateWebhookResponse> {
+    return this.services.webhooks.create(this.principal, validateRequest('createWebhook', 'body', req), opts);
+  }
+  async listWebhooks(): Promise<ListWebhooksResponse> {
+    return this.services.webhooks.list(this.principal);
+  }
+  async getWebhook(webhookId: string): Promise<WebhookSummary> {
+    return this.services.webhooks.get(this.principal, webhookId);
+  }
+  async deleteWebhook(webhookId: string): Promise<DeleteWebhookResponse> {
+    return this.services.webhooks.remove(this.principal, webhookId);
+  }
+  async testWebhook(webhookId: string): Promise<TestWebhookResponse> {
+    return this.services.webhooks.test(this.principal, webhookId);
+  }
+  async webhookDeliveries(webhookId: string, req: WebhookDeliveriesRequest = {}): Promise<WebhookDeliveriesResponse> {
+    return this.services.webhooks.deliveries(this.principal, webhookId, validateRequest('webhookDeliveries', 'querystring', req));
+  }
+
   // ---- jobs (run by workers) ---------------------------------------------------------------
+
+  /** Webhook deliveries, beside a worker's jobs (src/runtime/worker.ts): until `signal` aborts. */
+  async besideJobs(workerId: string, signal: AbortSignal, log: (line: string) => void): Promise<void> {
+    const { webhooks } = this.services;
+    await new DeliveryLoop(webhooks, { concurrency: webhooks.settings.concurrency, pollMs: webhooks.settings.pollMs, log }).run(workerId, signal);
+  }
+  async besideJobsDue(): Promise<boolean> {
+    return (await this.services.webhooks.dueCount()) > 0;
+  }
 
   async runJob(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<'done' | 'failed'> {
     return this.services.jobs.run(job, ctx);
@@ -232,9 +280,11 @@ export class LocalEngine implements VideoService {
     const expired = await this.services.tasks.expire();
     const retried = await this.services.jobs.retryNoSpace();
     const swept = await this.services.jobs.sweepLeftovers();
+    const purged = await this.services.webhooks.purge();
     return [
       ...swept,
       ...(expired.tasks || expired.tensorUploads ? [`deleted ${expired.tasks} task(s) and ${expired.tensorUploads} tensor upload(s) past their retention`] : []),
+      ...(purged ? [`deleted ${purged} webhook delivery record(s) past their retention`] : []),
       ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : []),
     ];
   }

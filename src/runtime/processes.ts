@@ -31,12 +31,13 @@ export function workerStopped(w: Pick<LiveWorker, 'pid' | 'host' | 'heartbeatAt'
  * Frees the jobs of stopped workers (their leases end now, so they are redone at once instead of
  * after the lease runs out) and drops them from the registry. How many jobs it freed.
  */
-export async function reapStoppedWorkers(store: Pick<Catalog, 'queue' | 'registry'>, selfId?: string, staleMs = STALE_HEARTBEAT_MS): Promise<number> {
+export async function reapStoppedWorkers(store: Pick<Catalog, 'queue' | 'registry'> & Partial<Pick<Catalog, 'webhooks'>>, selfId?: string, staleMs = STALE_HEARTBEAT_MS): Promise<number> {
   const now = Date.now();
   let freed = 0;
   for (const w of await store.registry.alive(Number.MAX_SAFE_INTEGER)) {
     if (w.id === selfId || !workerStopped(w, now, staleMs)) continue;
     freed += await store.queue.expireLeasesOf(w.id);
+    await store.webhooks?.expireLeasesOf(w.id); // its webhook deliveries in flight are sent again at once
     await store.registry.remove(w.id);
   }
   return freed;

@@ -22,6 +22,10 @@ export interface JobHost {
   failStranded(): Promise<number>;
   /** Upkeep while idle (retention, retries after a full disk); answers what it did, as log lines. */
   housekeeping?(): Promise<string[]>;
+  /** Work beside the jobs until `signal` aborts, leased as `workerId`: webhook deliveries (src/runtime/deliveries.ts). */
+  besideJobs?(workerId: string, signal: AbortSignal, log: (line: string) => void): Promise<void>;
+  /** True while such work is due: an idle worker does not retire then. */
+  besideJobsDue?(): Promise<boolean>;
 }
 
 /** How often an idle worker looks for videos and tasks that no job will finish. */
@@ -141,6 +145,8 @@ export class Worker {
     };
     const beatTimer = setInterval(() => void beat(), heartbeatMs);
     beatTimer.unref();
+    const besideStop = new AbortController();
+    const beside = this.engine.besideJobs?.(this.id, AbortSignal.any([signal, besideStop.signal]), log).catch((err: unknown) => log(`work beside jobs stopped: ${errorMessage(err)}`));
     let idleSince = Date.now();
     // The side lanes (speech), each a loop of its own beside this one.
     const wanted = this.opts.kinds ?? JOB_KINDS;
@@ -148,6 +154,17 @@ export class Worker {
     const sideKinds = new Set(side.flatMap((l) => l.kinds));
     const mainKinds = wanted.filter((k) => !sideKinds.has(k));
     const lanes = side.map((l) => this.sideLane(l, signal, { leaseMs, heartbeatMs, pollMs, log, outage, started: () => started }));
+    /** Past its idle time (`idleExitMs`) with nothing else to do: no CLI search lately, no work beside the jobs due (a store out of reach: none). */
+    const idleLongEnough = async () => {
+      // A side lane at work (speech) is not idle time.
+      if (this.sideBusy > 0) {
+        idleSince = Date.now();
+        return false;
+      }
+      if (this.opts.idleExitMs === undefined || Date.now() - idleSince < this.opts.idleExitMs) return false;
+      if (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0)) return false;
+      return (await this.engine.besideJobsDue?.().catch(() => false)) !== true;
+    };
     try {
       while (!signal.aborted) {
         // Any failure of the queue's own calls (the database went away) is waited out with
@@ -161,14 +178,18 @@ export class Worker {
             await reapStoppedWorkers(store, this.id);
             await stranded();
             await housekeeping();
-            const busy = this.sideBusy > 0 || (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0));
-            if (this.sideBusy > 0) idleSince = Date.now();
-            if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
+            if ((await idleLongEnough()) && (await this.retire(info))) return;
             await sleep(pollMs, undefined, { signal }).catch(() => {});
             continue;
           }
         } catch (err) {
           if (signal.aborted) break;
+          // Idle time counts whatever the store's state: a store gone for good does not keep an
+          // auto-started worker alive (it cannot deregister; its heartbeat goes stale instead).
+          if (await idleLongEnough()) {
+            log(`idle for ${Math.round((Date.now() - idleSince) / 1000)} s, the job store out of reach: exiting`);
+            return;
+          }
           await outage.wait(err, signal);
           continue;
         }
@@ -191,6 +212,8 @@ export class Worker {
       // Retiring (idle) or stopping: the side lanes end with the main loop.
       this.stopSides.abort();
       await Promise.all(lanes);
+      besideStop.abort();
+      await beside;
       clearInterval(beatTimer);
       await registry.remove(this.id).catch(() => {}); // the store may be closed already
     }
@@ -246,12 +269,18 @@ export class Worker {
    */
   private async fairLane(mainDone: AbortSignal, afterMs: number, pollMs: number, o: Parameters<Worker['work']>[1], kinds: readonly JobKind[]): Promise<void> {
     const until = AbortSignal.any([o.signal, mainDone]);
+    // Its claims fail with the store like the main loop's: waited out with the same growing backoff.
+    const outage = new Outage((line) => o.log(`fair lane: ${line}`), 'the job store', this.opts.backoffMs);
     await sleep(afterMs, undefined, { signal: until }).catch(() => {});
     while (!until.aborted) {
-      const job = await this.claim(o.leaseMs, { idleOwnersOnly: true }, kinds).catch((err: unknown) => {
-        o.log(`fair lane: claim failed: ${errorMessage(err)}`);
-        return undefined;
-      });
+      let job: ClaimedJob | undefined;
+      try {
+        job = await this.claim(o.leaseMs, { idleOwnersOnly: true }, kinds);
+        outage.over();
+      } catch (err) {
+        await outage.wait(err, until);
+        continue;
+      }
       if (job) {
         o.log('fair lane: a job of another owner beside the long one');
         await this.work(job, o);

@@ -9,6 +9,7 @@
 import type { ConfidenceLabel } from '../api/types.js';
 import type { Fact } from '../analysis/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
+import { combineKinds, seenProbability } from './evidence.js';
 import { tokens } from '../store/memory/words.js';
 
 /** A result's evidence, as the confidence curve reads it. */
@@ -41,8 +42,11 @@ export interface WordEvidence {
   via?: string;
 }
 
-/** How sure analysis was of each query word found in a segment: the best fact (or alternative) naming it. */
-export function wordEvidence(terms: string[], facts: Fact[] | undefined): Map<string, WordEvidence> {
+/**
+ * How sure analysis was of each query word found in a segment: the best fact (or alternative)
+ * naming it. With `unnamed` false, a word no fact names is left out (facts of one kind of evidence).
+ */
+export function wordEvidence(terms: string[], facts: Fact[] | undefined, unnamed = true): Map<string, WordEvidence> {
   const out = new Map<string, WordEvidence>();
   const named: Array<{ stems: Set<string>; label: string; via?: string; confidence: number }> = [];
   for (const f of facts ?? []) {
@@ -66,7 +70,7 @@ export function wordEvidence(terms: string[], facts: Fact[] | undefined): Map<st
     if (best) {
       const { size: _size, ...evidence } = best;
       out.set(t, evidence);
-    } else out.set(t, { strength: 1 });
+    } else if (unnamed) out.set(t, { strength: 1 });
   }
   return out;
 }
@@ -90,10 +94,12 @@ export function sureWordShare(idf: Map<string, number>, found: Map<string, { str
   return sum > 0 ? got / sum : 0;
 }
 
-/** The logistic curve fitted on the tuning half (weights.ts, eval/tune.ts). */
+/**
+ * The confidence of a hit whose only evidence is what is seen (a text query): the seen curve,
+ * through the combination of kinds (src/search/evidence.ts).
+ */
 export function confidenceOf(e: ConfidenceEvidence): number {
-  const w = SEARCH_WEIGHTS.confidence;
-  return 1 / (1 + Math.exp(-(w.similarity * e.similarity + w.sureWords * e.sureWords + w.classified * (e.classified ? 1 : 0) + w.intercept)));
+  return combineKinds({ seen: seenProbability(e) });
 }
 
 export function confidenceLabel(c: number): ConfidenceLabel {
@@ -102,16 +108,3 @@ export function confidenceLabel(c: number): ConfidenceLabel {
 
 /** The warning of an answer whose results are all weak (low confidence). */
 export const NO_STRONG_MATCH = 'no strong match: every result has low confidence';
-
-/** What drove a result's confidence, in words (`--explain`). */
-export function confidenceReason(e: ConfidenceEvidence, found: Map<string, WordEvidence>, heard?: boolean): string {
-  const bits = [`picture matches the words at ${e.similarity.toFixed(2)}`];
-  const seen = [...found].filter(([, w]) => w.strength > 0);
-  if (seen.length) {
-    bits.push(
-      `analysis saw ${seen.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}${w.via ? `, from ${w.via}` : ''}, ${Math.round(w.strength * 100)}%${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`)).join(', ')}`,
-    );
-  } else bits.push('no query word was seen by analysis');
-  if (heard) bits.push('the words are said in it');
-  return bits.join('; ');
-}

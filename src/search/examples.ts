@@ -89,7 +89,7 @@ export async function embedImageQuery(
       const body = q.image_base64.replace(/^data:[^,]*;base64,/, '');
       if (!BASE64_RE.test(body)) throw new BadRequestError('image_base64 is not valid base64');
       const bytes = Buffer.from(body, 'base64');
-      if (bytes.length === 0) throw new ValidationError([{ loc: ['body', 'image_base64'], msg: 'is empty', type: 'value_error.empty' }]);
+      if (bytes.length === 0) throw new BadRequestError('image_base64 holds no bytes: it is not valid base64');
       if (bytes.length > MAX_IMAGE_BYTES) throw new PayloadTooLargeError(`image_base64 is over the ${MAX_IMAGE_BYTES}-byte limit for a query picture`);
       await writeFile(file, bytes);
     } else if (given[0] === 'image_url') {

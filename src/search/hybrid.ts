@@ -2,12 +2,16 @@ import { thumbnailUrl } from '../api/paths.js';
 import type { SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { Fact } from '../analysis/types.js';
-import { confidenceLabel, confidenceOf, confidenceReason, isClassified, sureWordShare, wordEvidence } from './confidence.js';
+import { confidenceLabel } from './confidence.js';
+import { hitEvidence, publicEvidence, saidOnlyEvidence, type EvidenceMode, type HitEvidence } from './hit-evidence.js';
+import { saidProbability, spokenCounts, spokenWindow } from './evidence.js';
 import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
+import type { SegmentRow } from '../store/segments.js';
+import type { VideoRow } from '../store/videos.js';
 import { FILTER_NAMES } from '../tags/registry.js';
 import { LIMITS } from '../api/defaults.js';
 import type { SpokenQuery } from '../speech/match.js';
-import { spokenBonus, spokenConfidence, spokenHits, type SpokenHit, type WordsOf } from '../speech/search.js';
+import { saidFeatures, spokenHits, type SaidFeatures, type SpokenHit, type WordsOf } from '../speech/search.js';
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
 const STOPWORDS = new Set(
@@ -51,9 +55,14 @@ export interface HybridSearchInput {
   minConfidence?: number;
   /** Videos never returned (the query's own video, with `like`). */
   excludeVideoIds?: ReadonlySet<string>;
+  /** The query holds a picture or a moment (the seen curve of examples reads its similarity). */
+  example?: boolean;
+  /** `seen`: the picture alone counts (its facts and embedding; never what is said or written). */
+  only?: 'seen';
   /**
-   * What is said counts too (src/speech/search.ts): `query` heard in transcripts adds to a
-   * segment's relevance; with `only`, results are the spoken matches alone (`search --said`).
+   * What is said (src/speech/search.ts): `query` heard in transcripts is *said* evidence, counted
+   * in a plain search by the sound-alike rule; with `only`, results are the spoken matches alone
+   * (`search --said`).
    */
   spoken?: { query: SpokenQuery; wordsOf: WordsOf; only: boolean };
 }
@@ -61,16 +70,24 @@ export interface HybridSearchInput {
 /** The deepest a search pages: offset + top_k. */
 export const MAX_SEARCH_HITS = LIMITS.maxSearchHits;
 
+/** Videos whose evidence is weighed in full: the best by the cheap pre-ranking, and every spoken match. */
+const SHORTLIST = { min: 50, perResult: 3 };
+
 /**
- * Hybrid search. A segment's `relevance` = its cosine similarity to the query + a keyword bonus:
- * the IDF-weighted share of the query's content words found among the words analysis found in it
- * (object and class names, text on screen; stemmed). Results are ordered by relevance — the number
- * shown — one per video (its best segment); `similarity` is the cosine alone.
+ * Hybrid search. Candidates come from the vector index (the picture), the keyword index (words
+ * analysis saw or read) and the transcripts (what is said). A segment's pre-rank is its cosine
+ * similarity + a keyword bonus (the IDF-weighted share of the query's words among its analysis
+ * words); the best-placed videos and every video where the query is said (and counts, by the
+ * sound-alike rule) are then weighed in full (src/search/evidence.ts): each kind of evidence gets
+ * its own probability and the hit's confidence combines them. Results are ordered by `relevance`
+ * (0–1): the same combination, where the seen side is read from the pre-rank (so pictures keep
+ * the order their tuned ranking gives them) — one per video (its best moment).
  */
 export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
   const segments = catalog.forSearch?.() ?? catalog; // one catch-up with other writers per search
-  const heard = input.spoken ? await spokenHits(segments, input.collectionId, input.spoken.query, input.spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
-  if (input.spoken?.only) return spokenSearch(segments, videos, input, heard);
+  const spoken = input.only === 'seen' ? undefined : input.spoken;
+  const heard = spoken ? await spokenHits(segments, input.collectionId, spoken.query, spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
+  if (spoken?.only) return spokenSearch(segments, videos, input, heard, spoken.query);
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
 
@@ -86,89 +103,131 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
   const keyword = new Map<number, number>();
   for (const [t, ids] of matches) for (const id of ids) keyword.set(id, (keyword.get(id) ?? 0) + (idf.get(t) ?? 0) / (idfSum || 1));
 
-  // Vector side: the k nearest segments and the keyword hits, with their similarities — exact, or
-  // approximate within a margin (the in-memory index), re-scored below where they can matter.
-  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...heard.keys()])]);
+  // What is said, where it counts: the sound-alike rule (src/search/evidence.ts spokenCounts).
+  const said = new Map<number, { hit: SpokenHit; features: SaidFeatures }>();
+  if (spoken) {
+    for (const [id, hit] of heard) {
+      const features = saidFeatures(hit, spoken.query);
+      if (spokenCounts(features)) said.set(id, { hit, features });
+    }
+  }
+
+  // Vector side: the k nearest segments, the keyword hits and the spoken ones, with their
+  // similarities — exact, or approximate within a margin (the in-memory index), re-scored below
+  // where they can matter.
+  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...said.keys()])]);
   const videoOf = await segments.videosOf(input.collectionId, [...scored.keys()]);
   const videoOfKept = (id: number): string | undefined => {
     const v = videoOf.get(id);
     return v === undefined || input.excludeVideoIds?.has(v) ? undefined : v;
   };
-  const spoken = input.spoken;
-  const spokenOf = (id: number) => (spoken ? spokenBonus(heard.get(id), spoken.query) : 0);
-  const bonus = (id: number) => SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0) + spokenOf(id);
+  const bonus = (id: number) => SEARCH_WEIGHTS.keyword * (keyword.get(id) ?? 0);
   await exactWhereItMatters(segments, input, scored, videoOfKept, bonus);
 
-  const similarity = new Map<number, number>();
-  const relevance = new Map<number, number>();
-  for (const [id, s] of scored) {
-    similarity.set(id, s.similarity);
-    relevance.set(id, s.similarity + bonus(id));
-  }
+  // Pre-rank: each video's best segment by similarity + keyword bonus.
   const bestPerVideo = new Map<string, { segmentId: number; relevance: number }>();
-  for (const [segmentId, r] of relevance) {
+  for (const [segmentId, s] of scored) {
     const videoId = videoOfKept(segmentId);
     if (videoId === undefined) continue;
+    const r = s.similarity + bonus(segmentId);
     const best = bestPerVideo.get(videoId);
     if (!best || r > best.relevance || (r === best.relevance && segmentId < best.segmentId)) bestPerVideo.set(videoId, { segmentId, relevance: r });
   }
-
-  const ranked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
-  // Whole rows only for what can be shown (min_confidence may pass over some).
-  const shown = input.minConfidence === undefined ? ranked.slice(0, input.topK) : ranked;
-  const rows = await segments.byIds(shown.map(([, best]) => best.segmentId));
-  // The page's videos in parallel (one round trip's time on a database server); further ones as needed.
-  const videoRows = new Map(await Promise.all(shown.slice(0, input.topK).map(async ([id]) => [id, await videos.byId(id)] as const)));
-  const out: SearchResult[] = [];
-  for (const [videoId, best] of ranked) {
-    if (out.length >= input.topK) break;
-    const row = rows.get(best.segmentId);
-    if (!row) continue; // deleted since the candidates were read
-    // The result's own evidence only (src/search/confidence.ts): its similarity, the query words
-    // analysis saw in it (each as sure as the fact that names it), whether ImageNet classified it.
-    const facts = factsOf(row.facts_json);
-    const found = wordEvidence(terms.filter((t) => matches.get(t)?.includes(best.segmentId)), facts);
-    const evidence = { similarity: similarity.get(best.segmentId) ?? 0, sureWords: sureWordShare(idf, found), classified: isClassified(facts) };
-    // A phrase heard in the transcript is its own evidence: as sure as the match is, at least.
-    const heardHit = spokenOf(best.segmentId) > 0 ? heard.get(best.segmentId) : undefined;
-    const confidence = Math.max(confidenceOf(evidence), heardHit ? spokenConfidence(heardHit.score) : 0);
-    if (input.minConfidence !== undefined && confidence < input.minConfidence) continue;
-    const video = videoRows.has(videoId) ? videoRows.get(videoId) : await videos.byId(videoId);
-    // A moment never runs past the end of its video.
-    const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
-    // A result found by what is said points at the moment the words start.
-    const hit = heardHit;
-    const start = hit ? Math.min(hit.start, end) : row.start;
-    const result: SearchResult = {
-      video_id: videoId,
-      similarity: round(similarity.get(best.segmentId) ?? 0),
-      relevance: round(best.relevance),
-      confidence: round(confidence, 3),
-      confidence_label: confidenceLabel(confidence),
-      start: round(start),
-      end: round(Math.max(start, end)),
-      filename: video?.filename ?? '',
-      thumbnail_url: thumbnailUrl(videoId, row.start),
-    };
-    if (hit) result.said = hit.said;
-    const tags = momentTags(row.tags_json);
-    if (tags) result.tags = tags;
-    if (input.explain) {
-      result.description = row.description;
-      const matched = [...found.keys()];
-      if (matched.length) result.matched_words = matched;
-      result.confidence_reason = confidenceReason(evidence, found, heardHit !== undefined);
+  const preRanked = [...bestPerVideo.entries()].sort((a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
+  // Weighed in full: the best by pre-rank (all of them with min_confidence), and each video's
+  // segments where the query is said (and counts).
+  const depth = input.minConfidence === undefined ? Math.max(SHORTLIST.min, SHORTLIST.perResult * input.topK) : preRanked.length;
+  const weigh = new Map<string, Set<number>>();
+  for (const [videoId, best] of preRanked.slice(0, depth)) weigh.set(videoId, new Set([best.segmentId]));
+  for (const id of said.keys()) {
+    const videoId = videoOfKept(id);
+    if (videoId === undefined || !scored.has(id)) continue;
+    const set = weigh.get(videoId) ?? new Set<number>();
+    set.add(id);
+    weigh.set(videoId, set);
+  }
+  // Everything weighed is scored exactly (the pre-rank may have read an approximation).
+  const weighedIds = [...weigh.values()].flatMap((ids) => [...ids]);
+  const inexact = weighedIds.filter((id) => (scored.get(id)?.margin ?? 0) > 0);
+  if (inexact.length) {
+    const exact = await segments.similarities(input.dim, inexact, input.queryVector);
+    for (const id of inexact) {
+      const sim = exact.get(id);
+      if (sim === undefined) scored.delete(id);
+      else scored.set(id, { similarity: sim, margin: 0 });
     }
-    out.push(result);
+  }
+  const rows = await segments.byIds(weighedIds.filter((id) => scored.has(id)));
+  const mode: EvidenceMode = { example: input.example === true && !input.text.trim(), seenOnly: input.only === 'seen' };
+  const weighed: Array<{ videoId: string; row: SegmentRow; ev: HitEvidence; relevance: number }> = [];
+  for (const [videoId, ids] of weigh) {
+    let best: { row: SegmentRow; ev: HitEvidence; relevance: number } | undefined;
+    for (const id of ids) {
+      const row = rows.get(id);
+      if (!row) continue; // deleted since the candidates were read
+      const matched = terms.filter((t) => matches.get(t)?.includes(id));
+      const relevance = (scored.get(id)?.similarity ?? 0) + bonus(id);
+      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description }, mode);
+      if (!best || ev.rank > best.ev.rank || (ev.rank === best.ev.rank && row.id < best.row.id)) best = { row, ev, relevance };
+    }
+    if (best) weighed.push({ videoId, ...best });
+  }
+  weighed.sort((a, b) => b.ev.rank - a.ev.rank || b.relevance - a.relevance || a.row.id - b.row.id);
+
+  const shown = weighed.filter((w) => input.minConfidence === undefined || w.ev.confidence >= input.minConfidence).slice(0, input.topK);
+  // The page's videos in parallel (one round trip's time on a database server).
+  const videoRows = new Map(await Promise.all(shown.map(async (w) => [w.videoId, await videos.byId(w.videoId)] as const)));
+  const out: SearchResult[] = [];
+  for (const { videoId, row, ev } of shown) {
+    const video = videoRows.get(videoId);
+    out.push(resultOf(videoId, row, video, ev, input.explain));
   }
   return out;
 }
 
+/** A result as the API gives it: its moment (a spoken match's words inside it), evidence by kind. */
+function resultOf(videoId: string, row: SegmentRow, video: VideoRow | undefined, ev: HitEvidence, explain: boolean): SearchResult {
+  // A moment never runs past the end of its video.
+  const duration = video?.duration ?? undefined;
+  let start = row.start;
+  let end = duration ? Math.min(row.end, duration) : row.end;
+  const heard = ev.heard;
+  if (heard) {
+    // Every matched word inside the window, a little air that never crosses a cut.
+    const w = spokenWindow({ start: heard.said.start, end: heard.said.end }, cutsOf(video?.tags_json), duration);
+    start = w.start;
+    end = w.end;
+  }
+  const result: SearchResult = {
+    video_id: videoId,
+    similarity: round(ev.similarity),
+    relevance: round(ev.rank),
+    confidence: round(ev.confidence, 3),
+    confidence_label: confidenceLabel(ev.confidence),
+    start: round(start),
+    end: round(Math.max(start, end)),
+    filename: video?.filename ?? '',
+    thumbnail_url: thumbnailUrl(videoId, row.start),
+    kinds: ev.kinds,
+    evidence: publicEvidence(ev, explain),
+  };
+  if (heard) result.said = heard.said;
+  const tags = momentTags(row.tags_json);
+  if (tags) result.tags = tags;
+  if (explain) {
+    result.description = row.description;
+    if (ev.matchedWords.length) result.matched_words = ev.matchedWords;
+    result.confidence_reason = ev.reason;
+  }
+  return result;
+}
+
 /**
  * `search --said`: the spoken matches alone, best first, one per video (its best match), each
- * pointing at the moment its words start; the confidence is the match's (spokenConfidence).
+ * window holding its words; the confidence is the said curve's (no sound-alike rule: the user
+ * asked for what is said).
  */
-async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput, heard: Map<number, SpokenHit>): Promise<SearchResult[]> {
+async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput, heard: Map<number, SpokenHit>, query: SpokenQuery): Promise<SearchResult[]> {
   const videoOf = await segments.videosOf(input.collectionId, [...heard.keys()]);
   const best = new Map<string, { id: number; hit: SpokenHit }>();
   for (const [id, hit] of heard) {
@@ -178,34 +237,20 @@ async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalo
     if (!b || hit.score > b.hit.score || (hit.score === b.hit.score && id < b.id)) best.set(v, { id, hit });
   }
   const ranked = [...best.entries()]
-    .filter(([, b]) => input.minConfidence === undefined || spokenConfidence(b.hit.score) >= input.minConfidence)
-    .sort((a, b) => b[1].hit.score - a[1].hit.score || a[1].id - b[1].id)
+    .map(([videoId, b]) => ({ videoId, ...b, features: saidFeatures(b.hit, query) }))
+    .map((x) => ({ ...x, p: saidProbability(x.features) }))
+    .filter((x) => input.minConfidence === undefined || x.p >= input.minConfidence)
+    .sort((a, b) => b.hit.score - a.hit.score || a.id - b.id)
     .slice(0, input.topK);
-  const ids = ranked.map(([, b]) => b.id);
+  const ids = ranked.map((x) => x.id);
   const [rows, sims] = await Promise.all([segments.byIds(ids), segments.similarities(input.dim, ids, input.queryVector)]);
+  const videoRows = new Map(await Promise.all(ranked.map(async (x) => [x.videoId, await videos.byId(x.videoId)] as const)));
   const out: SearchResult[] = [];
-  for (const [videoId, { id, hit }] of ranked) {
+  for (const { videoId, id, hit, features } of ranked) {
     const row = rows.get(id);
     if (!row) continue;
-    const video = await videos.byId(videoId);
-    const end = video?.duration ? Math.min(row.end, video.duration) : row.end;
-    const confidence = spokenConfidence(hit.score);
-    const result: SearchResult = {
-      video_id: videoId,
-      similarity: round(sims.get(id) ?? 0),
-      relevance: round(hit.score),
-      confidence: round(confidence, 3),
-      confidence_label: confidenceLabel(confidence),
-      start: round(hit.start),
-      end: round(Math.max(hit.start, end)),
-      filename: video?.filename ?? '',
-      thumbnail_url: thumbnailUrl(videoId, row.start),
-      said: hit.said,
-    };
-    const tags = momentTags(row.tags_json);
-    if (tags) result.tags = tags;
-    if (input.explain) result.description = row.description;
-    out.push(result);
+    const ev = saidOnlyEvidence(sims.get(id) ?? 0, { hit, features });
+    out.push(resultOf(videoId, row, videoRows.get(videoId), ev, input.explain));
   }
   return out;
 }
@@ -259,6 +304,13 @@ function momentTags(json: string | null): SearchResult['tags'] {
     if (t && typeof t.label === 'string') out[k] = { label: t.label, confidence: typeof t.confidence === 'number' ? round(t.confidence, 3) : 0 };
   }
   return Object.keys(out).length ? out : undefined;
+}
+
+/** The times of a video's cuts (its tags' `cuts`), for windows that respect shot boundaries. */
+function cutsOf(json: string | null | undefined): number[] {
+  if (!json) return [];
+  const tags = JSON.parse(json) as { cuts?: Array<{ t?: unknown }> };
+  return (tags.cuts ?? []).map((c) => c.t).filter((t): t is number => typeof t === 'number');
 }
 
 /** Every fact stored with a segment (`facts_json`: analyzer → { version, facts }). */

@@ -22,6 +22,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { tensorRoutes } from './routes/tensors.js';
 import { videoRoutes } from './routes/videos.js';
 import { jobRoutes } from './routes/jobs.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { installWorkLimits } from './work-limits.js';
 import { libraryRoutes } from './routes/library.js';
 import { registerUi, UiSessions } from './ui.js';
@@ -55,6 +56,8 @@ export interface ServerOptions {
    * here is used as it is (tests) and closed with the server.
    */
   analysisThreads?: boolean | AnalysisThreads;
+  /** The route table to fill (default a new one): what the typed client's generator reads (src/server/client-gen.ts). */
+  routes?: RouteTable;
 }
 
 /**
@@ -121,7 +124,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 2, fields: 20, parts: 24 } });
 
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
-  const routes = new RouteTable();
+  const routes = opts.routes ?? new RouteTable();
   routes.models = library.modelIds?.();
   // A path the API has, asked with a method it does not answer (TRACE, PUT…): 405 and Allow.
   app.setNotFoundHandler((request, reply) => {
@@ -165,7 +168,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
     tensorBodyLimit,
     libraryRoots: opts.libraryRoots ?? [],
   };
-  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes, libraryRoutes, jobRoutes]) {
+  for (const plugin of [metaRoutes, tensorRoutes, embeddingRoutes, taskRoutes, taggingRoutes, collectionRoutes, videoRoutes, libraryRoutes, jobRoutes, webhookRoutes]) {
     await app.register(plugin, { ctx });
   }
 

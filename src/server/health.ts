@@ -1,10 +1,11 @@
 /**
  * What `/healthz` and `/readyz` report about the server's dependencies: the catalog (SQLite or
- * PostgreSQL) answers a query, the blob store answers a lookup. One probe runs at a time and its
+ * PostgreSQL) answers a query, the blob store answers a lookup, the disks it writes to have room. One probe runs at a time and its
  * answer is reused for a second, so neither endpoint puts load on the database however often load
  * balancers ask, and each answers within the probe's time budget even when a dependency hangs.
  */
 import type { Library } from '../services/library.js';
+import { fullDisks, libraryDirs, type StatDisk } from '../services/no-space.js';
 import { asUnavailable } from '../store/unavailable.js';
 
 export type DependencyState = 'up' | 'down';
@@ -12,6 +13,8 @@ export type DependencyState = 'up' | 'down';
 export interface Dependencies {
   database: DependencyState;
   storage: DependencyState;
+  /** `full`: a disk the server writes to is full (src/services/no-space.ts): calls that write answer 507. */
+  disk: 'ok' | 'full';
   /** What failed, in words (no addresses): only when something is down. */
   detail?: string;
 }
@@ -26,8 +29,9 @@ export class DependencyProbe {
   private running?: Promise<Dependencies>;
 
   constructor(
-    private readonly lib: Pick<Library, 'catalog' | 'blobs'>,
+    private readonly lib: Pick<Library, 'catalog' | 'blobs' | 'paths' | 'blobPath'>,
     private readonly now: () => number = Date.now,
+    private readonly statDisk?: StatDisk,
   ) {}
 
   check(): Promise<Dependencies> {
@@ -37,12 +41,14 @@ export class DependencyProbe {
   }
 
   private async probe(): Promise<Dependencies> {
-    const [db, blobs] = await Promise.all([
+    const [db, blobs, full] = await Promise.all([
       within(this.lib.catalog.collections.list(1, 0, null), 'the database'),
       within(this.lib.blobs.has('readyz/probe'), 'the blob store'),
+      fullDisks(libraryDirs(this.lib), this.statDisk).catch(() => 0),
     ]);
-    const deps: Dependencies = { database: db ? 'down' : 'up', storage: blobs ? 'down' : 'up' };
-    const down = [db, blobs].filter(Boolean);
+    const disk = full ? "the server's disk is full: calls that store anything answer 507 until space is freed" : undefined;
+    const deps: Dependencies = { database: db ? 'down' : 'up', storage: blobs ? 'down' : 'up', disk: full ? 'full' : 'ok' };
+    const down = [db, blobs, disk].filter(Boolean);
     if (down.length) deps.detail = down.join('; ');
     this.last = { at: this.now(), deps };
     return deps;

@@ -36,6 +36,7 @@ export interface RouteDoc {
 const ERRORS: Record<number, string> = {
   400: 'malformed request: bad JSON, JSON nested too deep, bad base64, bad multipart, bad percent-encoding or an unsupported content type',
   401: 'missing, invalid or revoked API key',
+  403: 'not allowed: the path lies outside the folders this server indexes in place (`serve --library DIR`), or the server indexes none',
   402: 'quota used up',
   404: "unknown id (another owner's ids answer 404 too)",
   409: 'conflict: a duplicate collection name, a tensor request_id uploaded twice, or (admins) a collection name several owners share',
@@ -62,6 +63,7 @@ const TAGS: Record<string, string> = {
   tasks: 'asynchronous tasks',
   tensors: 'pre-processed tensor uploads for async tasks',
   jobs: 'the job queue: what waits or runs, and cancelling (docs/limits.md)',
+  webhooks: 'URLs told of events (videos processed or failed, tasks done or failed), Standard Webhooks signed (docs/webhooks.md)',
 };
 
 const json = (schema: object) => ({ 'application/json': { schema } });
@@ -137,7 +139,12 @@ export function buildOpenApi(routes: RouteDoc[], opts: { auth?: boolean } = {}) 
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'vidembed API', version: '1', description: 'Video embedding, tagging, collections and search (see docs/api.md).' },
+    info: {
+      title: 'vidembed API',
+      version: '1',
+      description: 'Video embedding, tagging, collections and search (see docs/api.md).',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
     servers: [{ url: '/', description: 'this server' }],
     security: auth ? security : [],
     tags: [...usedTags].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),

@@ -33,7 +33,6 @@ export class CollectionsService {
     const name = requireText(req.name, ['body', 'name']).trim();
     const modelId = req.model ?? readUserConfig(this.lib.paths).default_model ?? DEFAULT_EMBEDDER_ID;
     const embedder = this.lib.embedder(modelId, ['body', 'model']);
-    await assertModelInstalled(embedder.id);
     const owner = p.owner;
     const speech = req.speech ?? 'auto';
     const language = req.language ?? DEFAULT_SPEECH_LANGUAGE;
@@ -161,20 +160,6 @@ export class CollectionsService {
   }
 }
 
-/** A collection on a model that is not installed could never process a video: refuse it now. */
-async function assertModelInstalled(id: string): Promise<void> {
-  const { ModelManager } = await import('../models/manager.js');
-  const manager = new ModelManager();
-  let installed: boolean;
-  try {
-    installed = manager.isInstalled(id);
-  } catch {
-    return; // an embedder registered without a manifest (tests, plug-ins) manages its own files
-  }
-  if (!installed) {
-    throw new ValidationError([{ loc: ['body', 'model'], msg: `model ${id} is not installed: run \`vidembed models pull ${id}\``, type: 'value_error.model' }]);
-  }
-}
 
 export function toSummary(row: CollectionRow): CollectionSummary {
   return {

@@ -10,6 +10,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { NotFoundError } from '../api/errors.js';
 
+/** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
+export interface VideoFile {
+  filename: string;
+  size: number;
+  /** The file on this machine (a directory store, or a video stored before blob keys); none in an object store. */
+  path?: string;
+  /** Its bytes, or the bytes `start`..`end` (inclusive). At most one stream for a file opened in place. */
+  open(range?: { start: number; end?: number }): import('node:stream').Readable;
+  /** Lets go of a file opened in place when no stream was taken (a stream closes it when it ends). */
+  release?(): Promise<void>;
+}
+
 /** File extensions taken from folders and globs (`upload DIR`, `rescan`). */
 export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.mkv', '.webm', '.avi', '.ogv', '.ogg', '.mpg', '.mpeg', '.wmv', '.flv', '.3gp', '.mts', '.m2ts', '.ts', '.mxf'];
 

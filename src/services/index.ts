@@ -12,6 +12,7 @@ import { SearchService } from './search.js';
 import { TasksService } from './tasks.js';
 import { VideosService } from './videos.js';
 import { InPlaceService } from './in-place.js';
+import { WebhooksService } from './webhooks.js';
 
 export interface Services {
   readonly library: Library;
@@ -26,6 +27,8 @@ export interface Services {
   readonly jobs: Jobs;
   /** The queue as the API shows it: list and cancel jobs. */
   readonly queue: QueueService;
+  /** Webhook endpoints, and the delivery of their events (run by workers). */
+  readonly webhooks: WebhooksService;
 }
 
 export function createServices(library: Library): Services {
@@ -41,9 +44,10 @@ export function createServices(library: Library): Services {
     tasks: new TasksService(library, analysis),
     jobs,
     queue: new QueueService(library, jobs),
+    webhooks: new WebhooksService(library),
   };
 }
 
-export { Library, type LibraryPorts, type VideoFile } from './library.js';
+export { Library, type LibraryPorts, type VideoFile, type WebhookSettings } from './library.js';
 export { openLibrary, type EngineOptions } from './open.js';
 export type { JobContext, JobOutcome } from './jobs.js';

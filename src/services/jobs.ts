@@ -21,6 +21,7 @@ import { SpeechLaneJob } from './lane-speech.js';
 import { queueAnalysis } from './video-analysis.js';
 import { sweepArtifacts } from './artifacts.js';
 import { sweepTempDirs } from '../util/temp.js';
+import { emitTaskEvent, emitVideoEvent, failTask, failVideo } from './webhook-events.js';
 
 export interface JobContext {
   signal: AbortSignal;
@@ -74,7 +75,7 @@ export class VideoPlanJob implements JobHandler {
       plan = await lib.capabilities.plan(lib.capabilityContext(collection));
     } catch (err) {
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
-      await lib.catalog.videos.markFailed(videoId, failureMessage(lib.redact(err)));
+      await failVideo(lib.catalog, videoId, failureMessage(lib.redact(err)));
       return 'failed';
     }
     return settle(lib, ctx, async (tx) => {
@@ -83,7 +84,7 @@ export class VideoPlanJob implements JobHandler {
   }
 
   async fail(videoId: string, message: string): Promise<void> {
-    await this.lib.catalog.videos.markFailed(videoId, message);
+    await failVideo(this.lib.catalog, videoId, message);
   }
 }
 
@@ -110,19 +111,22 @@ export class TaskJob implements JobHandler {
         const res = tensor ? await analysis.encodeTensor(tensor, ctx.signal) : await analysis.encodeVideo(req, { signal: ctx.signal });
         result = { embedding: res.video_embedding, embeddings: res.embeddings, segments: res.segments, model: res.model, dim: res.dim };
       }
-      const outcome = await settle(lib, ctx, (tx) => tx.tasks.complete(requestId, result));
+      const outcome = await settle(lib, ctx, async (tx) => {
+        await tx.tasks.complete(requestId, result);
+        await emitTaskEvent(tx, 'task.done', requestId); // webhooks: the outbox row, in this transaction
+      });
       if (outcome === 'done') await lib.blobs.deletePrefix(payload); // the result stays; the payload is done with
       return outcome;
     } catch (err) {
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
-      await lib.catalog.tasks.fail(requestId, failureMessage(lib.redact(err, [])));
+      await failTask(lib.catalog, requestId, failureMessage(lib.redact(err, [])));
       await lib.blobs.deletePrefix(payload);
       return 'failed';
     }
   }
 
   async fail(requestId: string, message: string): Promise<void> {
-    await this.lib.catalog.tasks.fail(requestId, message);
+    await failTask(this.lib.catalog, requestId, message);
     const task = await this.lib.catalog.tasks.byId(requestId);
     if (task) await this.lib.blobs.deletePrefix(taskBlobPrefix(task.owner, task.id));
   }
@@ -173,9 +177,9 @@ export class Jobs {
   async failStranded(): Promise<number> {
     const why = (lastError: string | null) => `processing stopped: ${lastError ?? 'its job was lost'}`;
     const videos = await this.lib.catalog.videos.stranded();
-    for (const v of videos) await this.lib.catalog.videos.markFailed(v.id, why(v.last_error));
+    for (const v of videos) await failVideo(this.lib.catalog, v.id, why(v.last_error));
     const tasks = await this.lib.catalog.tasks.stranded();
-    for (const t of tasks) await this.lib.catalog.tasks.fail(t.id, why(t.last_error));
+    for (const t of tasks) await failTask(this.lib.catalog, t.id, why(t.last_error));
     return videos.length + tasks.length;
   }
 

@@ -23,10 +23,30 @@ import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import type { VideoRow } from '../store/videos.js';
 import type { Paths } from '../config.js';
-import type { FetchPolicy } from '../net/fetch-video.js';
+import type { FetchPolicy, Resolver } from '../net/fetch-video.js';
 import { redactError } from '../api/redact.js';
-import { retentionMs, storageQuotaBytes } from '../env.js';
-import { FootageUnavailableError, openFootage, type OpenedFootage } from './footage-files.js';
+import { retentionMs, storageQuotaBytes, webhookFirstRetryMs } from '../env.js';
+import { DEFAULTS } from '../config.js';
+import { FootageUnavailableError, openFootage, type OpenedFootage, type VideoFile } from './footage-files.js';
+
+/** How webhooks are delivered (issue 34; defaults: DEFAULTS.webhooks in src/config.ts). */
+export interface WebhookSettings {
+  /**
+   * Webhooks created through this library may point at private, loopback or link-local addresses:
+   * the operator's grant (`serve --allow-private-webhooks`, `webhooks add --allow-private`), kept
+   * with each endpoint it was given to.
+   */
+  allowPrivate: boolean;
+  timeoutMs: number;
+  leaseMs: number;
+  concurrency: number;
+  pollMs: number;
+  firstRetryMs: number;
+  maxRetryMs: number;
+  retryForMs: number;
+  /** How receivers' host names are resolved (tests); default the system resolver. */
+  resolve?: Resolver;
+}
 
 /** What a library is made of. Every field is an interface; `open.ts` fills them from a home. */
 export interface LibraryPorts {
@@ -46,6 +66,8 @@ export interface LibraryPorts {
   capabilities: CapabilityRegistry;
   /** The video files' media: probe, frames, soundtrack, thumbnails, playback copies (src/media/port.ts; ffmpeg). */
   media: MediaPort;
+  /** Whether a model's files are on this machine (src/models/manifest.ts); absent: every model `embedderFor` knows is. */
+  modelInstalled?: (id: string) => boolean;
   /** The speech analyzer for a collection's setting and language (BCP 47; default `en`): one-off analyses listen with `auto`. */
   speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Encodes query text (search, encodeText); closed with the library. */
@@ -61,6 +83,8 @@ export interface LibraryPorts {
   storageQuotaBytes?: number;
   /** Refuses a file that is not a video (text, a still image, audio only), naming it `name` (MediaError). */
   checkVideo: (file: string, name: string) => Promise<void>;
+  /** Webhook delivery settings; default DEFAULTS.webhooks (the first retry: VIDEMBED_WEBHOOK_RETRY_MS), no private targets. */
+  webhooks?: Partial<WebhookSettings>;
   /**
    * A server's library roots (`serve --library DIR`): footage in place is read only from inside
    * them. Empty: a file in place is read only where it was indexed (src/services/footage-files.ts).
@@ -68,17 +92,7 @@ export interface LibraryPorts {
   libraryRoots?: string[];
 }
 
-/** A video's original file: where it is on this machine's disk, if it is, and its bytes by range. */
-export interface VideoFile {
-  filename: string;
-  size: number;
-  /** The file on this machine (a directory store, or a video stored before blob keys); none in an object store. */
-  path?: string;
-  /** Its bytes, or the bytes `start`..`end` (inclusive). At most one stream for a file opened in place. */
-  open(range?: { start: number; end?: number }): import('node:stream').Readable;
-  /** Lets go of a file opened in place when no stream was taken (a stream closes it when it ends). */
-  release?(): Promise<void>;
-}
+export type { VideoFile };
 
 export class Library implements LibraryPorts {
   readonly paths: Paths;
@@ -89,6 +103,7 @@ export class Library implements LibraryPorts {
   readonly modelIds?: () => string[];
   readonly capabilities: CapabilityRegistry;
   readonly media: MediaPort;
+  readonly modelInstalled?: (id: string) => boolean;
   readonly speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
   readonly fetchPolicy: FetchPolicy;
@@ -98,6 +113,7 @@ export class Library implements LibraryPorts {
   readonly retentionMs: number;
   readonly storageQuotaBytes?: number;
   readonly checkVideo: (file: string, name: string) => Promise<void>;
+  readonly webhooks: WebhookSettings;
   readonly libraryRoots: string[];
 
   constructor(ports: LibraryPorts) {
@@ -109,6 +125,7 @@ export class Library implements LibraryPorts {
     this.modelIds = ports.modelIds;
     this.capabilities = ports.capabilities;
     this.media = ports.media;
+    this.modelInstalled = ports.modelInstalled;
     this.speechFor = ports.speechFor;
     this.textEncoder = ports.textEncoder;
     this.fetchPolicy = ports.fetchPolicy;
@@ -118,6 +135,7 @@ export class Library implements LibraryPorts {
     this.retentionMs = ports.retentionMs ?? retentionMs();
     this.storageQuotaBytes = 'storageQuotaBytes' in ports ? ports.storageQuotaBytes : storageQuotaBytes();
     this.checkVideo = ports.checkVideo;
+    this.webhooks = { ...DEFAULTS.webhooks, firstRetryMs: webhookFirstRetryMs(DEFAULTS.webhooks.firstRetryMs), allowPrivate: false, ...ports.webhooks };
     this.libraryRoots = ports.libraryRoots ?? [];
     // Fails now, naming it, when an input names no capability, a lane runs nobody's jobs or capabilities depend on each other in a cycle.
     const ids = this.modelIds?.() ?? [];
@@ -136,13 +154,21 @@ export class Library implements LibraryPorts {
     return capabilityContext(this.embedder(c.model), { setting: speechSettingOf(c.recipe_json), language: speechLanguageOf(c.recipe_json) });
   }
 
-  /** An embedder by id; an unknown id is the caller's error (422 at `loc`). */
+  /**
+   * An embedder by id, installed on this machine: an unknown id, or a model whose files are not
+   * here, is the caller's error (422 at `loc` naming it), never a failure of the work later.
+   */
   embedder(id: string, loc: (string | number)[] = ['model']): Embedder {
+    let embedder: Embedder;
     try {
-      return this.embedderFor(id);
+      embedder = this.embedderFor(id);
     } catch (err) {
       throw new ValidationError([{ loc, msg: errorMessage(err), type: 'value_error.model' }]);
     }
+    if (this.modelInstalled && !this.modelInstalled(embedder.id)) {
+      throw new ValidationError([{ loc, msg: `model ${embedder.id} is not installed: run \`vidembed models pull ${embedder.id}\``, type: 'value_error.model.not_installed' }]);
+    }
+    return embedder;
   }
 
   /** A collection by id or name, if `p` may see it; names are looked up in its own library first. */

@@ -7,6 +7,7 @@ import { databaseUrl } from '../env.js';
 import type { Embedder } from '../embedders/types.js';
 import { getEmbedder, listEmbedders } from '../embedders/registry.js';
 import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../embedders/text-encoder.js';
+import { installedModelCheck } from '../models/manifest.js';
 import type { BlobStore } from '../store/blobs.js';
 import { openSqliteCatalog } from '../store/catalog/sqlite.js';
 import type { Catalog } from '../store/catalog/types.js';
@@ -14,7 +15,7 @@ import type { Store } from '../store/index.js';
 import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../net/fetch-video.js';
-import { Library } from './library.js';
+import { Library, type WebhookSettings } from './library.js';
 import { ffmpegMedia } from '../media/ffmpeg-media.js';
 import type { MediaPort } from '../media/port.js';
 import { builtinCapabilities, defaultCapabilities, type CapabilityRegistry } from '../capabilities/index.js';
@@ -47,6 +48,8 @@ export interface EngineOptions {
   capabilities?: CapabilityRegistry;
   /** The media port (default: ffmpeg, src/media/ffmpeg-media.ts; unit tests pass a fake). */
   media?: MediaPort;
+  /** Whether a model is installed (default with the registry: its manifest's files are here; with `embedderFor`: every one is). */
+  modelInstalled?: (id: string) => boolean;
   fetchPolicy?: Partial<FetchPolicy>;
   maxUploadBytes?: number;
   /** Keep an exact in-memory SIMD copy of searched collections' vectors (long-running processes). */
@@ -73,6 +76,8 @@ export interface EngineOptions {
    * ffmpeg's probe (src/media/is-video.ts). Unit tests that upload placeholder bytes pass one that takes any file.
    */
   checkVideo?: (file: string, name: string) => Promise<void>;
+  /** Webhook delivery settings (tests, `serve --allow-private-webhooks`); default DEFAULTS.webhooks. */
+  webhooks?: Partial<WebhookSettings>;
   /** A server's library roots (`serve --library DIR`): footage in place is read only from inside them. */
   libraryRoots?: string[];
 }
@@ -107,6 +112,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     modelIds: opts.embedderFor ? undefined : () => listEmbedders().map((e) => e.id),
     capabilities: opts.capabilities ?? (opts.analyzers || opts.speechFor ? builtinCapabilities({ analyzers: opts.analyzers, speechFor: opts.speechFor }) : defaultCapabilities()),
     media,
+    modelInstalled: opts.modelInstalled ?? (opts.embedderFor ? undefined : installedModelCheck()),
     speechFor,
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
     fetchPolicy: { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy },
@@ -114,6 +120,7 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
     maxTensorBytes: opts.maxTensorBytes ?? DEFAULTS.maxTensorBytes,
     onWorkQueued: opts.onWorkQueued ?? (() => {}),
     retentionMs: opts.retentionMs,
+    webhooks: opts.webhooks,
     libraryRoots: opts.libraryRoots,
     ...('storageQuotaBytes' in opts ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });

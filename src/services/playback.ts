@@ -9,7 +9,7 @@ import type { MediaPort } from '../media/port.js';
 import type { StagedArtifacts } from './artifacts.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { VideoPlayback, VideoRow } from '../store/videos.js';
-import type { VideoFile } from './library.js';
+import type { VideoFile } from './footage-files.js';
 
 export function playbackKey(videoId: string): string {
   return `playback/${videoId}.mp4`;

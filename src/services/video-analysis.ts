@@ -11,6 +11,7 @@
 import type { CapabilityStatus } from '../api/defaults.js';
 import { LANES, laneOf, type LaneName, type PlannedCapability } from '../capabilities/index.js';
 import type { CapabilityStateInput, CatalogTx, VideoCapabilityRow } from '../store/catalog/types.js';
+import { emitVideoEvent } from './webhook-events.js';
 
 /** Still to run: a video with one of these is processing. */
 const OPEN: readonly CapabilityStatus[] = ['pending', 'running'];
@@ -54,6 +55,7 @@ export interface Settlement {
 export async function settleVideo(tx: CatalogTx, videoId: string, s: Settlement): Promise<'processing' | 'processed' | 'failed'> {
   if (s.failed !== undefined) {
     await tx.videos.markFailed(videoId, s.failed);
+    await emitVideoEvent(tx, 'video.failed', videoId); // webhooks: the outbox row, in this transaction
     return 'failed';
   }
   const rows = await tx.analysis.forVideo(videoId);
@@ -65,6 +67,7 @@ export async function settleVideo(tx: CatalogTx, videoId: string, s: Settlement)
   // Failed stays failed: its picture lane made no segments (a later lane that ends has nothing to add).
   if (video?.status === 'failed') return 'failed';
   await tx.videos.markProcessed(videoId, s.tagsJson !== undefined ? s.tagsJson : (video?.tags_json ?? null));
+  await emitVideoEvent(tx, 'video.processed', videoId); // webhooks: the outbox row, in this transaction
   return 'processed';
 }
 

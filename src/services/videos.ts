@@ -30,6 +30,8 @@ import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSigna
 import type { Library, VideoFile } from './library.js';
 import { playbackUrl, proxyFile } from './playback.js';
 import { InPlaceService } from './in-place.js';
+import { findVideos } from './find-videos.js';
+import { withFileState } from './video-summary.js';
 
 export class VideosService {
   constructor(private readonly lib: Library) {}
@@ -53,7 +55,7 @@ export class VideosService {
       checkVideoLength(p.limits, file.filename, seconds);
     }
     // The same bytes twice in one collection are one video: answer with it (unless forced).
-    const sha256 = await sha256File(file.path);
+    const sha256 = await sha256File(file.path, file.onProgress);
     const existing = file.force ? undefined : await lib.catalog.videos.byContent(collection.id, sha256);
     if (existing) {
       if (file.move) await unlink(file.path).catch(() => {});
@@ -143,7 +145,7 @@ export class VideosService {
     }));
     const playback_url = playbackUrl(v);
     return {
-      ...(await this.withFileState(v)),
+      ...(await withFileState(this.lib, v, await this.lib.catalog.folders.list(v.collection_id))),
       ...(await this.analysis(v)),
       ...(v.playback ? { playback: v.playback } : {}),
       ...(playback_url ? { playback_url } : {}),
@@ -218,17 +220,13 @@ export class VideosService {
     const collection = await this.lib.collection(p, collectionIdOrName);
     const status = req.status || undefined;
     const rows = await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 });
-    return Promise.all(rows.map((v) => this.withFileState(v)));
+    const folders = await this.lib.catalog.folders.list(collection.id);
+    return Promise.all(rows.map((v) => withFileState(this.lib, v, folders)));
   }
 
-  /** A video's summary, saying whether a video in place still finds its file, and if not why. */
-  private async withFileState(v: VideoRow): Promise<VideoSummary> {
-    const out = toVideoSummary(v);
-    if (v.fingerprint === null) return out;
-    out.in_place = true;
-    const problem = await this.lib.footageProblem(v);
-    if (problem) Object.assign(out, { missing: true, missing_reason: problem });
-    return out;
+  /** The videos a name stands for: an id, a file name or a path in place (GET /videos?name=, src/services/find-videos.ts). */
+  async find(p: Principal, name: string, opts: { collection?: string } = {}): Promise<VideoSummary[]> {
+    return findVideos(this.lib, p, name, opts);
   }
 
   /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed; a file in place is the user's and stays). */
@@ -270,22 +268,15 @@ function publishedFacts(json: string): Record<string, unknown> {
   return Object.fromEntries(Object.entries(stored).map(([name, s]) => [name, { version: s.version ?? '', facts: s.facts ?? [] }]));
 }
 
-export function toVideoSummary(v: VideoRow): VideoSummary {
-  const out: VideoSummary = { video_id: v.id, collection_id: v.collection_id, filename: v.filename, status: v.status, size_bytes: v.size_bytes, created_at: v.created_at };
-  if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
-  if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
-  if (v.duration !== null) out.duration = v.duration;
-  if (v.width !== null) out.width = v.width;
-  if (v.height !== null) out.height = v.height;
-  if (v.fps !== null) out.fps = v.fps;
-  if (v.codec) out.codec = v.codec;
-  return out;
-}
-
-
-async function sha256File(file: string): Promise<string> {
+/** The file's SHA-256, reporting the bytes read so far (the upload's progress: the copy that follows reads them again from the page cache). */
+async function sha256File(file: string, onProgress?: (bytes: number) => void): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  let read = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    read += (chunk as Buffer).length;
+    onProgress?.(read);
+  }
   return hash.digest('hex');
 }
 

@@ -10,7 +10,7 @@ import type { TagValue } from '../api/types.js';
 import type { AnalyzerOutput, Fact } from '../analysis/types.js';
 import { clamp01, median, round3 } from '../media/kernels/index.js';
 import { isNarrowband, LevelMeter, levelsIn, type Level } from './levels.js';
-import { soundGrams, soundKey } from './phonetic.js';
+import { soundGrams, soundKey, spokenTerm } from './phonetic.js';
 import { labelsOf } from '../tags/registry.js';
 import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
 
@@ -18,8 +18,12 @@ import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js
 export const AUDIO_LABELS = labelsOf('audio');
 export type AudioLabel = (typeof AUDIO_LABELS)[number];
 
-/** Bump when levels, the audio tag's rule or the index terms change (the engine's version covers the words). */
-export const SOUNDTRACK_VERSION = 'soundtrack-2';
+/**
+ * Bump when levels, the audio tag's rule, the index terms or what speech does to a segment change
+ * (the engine's version covers the words). soundtrack-3: the transcript's sentence embedding is no
+ * longer fused into segment vectors (vectors are the picture's alone).
+ */
+export const SOUNDTRACK_VERSION = 'soundtrack-3';
 
 /** Thresholds of the audio tag (chosen on generated and tuning-half recordings, docs/speech.md). */
 export const AUDIO_RULE = {
@@ -150,8 +154,9 @@ export function audioTag(heard: HeardSoundtrack, start: number, end: number): Ta
 
 /**
  * What a segment holds of the soundtrack, as an analyzer's output: the spoken words as a `speech`
- * fact (its label is what was said, so the words go into the keyword index), their sound keys and
- * runs of sounds as index terms (misheard and misspelt words still meet), and the `audio` tag.
+ * fact (its label is what was said), and as index terms of their own — each word as a spoken term
+ * (`zw…`, never the plain word: what is said is not what is seen), its sound key and the runs of
+ * sounds (misheard and misspelt words still meet) — and the `audio` tag.
  */
 export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: number): AnalyzerOutput {
   const facts: Fact[] = [];
@@ -162,8 +167,7 @@ export function soundtrackSegment(heard: HeardSoundtrack, start: number, end: nu
     facts.push({ kind: 'speech', label: words.map((w) => w.w).join(' '), confidence: round3(conf) });
     const spelt = words.map((w) => (w.variant ? `${w.w}(${w.variant})` : w.w));
     for (const w of spelt) {
-      const k = soundKey(w);
-      if (k && !terms.includes(k)) terms.push(k);
+      for (const t of [spokenTerm(w), soundKey(w)]) if (t && !terms.includes(t)) terms.push(t);
     }
     terms.push(...soundGrams(spelt));
   }

@@ -4,7 +4,7 @@
  * and the words around them for display.
  */
 import { round } from '../media/kernels/index.js';
-import { alignPhones, phonesOf, soundGrams, soundKey, spokenWords } from './phonetic.js';
+import { alignPhones, phonesOf, soundGrams, soundKey, spokenTerm, spokenWords } from './phonetic.js';
 import type { SpokenWord } from './types.js';
 
 /** Words a spoken query may leave out: they carry little sound and less meaning. */
@@ -12,8 +12,10 @@ const LIGHT = new Set('a an the of to and or in on at is it uh um'.split(' '));
 
 export interface SpokenQuery {
   words: string[];
+  /** The words that carry meaning (light words out): what the sound-alike rule weighs. */
+  content: string[];
   phones: string[];
-  /** Terms for the keyword index: the content words and their sound keys. */
+  /** Terms for the keyword index: the content words as spoken terms, their sound keys, runs of sounds. */
   terms: string[];
 }
 
@@ -25,12 +27,10 @@ export function spokenQuery(text: string): SpokenQuery | undefined {
   const phones = words.flatMap((w) => phonesOf(w));
   const terms: string[] = [];
   for (const w of content) {
-    if (w.length > 1 && !terms.includes(w)) terms.push(w);
-    const k = soundKey(w);
-    if (k && !terms.includes(k)) terms.push(k);
+    for (const t of [spokenTerm(w), soundKey(w)]) if (t && !terms.includes(t)) terms.push(t);
   }
   terms.push(...soundGrams(words));
-  return { words, phones, terms };
+  return { words, content, phones, terms };
 }
 
 export interface SpokenMatch {

@@ -149,6 +149,16 @@ export function isVowel(p: string): boolean {
 }
 
 /**
+ * A spoken word as a keyword-index term: `zw` + its letters ("don't" → `zwdont`). What is said is
+ * indexed apart from what is seen and written, so a query's plain words never match a spoken word
+ * as if it were seen; spoken search asks for these terms (src/speech/match.ts).
+ */
+export function spokenTerm(word: string): string | undefined {
+  const letters = word.toLowerCase().replace(/\(\d+\)$/, '').replace(/[^\p{L}\p{N}]/gu, '');
+  return letters.length > 1 ? `zw${letters}` : undefined;
+}
+
+/**
  * A word's key in the keyword index: its consonant classes in order ("revenue" → "rfny" less
  * vowels → `zqrfn`), prefixed so it never collides with a real word. Words of fewer than two
  * consonant classes have none (too many words share them to select anything).

@@ -6,17 +6,16 @@
  * at the moment the matched words start and carries the words around them.
  */
 import type { SegmentsCatalog, TagFilter } from '../store/catalog/types.js';
+import { wordLog10p } from './commonness.js';
 import { matchSpoken, saidContext, wordRange, type SaidContext, type SpokenQuery } from './match.js';
 import type { SpokenWord } from './types.js';
 
 /**
- * How spoken matches count (chosen on the tuning half of the eval's recordings, docs/speech.md).
- * `minScore`: a match below it is no match. `bonus`: what a perfect match adds to a result's
- * relevance in a plain search, so a phrase said verbatim outranks a visual near-miss (cosine
- * similarities of near-misses stay below ~0.5). `minPhones`: shorter queries are too easy to find
- * by sound alone in a plain search (a `said` search still matches them).
+ * How spoken matches are found (docs/speech.md). `minScore`: a match below it is no match.
+ * `candidates`: at most this many segments are aligned. How much a match counts is the said
+ * curve's business (src/search/evidence.ts), not a bonus.
  */
-export const SPOKEN_WEIGHTS = { minScore: 0.6, bonus: 0.6, minPhones: 6, candidates: 300 } as const;
+export const SPOKEN_WEIGHTS = { minScore: 0.6, candidates: 300 } as const;
 
 export interface SpokenHit {
   score: number;
@@ -74,16 +73,26 @@ export async function spokenHits(
   return out;
 }
 
-/** What a spoken match adds to a result's relevance in a plain search. */
-export function spokenBonus(hit: SpokenHit | undefined, query: SpokenQuery): number {
-  if (!hit || query.phones.length < SPOKEN_WEIGHTS.minPhones) return 0;
-  return SPOKEN_WEIGHTS.bonus * Math.max(0, (hit.score - SPOKEN_WEIGHTS.minScore) / (1 - SPOKEN_WEIGHTS.minScore));
+/** What the said curve reads of a spoken match (src/search/evidence.ts). */
+export interface SaidFeatures {
+  /** Alignment score of the query's sounds in the transcript, in [0, 1] (1: verbatim). */
+  score: number;
+  /** The query's content words (light words out). */
+  content: number;
+  /** Share of the content words heard as those very words (not only as sound-alikes). */
+  exact: number;
+  /** How rare the content words are: mean of −log10 p(word) in English (src/speech/commonness.ts). */
+  rarity: number;
 }
 
 /**
- * How sure a spoken-only result is, in [0, 1]: the match's score, stretched so that a match at
- * the threshold is unsure and a verbatim one is sure.
+ * What the said curve and the sound-alike rule read of a match: its score, the query's content
+ * words, the share of them heard as themselves, and how rare they are in English.
  */
-export function spokenConfidence(score: number): number {
-  return Math.max(0, Math.min(1, (score - SPOKEN_WEIGHTS.minScore) / (1 - SPOKEN_WEIGHTS.minScore)));
+export function saidFeatures(hit: Pick<SpokenHit, 'score' | 'said'>, query: SpokenQuery): SaidFeatures {
+  const heard = new Set(hit.said.matched.map((w) => w.toLowerCase()));
+  const content = query.content.length ? query.content : query.words;
+  const exact = content.filter((w) => heard.has(w)).length / Math.max(1, content.length);
+  const rarity = content.reduce((s, w) => s - wordLog10p(w), 0) / Math.max(1, content.length);
+  return { score: hit.score, content: content.length, exact, rarity };
 }

@@ -6,6 +6,7 @@ import { TasksRepo } from './tasks.js';
 import { KeysRepo } from './keys.js';
 import { SignaturesRepo } from './signatures.js';
 import { SqliteJobQueue, SqliteWorkerRegistry } from './queue/sqlite.js';
+import { SqliteWebhooks } from './webhooks/sqlite.js';
 
 /** The database and its repositories, opened once per process. */
 export class Store {
@@ -19,6 +20,8 @@ export class Store {
   readonly queue: SqliteJobQueue;
   /** Workers by heartbeat. */
   readonly registry: SqliteWorkerRegistry;
+  /** Webhook endpoints and the delivery outbox. */
+  readonly webhooks: SqliteWebhooks;
 
   constructor(
     readonly db: Db,
@@ -32,6 +35,7 @@ export class Store {
     this.signatures = new SignaturesRepo(db);
     this.queue = new SqliteJobQueue(db);
     this.registry = new SqliteWorkerRegistry(db);
+    this.webhooks = new SqliteWebhooks(db);
   }
 
   static open(file: string, opts: { memoryIndex?: boolean } = {}): Store {

@@ -305,6 +305,66 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
   {
+    // Webhooks (issue 34; src/store/webhooks): endpoints an owner registered, and the outbox — one
+    // delivery per (event, endpoint), written in the transaction that settles a video or a task —
+    // drained by workers under leases with fencing tokens; each attempt's answer in the log. No
+    // foreign key to collections: an endpoint of a deleted collection just gets nothing more.
+    version: 30,
+    name: 'webhook endpoints, the delivery outbox and its attempt log',
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        url TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        events_json TEXT NOT NULL,
+        collection_id TEXT,
+        description TEXT NOT NULL DEFAULT '',
+        allow_private INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner);
+      CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        event_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        owner TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER,
+        lease_owner TEXT,
+        lease_token INTEGER NOT NULL DEFAULT 0,
+        lease_expires_at INTEGER,
+        last_status_code INTEGER,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at);
+      CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status IN ('delivered', 'failed');
+      CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_owner) WHERE lease_owner IS NOT NULL;
+      CREATE TABLE webhook_attempts (
+        delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        attempt INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        status_code INTEGER,
+        error TEXT,
+        duration_ms INTEGER NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+      );
+    `,
+  },
+  {
+    // Videos found by name (issue 33): \`video show C0001.MP4\` looks a name up in the caller's
+    // collections (VideosCatalog.byFilename) without reading every row.
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos(collection_id, filename);`,
+  },
+  {
     // Files the user deleted from a collection indexed in place (issue 30): \`rescan\` leaves a
     // file with this fingerprint out until it is added again (\`upload --in-place\`, \`rescan
     // --include-deleted\`).

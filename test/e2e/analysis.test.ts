@@ -77,7 +77,7 @@ describe('analysis apart from embedding', () => {
       const { speech, speech_setting, ...analyzers } = (await engine.getCollection(collectionId)).recipe ?? {};
       expect(analyzers).toEqual({});
       expect(speech_setting).toBe('auto');
-      expect(speech).toMatch(/soundtrack-2$/);
+      expect(speech).toMatch(/soundtrack-3$/);
       expect(facts.speech.version).toBe(speech);
     });
 

@@ -3,7 +3,9 @@
  * library's home (the SQLite file, its WAL, the blobs, the uploads dir) under a real server. Filled
  * up: a video upload and the catalog's own writes ("database or disk is full") answer 507 with a
  * clear message, nothing half-stored is left (no video row, no .part file), the database stays
- * intact; with space freed the same requests succeed.
+ * intact, /healthz says the disk is full and /readyz answers 503; with space freed the same
+ * requests succeed, and a video that failed for lack of space is queued again (on this disk, which
+ * is smaller than the 256 MiB a large one must have free).
  *
  * Mounting needs root (the tests run as root). Elsewhere it is skipped with a loud line, except
  * under CI=true, where a failed mount fails the suite.
@@ -14,6 +16,7 @@ import path from 'node:path';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/runtime/engine.js';
+import { NO_SPACE_FAILURE } from '../../src/services/no-space.js';
 import { buildServer } from '../../src/server/app.js';
 import { evalVideo, isCI, tempDir } from '../helpers/clips.js';
 import { http } from '../helpers/server.js';
@@ -93,6 +96,10 @@ describe.skipIf(Boolean(mountError) && !isCI)('a full disk under a real server a
       form.set('file', new Blob([video]), 'big.mov');
       return http(url, 'POST', `/collections/${col}/videos/upload`, { key, form });
     };
+    // A video of another collection that failed for lack of space earlier.
+    const other = (await http(url, 'POST', '/collections', { key, json: { name: 'earlier' } })).body.collection_id as string;
+    engine.store.videos.insert({ id: 'vid_nospace', collection_id: other, filename: 'late.mov', path: path.join(home, 'late.mov'), size_bytes: 1 });
+    engine.store.videos.markFailed('vid_nospace', NO_SPACE_FAILURE);
     const filler = fill(path.join(home, 'filler'));
 
     const up = await upload();
@@ -109,9 +116,18 @@ describe.skipIf(Boolean(mountError) && !isCI)('a full disk under a real server a
     // Nothing half-stored, and the database intact.
     // (Even a read may answer 507 now: each request charges its key, a write.)
     expect([200, 507]).toContain((await http(url, 'GET', `/collections/${col}/videos`, { key })).status);
-    expect(engine.store.db.prepare('SELECT COUNT(*) FROM videos').pluck().get()).toBe(0);
+    expect(engine.store.db.prepare("SELECT COUNT(*) FROM videos WHERE id != 'vid_nospace'").pluck().get()).toBe(0);
     expect(readdirSync(path.join(home, 'uploads')).filter((f) => f.endsWith('.part'))).toEqual([]);
     expect(engine.store.db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
+    // Said by /healthz (degraded: disk full) and /readyz (503), not "ok" while calls answer 507.
+    await new Promise((r) => setTimeout(r, 1100)); // the probe's answer is reused for a second
+    const health = await http(url, 'GET', '/healthz');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'degraded', disk: 'full' });
+    expect(health.body.detail).not.toContain(home);
+    expect((await http(url, 'GET', '/readyz')).status).toBe(503);
+    // A video that failed for lack of space waits for room.
+    expect(await engine.services.jobs.retryNoSpace()).toBe(0);
 
     rmSync(filler);
     rmSync(`${filler}.tail`);
@@ -121,5 +137,11 @@ describe.skipIf(Boolean(mountError) && !isCI)('a full disk under a real server a
     expect((await http(url, 'GET', `/collections/${col}/videos`, { key })).body.map((v: { filename: string }) => v.filename)).toEqual(['big.mov']);
     expect(existsSync(path.join(home, 'blobs', 'videos'))).toBe(true);
     expect(engine.store.db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await http(url, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await http(url, 'GET', '/readyz')).status).toBe(200);
+    // With room again it is queued again, though this 48 MiB disk never has 256 MiB free.
+    expect(await engine.services.jobs.retryNoSpace()).toBe(1);
+    expect(engine.store.videos.byId('vid_nospace')?.status).toBe('processing');
   });
 });

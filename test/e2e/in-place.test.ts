@@ -61,7 +61,8 @@ describe('upload DIR --in-place, then rescan after renames, moves and deletions 
     await clip(path.join(card, 'DCIM', 'C0003.mp4'), 2, '192x108');
 
     const listed = await cli('video', 'list', '--collection', 'card');
-    expect(listed.stdout).toMatch(/C0002\.mov\s+│ file missing \(vidembed rescan\)/);
+    expect(listed.stdout).toMatch(/│ DCIM\/C0002\.mov\s+│ missing, uploaded/);
+    expect(listed.stderr).toMatch(/^3 files are missing \(moved, renamed or deleted outside vidembed\): `vidembed rescan` follows moved files$/m);
     const scan = await cli('rescan', '--collection', 'card', '--json');
     expect(scan.code, scan.stderr).toBe(0);
     expect(scan.json.moved).toEqual(

@@ -9,14 +9,19 @@
  * a schema-valid request is never a 400 or a 422 — except `invalid_media`, which the operations
  * that analyse a video document as the answer for bytes that are not a usable video.
  *
- * Path parameters name real resources (a collection, a video, a task, a job), so the operations
- * do their work instead of answering 404.
+ * Path parameters name real resources (a collection, a video, a task, a job, a webhook), so the
+ * operations do their work instead of answering 404.
+ *
+ * Every request goes through the typed client (`vidembed/client`, src/client): by operationId, its
+ * path, parameters and body placed by the client's generated table of operations — so an operation
+ * the client lacks, or places differently from the document, fails here too.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
-import { anyFileIsVideo, http, openApiDocument, type Reply, type TestServer, startTestServer } from '../helpers/server.js';
+import { VidembedClient, type OperationId, type OperationRequest } from '../../src/client/index.js';
+import { anyFileIsVideo, http, openApiDocument, responseProblems, type Reply, type TestServer, startTestServer } from '../helpers/server.js';
 
 type Schema = {
   type?: string;
@@ -121,10 +126,13 @@ describe('requests generated from /openapi.json are refused only for reasons it 
     ids.video_id = (await http(s.url, 'POST', `/collections/${ids.collection_id}/videos/upload`, { key: s.key, form })).body.video_id;
     ids.request_id = (await http(s.url, 'POST', '/video_tagging/async', { key: s.key, json: { video_base64: 'AAAA' } })).body.request_id;
     ids.job_id = (await http(s.url, 'GET', '/jobs', { key: s.key })).body.jobs[0].job_id;
+    // A name that does not resolve here is accepted (its deliveries would fail and be retried).
+    ids.webhook_id = (await http(s.url, 'POST', '/webhooks', { key: s.key, json: { url: 'https://hooks.example.invalid/in' } })).body.webhook_id;
   });
   afterAll(async () => s?.close());
 
   it('every operation, with its required fields, all its fields and its examples', async () => {
+    const client = new VidembedClient({ baseUrl: s.url, apiKey: s.key });
     const problems: string[] = [];
     const ops = Object.entries(doc.paths).flatMap(([p, byMethod]) => Object.entries(byMethod).map(([m, op]) => ({ p, m, op })));
     // Deletions last: they remove the fixtures the others name.
@@ -147,11 +155,9 @@ describe('requests generated from /openapi.json are refused only for reasons it 
           const validate = ajv.compile(json.schema);
           expect(validate(body), `${m} ${p} ${what}: the generator made a body its schema refuses: ${JSON.stringify(validate.errors)}`).toBe(true);
         }
-        let url = p.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? 'x'));
-        const query = params
-          .filter((x) => x.in === 'query' && (full || x.name === 'format'))
-          .map((x) => `${encodeURIComponent(x.name)}=${encodeURIComponent(String(generate(x.schema, full, x.name)))}`);
-        if (query.length) url += `?${query.join('&')}`;
+        const pathParams = Object.fromEntries(params.filter((x) => x.in === 'path').map((x) => [x.name, ids[x.name] ?? 'x']));
+        const query = Object.fromEntries(params.filter((x) => x.in === 'query' && (full || x.name === 'format')).map((x) => [x.name, generate(x.schema, full, x.name)]));
+        const url = p.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(pathParams[name]));
         // A tensor upload's request_id is used once per owner (409 the second time): one per body.
         const sentBody = body && typeof body === 'object' && 'request_id' in body ? { ...body, request_id: `gen-${i}` } : body;
         let form: FormData | undefined;
@@ -161,11 +167,17 @@ describe('requests generated from /openapi.json are refused only for reasons it 
         }
         let reply: Reply;
         try {
-          reply = await http(s.url, m.toUpperCase() as 'GET', url, { key: s.key, ...(json ? { json: sentBody } : {}), ...(form ? { form } : {}) });
+          const parts = { params: pathParams, query, ...(json ? { body: sentBody } : {}), ...(form ? { form } : {}) } as unknown as OperationRequest<OperationId>;
+          reply = await client.send(op.operationId as OperationId, parts, { retries: 0 });
         } catch (err) {
           problems.push(`${m} ${p} ${what}: ${(err as Error).message.split('\n')[0]}`);
           continue;
         }
+        // The client put the request where the document says (an operation it places elsewhere fails here).
+        if (`${reply.method} ${reply.path.split('?')[0]}` !== `${m.toUpperCase()} ${url}`) problems.push(`${m} ${p} ${what}: the client sent ${reply.method} ${reply.path}`);
+        // Every answer as the document says (what the `http` helper checks on each request).
+        const isJson = reply.body !== undefined && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body);
+        for (const problem of responseProblems(doc as never, m.toUpperCase(), url, reply, isJson)) problems.push(`${m} ${p} ${what}: ${problem}`);
         sent++;
         if (!listed.has(reply.status) && reply.status >= 300) problems.push(`${m} ${p} ${what}: ${reply.status} is not listed`);
         const mediaError = reply.status === 422 && reply.body?.code === 'invalid_media' && /invalid_media/.test(op.responses['422']?.description ?? '');

@@ -125,8 +125,10 @@ describe('speech end to end (pocketsphinx)', () => {
       const seg = (await engine.videoDetails(r.video_id)).segments.find((s) => r.start >= s.start && r.start < s.end);
       expect((seg?.tags as Record<string, { label: string }>).audio.label).toBe('silence');
     }
-    const spoken = await engine.search(col, { text: 'consider', audio: 'speech' });
+    // (A phrase, not one common word: "consider" alone is not counted by what is said, docs/speech.md.)
+    const spoken = await engine.search(col, { text: 'consider how much', audio: 'speech' });
     expect(spoken.results[0].video_id).toBe(ids.talk);
+    expect(spoken.results[0].kinds).toContain('said');
     expect(spoken.results.map((r) => r.video_id)).not.toContain(ids.mute);
   });
 

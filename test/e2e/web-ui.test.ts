@@ -153,7 +153,7 @@ describe.skipIf(!haveChromium && !isCI)('the web page in real Chromium (vidembed
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(VIEWPORT.width);
   });
 
-  it('searches: results carry video id and start, thumbnails that decode, relevance, tags and time range', async () => {
+  it('searches: results carry video id and start, thumbnails that decode, confidence, evidence badges, tags and time range', async () => {
     await page.fill('#search-text', 'colour bars test pattern');
     await page.press('#search-text', 'Enter');
     const results = page.locator('#results .result');
@@ -164,7 +164,8 @@ describe.skipIf(!haveChromium && !isCI)('the web page in real Chromium (vidembed
     for (const r of found) {
       expect(r.start).toBeGreaterThanOrEqual(0);
       expect(r.end).toBeGreaterThan(r.start);
-      expect(r.text).toMatch(/relevance -?\d+\.\d{3}/);
+      expect(r.text).toMatch(/(high|medium|low) confidence \d\.\d{2}/);
+      expect(r.text).not.toMatch(/relevance/);
       expect(r.text).toMatch(/\d:\d\d(\.\d)?–\d:\d\d(\.\d)?/);
     }
     await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#results img.thumb')].every((i) => i.complete), null, { timeout: 30_000 });
@@ -173,6 +174,19 @@ describe.skipIf(!haveChromium && !isCI)('the web page in real Chromium (vidembed
     for (const w of widths) expect(w).toBeGreaterThan(0);
     // Tags of each result's segment (shot size at least) arrive from GET /videos/{id}.
     await expect.poll(() => page.locator('#results .result').evaluateAll((bs) => bs.every((b) => b.querySelectorAll('.tags li').length > 0)), { timeout: 30_000 }).toBe(true);
+    // Each result says which kinds of evidence matched (no speech here: seen or written), and the
+    // page shows results by kind: "said" hides them all, "all" brings them back.
+    const kinds = await results.evaluateAll((bs) => bs.map((b) => [...b.querySelectorAll('.badges .badge')].map((x) => x.textContent)));
+    for (const k of kinds) {
+      expect(k.length).toBeGreaterThan(0);
+      for (const x of k) expect(['seen', 'written']).toContain(x);
+    }
+    await page.click('#kind-filter button[data-kind="said"]');
+    expect(await page.locator('#results li[data-kinds]:visible').count()).toBe(0);
+    await page.click('#kind-filter button[data-kind="seen"]');
+    expect(await page.locator('#results li[data-kinds]:visible').count()).toBe(kinds.filter((k) => k.includes('seen')).length);
+    await page.click('#kind-filter button[data-kind=""]');
+    expect(await page.locator('#results li[data-kinds]:visible').count()).toBe(3);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(VIEWPORT.width);
   });
 

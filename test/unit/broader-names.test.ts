@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { imagenetAnalyzerVersion, imagenetFacts, IMAGENET_FACTS_VERSION } from '../../src/analysis/imagenet.js';
 import { keywordsOf } from '../../src/analysis/keywords.js';
-import { confidenceReason, sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/search/confidence.js';
+import { sureWordShare, wordEvidence, WEAK_GUESS } from '../../src/search/confidence.js';
+import { hitEvidence } from '../../src/search/hit-evidence.js';
 import { IMAGENET_HYPERNYMS } from '../../src/models/imagenet/hypernyms.js';
 import { cocoBroaderNames } from '../../src/models/perception/labels.js';
 
@@ -94,9 +95,10 @@ describe('--explain names the fact a broader name came from', () => {
   it('"dog" (dog, from Pekinese, 50%)', () => {
     const found = wordEvidence(['dog'], imagenetFacts([{ ...PEKINESE, p: 0.5 }, { ...PUG, p: 0.3 }]));
     expect(found.get('dog')).toEqual({ strength: 0.5, label: 'dog', via: 'Pekinese' });
-    const reason = confidenceReason({ similarity: 0.41, sureWords: 0.5, classified: true }, found);
-    expect(reason).toContain('"dog" (dog, from Pekinese, 50%)');
+    const reasonOf = (word: string, facts: ReturnType<typeof imagenetFacts>) =>
+      hitEvidence({ similarity: 0.41, facts, matched: [word], idf: new Map([[word, 1]]) }, { example: false, seenOnly: false }).reason;
+    expect(reasonOf('dog', imagenetFacts([{ ...PEKINESE, p: 0.5 }, { ...PUG, p: 0.3 }]))).toContain('"dog" (dog, from Pekinese, 50%)');
     // A fact's own label says no "from".
-    expect(confidenceReason({ similarity: 0.41, sureWords: 0.5, classified: true }, wordEvidence(['pekinese'], imagenetFacts([{ ...PEKINESE, p: 0.5 }])))).toContain('"pekinese" (Pekinese, 50%)');
+    expect(reasonOf('pekinese', imagenetFacts([{ ...PEKINESE, p: 0.5 }]))).toContain('"pekinese" (Pekinese, 50%)');
   });
 });

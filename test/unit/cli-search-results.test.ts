@@ -11,6 +11,8 @@ const result = (name: string, confidence: number, label: SearchResult['confidenc
   start: 0,
   end: 4,
   filename: `${name}.mp4`,
+  kinds: ['seen'],
+  evidence: { seen: { probability: confidence, matched: [name], snippet: `${name} 90%` } },
 });
 
 /** The terminal answer of `vidembed search`: likely matches first, the rest under a "weaker matches" line. */
@@ -38,8 +40,33 @@ describe('search results on a terminal', () => {
     expect(strong).not.toContain(NOTHING_LIKELY_LINE);
   });
 
-  it('shows what drove the confidence with --explain', () => {
-    const r = { ...result('a', 0.9, 'high'), description: 'A dog.', matched_words: ['dog'], confidence_reason: 'analysis saw "dog" (dog, 91%)' };
-    expect(formatSearchResults([r], { first: 1, explain: true })).toContain('[confidence: analysis saw "dog" (dog, 91%)]');
+  it('shows what drove the confidence with --explain: each kind\'s probability and the raw parts', () => {
+    const r: SearchResult = {
+      ...result('a', 0.9, 'high'),
+      description: 'A dog.',
+      matched_words: ['dog'],
+      confidence_reason: 'seen 90%: analysis saw "dog" (dog, 91%)',
+      evidence: { seen: { probability: 0.9, snippet: 'dog 91%', parts: { similarity: 0.41, sure_words: 0.91 } } },
+    };
+    const text = formatSearchResults([r], { first: 1, explain: true });
+    expect(text).toContain('[confidence: seen 90%: analysis saw "dog" (dog, 91%)]');
+    expect(text).toContain('seen 0.90 (similarity 0.41, sure_words 0.91)');
+    expect(text).toContain('relevance 0.600');
+  });
+
+  it('gives each hit a badge of the kinds that matched and the snippet that matched; relevance only with --explain', () => {
+    const talk: SearchResult = {
+      ...result('talk', 0.75, 'high'),
+      kinds: ['seen', 'said'],
+      evidence: { seen: { probability: 0.2, snippet: 'A test card.' }, said: { probability: 0.7, matched: ['launch'], snippet: '…when a convert to the *launch* only…' } },
+    };
+    const sign: SearchResult = { ...result('sign', 0.5, 'medium'), kinds: ['written'], evidence: { written: { probability: 0.5, matched: ['exit'], snippet: 'EXIT' } } };
+    const text = formatSearchResults([talk, sign, result('dog', 0.8, 'high')], { first: 1 });
+    const line = (s: string) => text.split('\n').find((l) => l.includes(s)) ?? '';
+    expect(line('talk.mp4')).toContain('seen+said: "…when a convert to the *launch* only…"'); // the surest kind's snippet
+    expect(line('sign.mp4')).toContain('written: on screen "EXIT"');
+    expect(line('dog.mp4')).toContain('seen: dog 90%');
+    expect(text).not.toMatch(/relevance|0\.600/);
+    expect(text.split('\n').find((l) => l.includes('confidence'))).toMatch(/confidence\s*│\s*evidence\s*│\s*moment/);
   });
 });

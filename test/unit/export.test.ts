@@ -4,7 +4,7 @@
  * cells are parsed, not compared as strings.
  */
 import { describe, expect, it } from 'vitest';
-import { framesToTimecode, timecodeBase, timecodeToFrames, toCsv, toEdl, toJson, toSrt, type ExportMoment } from '../../src/cli/export.js';
+import { exportMoments, framesToTimecode, selects, timecodeBase, timecodeToFrames, toCsv, toEdl, toJson, toSrt, type ExportMoment } from '../../src/cli/export.js';
 
 const moment = (rank: number, filename: string, start: number, end: number, fps?: number): ExportMoment => ({
   rank,
@@ -16,6 +16,8 @@ const moment = (rank: number, filename: string, start: number, end: number, fps?
   relevance: 0.6 - rank / 100,
   confidence: 0.7,
   confidence_label: 'high',
+  kinds: ['seen'],
+  evidence: { seen: { probability: 0.7 } },
   fps,
 });
 
@@ -137,5 +139,46 @@ describe("exports name the user's own file", () => {
       '* FROM CLIP NAME: holiday.mov',
     ]);
     expect(edl.find((l) => l.startsWith('001'))).toContain('00:00:12:13 00:00:17:00');
+  });
+});
+
+describe('selects: handles, minimum length, adjacent moments merged', () => {
+  const at = (rank: number, video: string, start: number, end: number, duration?: number): ExportMoment => ({ ...moment(rank, `${video}.mp4`, start, end, 25), video_id: video, duration });
+
+  it('adds a handle each side (1 s by default), never before 0 or past the file', () => {
+    const [a, b] = selects([at(1, 'v1', 10, 14, 60), at(2, 'v2', 0.4, 4, 4.5)]);
+    expect([a.start, a.end]).toEqual([9, 15]);
+    expect(a.match).toEqual({ start: 10, end: 14 });
+    expect([b.start, b.end]).toEqual([0, 4.5]);
+  });
+
+  it('makes every event at least the minimum length (2 s by default), grown about its middle', () => {
+    // A 6-frame spoken hit: 45.84–46.12.
+    const [e] = selects([at(1, 'v1', 45.84, 46.12, 120)], { handles: 0 });
+    expect(e.end - e.start).toBeCloseTo(2, 6);
+    expect((e.start + e.end) / 2).toBeCloseTo((45.84 + 46.12) / 2, 6);
+    const [edge] = selects([at(1, 'v1', 0, 0.2, 10)], { handles: 0, minLength: 3 });
+    expect([edge.start, edge.end]).toEqual([0, 3]);
+    const [long] = selects([at(1, 'v1', 1, 2, 10)], { handles: 2, minLength: 2 });
+    expect([long.start, long.end]).toEqual([0, 4]);
+  });
+
+  it('merges moments of one file that touch or overlap once widened, keeping every rank, in rank order', () => {
+    const events = selects([at(1, 'v1', 10, 12, 60), at(2, 'v2', 5, 8, 60), at(3, 'v1', 13, 15, 60), at(4, 'v1', 40, 42, 60)]);
+    expect(events.map((e) => [e.video_id, e.start, e.end, e.ranks])).toEqual([
+      ['v1', 9, 16, [1, 3]],
+      ['v2', 4, 9, [2]],
+      ['v1', 39, 43, [4]],
+    ]);
+  });
+
+  it('gives the EDL no event shorter than the minimum, and the flags change both', () => {
+    const edl = exportMoments('edl', 'q', [at(1, 'v1', 45.84, 46.12, 120)]);
+    const e = parseEdl(edl).events[0];
+    const [srcIn, srcOut] = e.tc.slice(0, 2).map((tc) => timecodeToFrames(tc, 25));
+    expect((srcOut - srcIn) / 25).toBeGreaterThanOrEqual(2);
+    const tight = parseEdl(exportMoments('edl', 'q', [at(1, 'v1', 45.84, 46.12, 120)], { handles: 0, minLength: 0.5 })).events[0];
+    const [tIn, tOut] = tight.tc.slice(0, 2).map((tc) => timecodeToFrames(tc, 25));
+    expect((tOut - tIn) / 25).toBeCloseTo(0.52, 1);
   });
 });

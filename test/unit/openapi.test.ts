@@ -89,6 +89,7 @@ describe('GET /openapi.json', () => {
         'updateCollection',
         'deleteCollection',
         'listVideos',
+        'findVideos',
         'getVideo',
         'deleteVideo',
         'reprocessVideo',
@@ -98,6 +99,12 @@ describe('GET /openapi.json', () => {
         'getVideoTranscript',
         'listJobs',
         'cancelJob',
+        'createWebhook',
+        'listWebhooks',
+        'getWebhook',
+        'deleteWebhook',
+        'testWebhook',
+        'listWebhookDeliveries',
       ].sort(),
     );
   });
@@ -173,7 +180,7 @@ describe('GET /openapi.json', () => {
         for (const ex of examples) expect(validate(ex), `${method} ${path} example ${JSON.stringify(ex)}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       }
     }
-    expect(bodies).toBe(11);
+    expect(bodies).toBe(12);
   });
 
   it('documents path parameters of every templated path', () => {

@@ -245,4 +245,39 @@ describe('a worker whose job store goes away', () => {
     expect(waits).toEqual([0.005, 0.01, 0.02]);
     expect(lines.some((l) => l.startsWith('what the job needs answers again'))).toBe(true);
   });
+
+  it('exits once idle for its idle time even while the store is out of reach (a worker left by a stopped database)', async () => {
+    const db = new Switch();
+    db.down = true;
+    const { h } = host(db, async () => 'done');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    // Without the exit it would wait out the outage until stopped: the test's timeout would fail it.
+    await new Worker(h, { ...opts, idleExitMs: 50, backoffMs: [5, 20], log: (l) => void lines.push(l) }).run(stop.signal);
+    expect(stop.signal.aborted).toBe(false);
+    expect(lines.some((l) => /^idle for \d+ s, the job store out of reach: exiting$/.test(l))).toBe(true);
+    expect(lines.some((l) => l.startsWith('cannot reach the database'))).toBe(true);
+  });
+
+  it("backs off in the fair lane too: its claims during an outage beside a long job wait longer each time", async () => {
+    const db = new Switch();
+    // The main job: the database goes away while it runs (400 ms) and is back before it settles.
+    const { h, memory } = host(db, async () => {
+      db.down = true;
+      await new Promise((r) => setTimeout(r, 400));
+      db.down = false;
+      return 'done';
+    });
+    const jobId = await memory.queue.enqueue('video.process', 'vid_long', undefined, 'alice');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    const running = new Worker(h, { ...opts, fairLaneMs: 5, backoffMs: [5, 40], log: (l) => void lines.push(l) }).run(stop.signal);
+    while ((await memory.queue.get(jobId))?.status !== 'done') await new Promise((r) => setTimeout(r, 2));
+    stop.abort();
+    await running;
+    const waits = lines.filter((l) => l.startsWith('fair lane: cannot reach the database')).map((l) => Number(/retrying in ([\d.]+) s/.exec(l)![1]));
+    // Polling every 2 ms would have logged ~200 lines; with backoff: 5, 10, 20, 40, 40… ms.
+    expect(waits.slice(0, 4)).toEqual([0.005, 0.01, 0.02, 0.04]);
+    expect(waits.length).toBeLessThan(16);
+  });
 });

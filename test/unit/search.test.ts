@@ -11,7 +11,7 @@ describe('search: relevance, keywords, confidence, warnings', () => {
   const { engine, catalog, embedder: fake } = memoryEngine({ analyzers: [] });
   let collectionId: string;
 
-  const addVideo = async (filename: string, segs: { text: string; keywords: string; description: string }[], status: 'processed' | 'uploaded' = 'processed') => {
+  const addVideo = async (filename: string, segs: { text: string; keywords: string; description: string; facts?: Record<string, unknown> }[], status: 'processed' | 'uploaded' = 'processed') => {
     const id = `vid_${filename.replace(/\W/g, '')}`;
     await catalog.videos.insert({ id, collection_id: collectionId, filename, path: `/library/${filename}`, size_bytes: 1 });
     if (status === 'uploaded') return id;
@@ -21,7 +21,7 @@ describe('search: relevance, keywords, confidence, warnings', () => {
       id,
       collectionId,
       fake.dim,
-      segs.map((s, i) => ({ idx: i, start: i * 4, end: i * 4 + 4, description: s.description, keywords: s.keywords, vector: vectors[i] })),
+      segs.map((s, i) => ({ idx: i, start: i * 4, end: i * 4 + 4, description: s.description, keywords: s.keywords, facts: s.facts, vector: vectors[i] })),
     );
     await catalog.videos.markProcessed(id, '{}');
     return id;
@@ -31,7 +31,9 @@ describe('search: relevance, keywords, confidence, warnings', () => {
     collectionId = (await engine.createCollection({ name: 'lib', model: fake.id })).collection_id;
     await addVideo('dog.mp4', [{ text: 'dog grass park', keywords: 'dog \n grass', description: 'A dog. Low-angle shot looking up.' }]);
     await addVideo('cat.mp4', [{ text: 'cat sofa', keywords: 'cat \n couch', description: 'A cat. Low-angle shot looking up.' }]);
-    await addVideo('sign.mp4', [{ text: 'street night', keywords: 'street \n EXIT', description: 'A street. Text on screen: "EXIT".' }]);
+    await addVideo('sign.mp4', [
+      { text: 'street night', keywords: 'street \n EXIT', description: 'A street. Text on screen: "EXIT".', facts: { ocr: { version: '1', facts: [{ kind: 'text', label: 'EXIT', confidence: 0.9 }] } } },
+    ]);
     await addVideo('sea.mp4', [
       { text: 'sea waves', keywords: 'sea', description: 'The sea.' },
       { text: 'boat sea harbour', keywords: 'boat \n sea', description: 'A boat on the sea.' },
@@ -39,20 +41,24 @@ describe('search: relevance, keywords, confidence, warnings', () => {
   });
   afterAll(async () => engine.close());
 
-  it('orders results by the relevance it shows, one per video, with a calibrated confidence and a label', async () => {
+  it('orders results by the relevance it shows (0–1, the ranking probability), one per video, with a label and evidence by kind', async () => {
     const res = await engine.search(collectionId, { text: 'a dog on the grass', top_k: 10 });
     expect(res.results[0].filename).toBe('dog.mp4');
     const rel = res.results.map((r) => r.relevance!);
     expect(rel).toEqual([...rel].sort((a, b) => b - a));
     expect(new Set(res.results.map((r) => r.video_id)).size).toBe(res.results.length);
     for (const r of res.results) {
+      expect(r.relevance).toBeGreaterThanOrEqual(0);
+      expect(r.relevance).toBeLessThanOrEqual(1);
       expect(r.confidence).toBeGreaterThanOrEqual(0);
       expect(r.confidence).toBeLessThanOrEqual(1);
       expect(r.confidence_label).toBe(r.confidence! >= 0.7 ? 'high' : r.confidence! >= 0.4 ? 'medium' : 'low');
-      // Keyword matches raise relevance above the cosine; nothing lowers it.
-      expect(r.relevance!).toBeGreaterThanOrEqual(r.similarity - 1e-6);
+      // No talk here: what matched is seen (or written), each kind with its own probability.
+      expect(r.kinds.length).toBeGreaterThan(0);
+      expect(r.kinds).not.toContain('said');
+      for (const k of r.kinds) expect(r.evidence[k]!.probability).toBeGreaterThanOrEqual(0);
     }
-    expect(res.results[0].relevance!).toBeGreaterThan(res.results[0].similarity);
+    expect(res.results[0].evidence.seen?.matched).toEqual(expect.arrayContaining(['dog']));
     expect(res.results[0].confidence!).toBeGreaterThan(res.results[1].confidence!);
   });
 
@@ -60,10 +66,15 @@ describe('search: relevance, keywords, confidence, warnings', () => {
     const exit = await engine.search(collectionId, { text: 'EXIT', top_k: 1 }, { explain: true });
     expect(exit.results[0].filename).toBe('sign.mp4');
     expect(exit.results[0].matched_words).toEqual(['exit']);
-    // "looking" is only in the descriptions' camera wording: it gives no keyword bonus to anything.
+    // Text on screen is written evidence, with the line that was read.
+    expect(exit.results[0].kinds).toContain('written');
+    expect(exit.results[0].evidence.written).toMatchObject({ matched: ['exit'], snippet: expect.stringMatching(/EXIT/) });
+    expect(exit.results[0].evidence.written!.parts).toHaveProperty('sure_words');
+    // "looking" is only in the descriptions' camera wording: no word matches anything.
     const looking = await engine.search(collectionId, { text: 'looking', top_k: 10 }, { explain: true });
     for (const r of looking.results) {
-      expect(r.relevance).toBeCloseTo(r.similarity, 6);
+      expect(r.kinds).toEqual(['seen']);
+      expect(r.evidence.seen!.matched).toBeUndefined();
       expect(r.matched_words).toBeUndefined();
     }
   });

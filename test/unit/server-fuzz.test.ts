@@ -1,8 +1,11 @@
+import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MediaError } from '../../src/api/errors.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { startTestServer, type TestServer, anyFileIsVideo } from '../helpers/server.js';
+import { nearMissOf, valueOf, type Schema } from '../helpers/schema-arbitrary.js';
 
 /**
  * Property-based fuzzing of every endpoint's body, path parameters, query and headers against a
@@ -15,6 +18,9 @@ import { startTestServer, type TestServer, anyFileIsVideo } from '../helpers/ser
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const TIME_LIMIT_MS = 20_000;
+/** The /openapi.json-driven part: its cases and time (FUZZ_SCHEMA_RUNS, FUZZ_SCHEMA_S for a long run). */
+const SCHEMA_RUNS = Number(process.env.FUZZ_SCHEMA_RUNS ?? 400);
+const SCHEMA_TIME_LIMIT_MS = Number(process.env.FUZZ_SCHEMA_S ?? 20) * 1000;
 
 interface Sent {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
@@ -36,7 +42,12 @@ describe('fuzzing every endpoint', () => {
     s = await startTestServer({
       engine: {
         embedderFor: () => fake,
-        checkVideo: anyFileIsVideo,
+        // The fixture upload (a.mp4) passes as a video; any other bytes are refused as ffmpeg's probe
+        // would refuse them (422 invalid_media): analysing them would start ffmpeg, a process.
+        checkVideo: async (file: string, name: string) => {
+          if (name !== 'a.mp4') throw new MediaError(`${name} is not a video ffmpeg can read`);
+          await anyFileIsVideo();
+        },
         maxUploadBytes: 256 * 1024,
         maxTensorBytes: 64 * 1024,
         fetchPolicy: { resolve: async () => [{ address: '127.0.0.1', family: 4 }], timeoutMs: 2000 },
@@ -209,6 +220,109 @@ describe('fuzzing every endpoint', () => {
     for (const [method, path] of [['PUT', '/collections'], ['DELETE', `/videos/${videoId}/status`], ['PATCH', '/healthz'], ['GET', '/../../etc/passwd'], ['GET', '/%2e%2e/']] as const) {
       await check({ method, path });
     }
+  });
+
+  /** `url` with a public IP literal as its host replaced by a name (the rest as it was). */
+  const offTheNet = (url: string): string => {
+    let host: string;
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      return url;
+    }
+    if (!/^\[|^[0-9.]+$/.test(host)) return url;
+    const at = url.indexOf('://') + 3;
+    const rest = url.slice(at);
+    const end = rest.search(/[/?#\\]/);
+    const authority = end < 0 ? rest : rest.slice(0, end);
+    const hostStart = authority.lastIndexOf('@') + 1;
+    const hostAndPort = authority.slice(hostStart);
+    const port = hostAndPort.startsWith('[') ? hostAndPort.slice(hostAndPort.indexOf(']') + 1) : hostAndPort.slice(hostAndPort.indexOf(':') < 0 ? hostAndPort.length : hostAndPort.indexOf(':'));
+    return `${url.slice(0, at)}${authority.slice(0, hostStart)}literal.fuzz.test${port}${end < 0 ? '' : rest.slice(end)}`;
+  };
+
+  /**
+   * Bodies made from /openapi.json alone (test/helpers/schema-arbitrary.ts): values each operation's
+   * schema is meant to accept, and near misses. Every answer is below 500 (check()); a body the
+   * schema accepts (checked with Ajv, so the generator cannot cheat) is answered a status the
+   * operation lists, and refused only for a rule the document states: a 400 when a field it sends
+   * says what is a 400 (base64 that is not), a 422 `invalid_media` where the operation says so, or
+   * a 422 whose every issue names a field whose description says what is a 422.
+   */
+  it('bodies generated from /openapi.json: valid ones answered as documented, near misses 4xx', async () => {
+    const doc = (await (await request(`${s.url}/openapi.json`)).body.json()) as { paths: Record<string, Record<string, any>> };
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true, validateFormats: false });
+    const ids: Record<string, string> = { collection_id: collectionId, video_id: videoId, request_id: taskId };
+    const ops = Object.entries(doc.paths).flatMap(([p, byMethod]) =>
+      Object.entries(byMethod)
+        .filter(([, op]) => op.requestBody?.content?.['application/json'])
+        .map(([method, op]) => ({ method: method.toUpperCase() as Sent['method'], path: p, op, schema: op.requestBody.content['application/json'].schema as Schema, validate: ajv.compile(op.requestBody.content['application/json'].schema) })),
+    );
+    expect(ops.length).toBeGreaterThanOrEqual(10);
+    /** The descriptions on the way from the body's schema down to `loc` (['body', field, ...]). */
+    const descriptionsAt = (schema: any, loc: (string | number)[]): string => {
+      const out: string[] = [];
+      let at = schema;
+      for (const key of loc.slice(1)) {
+        const alts = [at, ...(at?.oneOf ?? []), ...(at?.anyOf ?? [])];
+        at = typeof key === 'number' ? (at?.prefixItems?.[key] ?? at?.items) : alts.map((a) => a?.properties?.[key]).find(Boolean);
+        if (!at) break;
+        if (at.description) out.push(at.description);
+      }
+      return out.join(' ');
+    };
+    let valid = 0;
+    let tensorIds = 0;
+    const problems: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(...ops.map((op, i) => fc.tuple(fc.constant(i), fc.oneof({ weight: 3, arbitrary: valueOf(op.schema) }, { weight: 1, arbitrary: nearMissOf(op.schema) })))),
+        async ([i, generated]) => {
+          const op = ops[i];
+          let body = generated;
+          if (body && typeof body === 'object' && !Array.isArray(body)) {
+            const b = { ...(body as Record<string, unknown>) };
+            // A tensor upload's request_id is taken once per owner: fresh ones, so valid bodies are stored.
+            if (op.path === '/files/upload/tensors' && 'request_id' in b) b.request_id = `gen-${tensorIds++}`;
+            // Nothing leaves the machine: a URL naming a public address literally names a test host
+            // instead (which the resolver puts on loopback, so the SSRF guard refuses it).
+            for (const k of ['video_url', 'image_url']) if (typeof b[k] === 'string') b[k] = offTheNet(b[k] as string);
+            body = b;
+          }
+          const isValid = op.validate(body);
+          const sent = JSON.stringify(body) ?? 'null';
+          const url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? 'x'));
+          const res = await request(`${s.url}${url}`, { method: op.method, headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, body: sent });
+          const text = await res.body.text();
+          stats.cases++;
+          stats.byStatus.set(res.statusCode, (stats.byStatus.get(res.statusCode) ?? 0) + 1);
+          if (res.statusCode >= 500) stats.serverErrors++;
+          expect(res.statusCode, `${op.method} ${op.path} ${sent.slice(0, 300)} → ${res.statusCode} ${text.slice(0, 300)}`).toBeLessThan(500);
+          if (!isValid) return;
+          valid++;
+          const what = `${op.method} ${op.path} ${sent.slice(0, 200)} → ${res.statusCode} ${text.slice(0, 300)}`;
+          if (res.statusCode >= 300 && !(String(res.statusCode) in op.op.responses)) problems.push(`${what}: not listed`);
+          const answer = res.statusCode >= 400 ? JSON.parse(text) : undefined;
+          if (res.statusCode === 400) {
+            const fields = Object.keys(body as object).filter((k) => /a 400/.test(descriptionsAt(op.schema, ['body', k])) || /a 400/.test(descriptionsAt(op.schema, ['body', k, 'data'])));
+            if (!fields.length) problems.push(`${what}: a 400 no field of the body documents`);
+          }
+          if (res.statusCode === 422) {
+            if (answer.code === 'invalid_media') {
+              if (!/invalid_media/.test(op.op.responses['422'].description)) problems.push(`${what}: invalid_media where the operation does not say so`);
+            } else {
+              for (const issue of answer.detail as { loc: (string | number)[]; msg: string }[]) {
+                if (!/422/.test(descriptionsAt(op.schema, issue.loc))) problems.push(`${what}: ${JSON.stringify(issue.loc)} ${issue.msg}: a rule the document does not state`);
+              }
+            }
+          }
+        },
+      ),
+      { seed: SEED, numRuns: SCHEMA_RUNS, interruptAfterTimeLimit: SCHEMA_TIME_LIMIT_MS, endOnFailure: true },
+    );
+    expect(problems).toEqual([]);
+    // Not vacuous: most generated bodies were ones the schemas accept.
+    expect(valid).toBeGreaterThan(Math.min(SCHEMA_RUNS, 200) / 3);
   });
 
   it('still answers /healthz within a second afterwards, and counted no 5xx', async () => {

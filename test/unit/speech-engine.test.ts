@@ -16,13 +16,17 @@ import { memoryEngine } from '../helpers/memory-engine.js';
 
 /** Says "quarterly revenue grew" once per second of audio it is given. */
 class SayingEngine implements SpeechEngine {
+  static words = 0;
   readonly name = 'fake';
   readonly version = 'fake-1';
   readonly language = 'en';
   async transcribe(chunks: AsyncIterable<Buffer>, onWord: (w: SpokenWord) => void): Promise<void> {
     let t = 0;
     for await (const c of chunks) {
-      for (const [i, w] of ['quarterly', 'revenue', 'grew'].entries()) onWord({ w, start: t + i * 0.3, end: t + i * 0.3 + 0.25, conf: 0.9 });
+      for (const [i, w] of ['quarterly', 'revenue', 'grew'].entries()) {
+        SayingEngine.words++;
+        onWord({ w, start: t + i * 0.3, end: t + i * 0.3 + 0.25, conf: 0.9 });
+      }
       t += c.length / 32000;
     }
   }
@@ -55,11 +59,17 @@ async function run(kind: 'embedding' | 'tagging', withAudio: boolean): Promise<{
 }
 
 describe('a task hears the audio_input tensor', () => {
-  it('tags each segment by what its soundtrack is; the vectors are the picture\'s, with or without audio', async () => {
+  it("tags each segment by what its soundtrack is; the vectors are the picture's, with or without audio", async () => {
+    SayingEngine.words = 0;
     const heard = await run('embedding', true);
+    expect(SayingEngine.words).toBeGreaterThan(0); // the audio reached the recognizer
+    const words = SayingEngine.words;
     const silent = await run('embedding', false);
+    expect(SayingEngine.words).toBe(words); // no audio, nothing heard
+    // What was said never reached the text encoder, and never moved a vector.
+    expect(heard.text).toEqual([]);
     expect(heard.embeddings).toEqual(silent.embeddings);
-    expect(heard.text).toEqual([]); // what is said is never embedded into a vector
+    for (const v of heard.embeddings) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
     const tagged = await run('tagging', true);
     const quiet = await run('tagging', false);
     expect(tagged.tags.segments.map((s) => s.audio?.label)).toEqual(tagged.tags.segments.map(() => 'speech'));

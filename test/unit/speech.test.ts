@@ -5,13 +5,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { audioTag, soundtrackSegment, SpeechAnalyzer, type HeardSoundtrack } from '../../src/speech/analyzer.js';
-import { attachSoundtrack, fuse, pcmFromFloat } from '../../src/speech/attach.js';
+import { attachSoundtrack, pcmFromFloat } from '../../src/speech/attach.js';
 import { cuesOf, formatTranscript } from '../../src/speech/format.js';
 import { isNarrowband, LevelMeter, type Level } from '../../src/speech/levels.js';
 import { matchSpoken, saidContext, spokenQuery, wordRange } from '../../src/speech/match.js';
-import { alignPhones, guessPhones, numberWords, parseDict, phonesOf, setDictForTests, soundGrams, soundKey, spokenWords } from '../../src/speech/phonetic.js';
+import { alignPhones, guessPhones, numberWords, parseDict, phonesOf, setDictForTests, soundGrams, soundKey, spokenTerm, spokenWords } from '../../src/speech/phonetic.js';
 import { mirrorBand, parseWordLine } from '../../src/speech/pocketsphinx.js';
-import { spokenBonus, spokenHits } from '../../src/speech/search.js';
+import { saidFeatures, spokenHits } from '../../src/speech/search.js';
+import { saidProbability } from '../../src/search/evidence.js';
+import { keywordsOf } from '../../src/analysis/keywords.js';
 import type { SpeechEngine, SpokenWord, TranscribeOptions } from '../../src/speech/types.js';
 import type { SegmentsCatalog } from '../../src/store/catalog/types.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
@@ -121,9 +123,11 @@ describe('spoken matching', () => {
     expect(transcript[m.first].w).toBe('grew');
   });
 
-  it('has terms for the keyword index: content words, their sound keys and runs of sounds', () => {
+  it('has terms for the keyword index: content words as spoken terms, their sound keys and runs of sounds', () => {
     const q = spokenQuery('the quarterly revenue')!;
-    expect(q.terms).toEqual(['quarterly', soundKey('quarterly'), 'revenue', soundKey('revenue'), ...soundGrams(['the', 'quarterly', 'revenue'])]);
+    expect(q.terms).toEqual(['zwquarterly', soundKey('quarterly'), 'zwrevenue', soundKey('revenue'), ...soundGrams(['the', 'quarterly', 'revenue'])]);
+    expect(q.content).toEqual(['quarterly', 'revenue']);
+    expect(spokenTerm("don't")).toBe('zwdont');
     expect(spokenQuery('the of a')).toBeUndefined();
   });
 
@@ -223,10 +227,12 @@ describe('the audio tag', () => {
     expect(Object.values(other.scores).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 2);
   });
 
-  it('puts what was said in a segment into a fact, its sound keys and runs of sounds into index terms', () => {
+  it('puts what was said in a segment into a fact, its words as spoken terms, their sound keys and runs of sounds into index terms', () => {
     const out = soundtrackSegment(heard(Array(40).fill(lv(-20, 0.3)), words('the quarterly revenue', 1, 0.6)), 0, 4);
     expect(out.facts).toEqual([{ kind: 'speech', label: 'the quarterly revenue', confidence: 0.9 }]);
-    expect(out.terms).toEqual([soundKey('quarterly'), soundKey('revenue'), ...soundGrams(['the', 'quarterly', 'revenue'])]);
+    expect(out.terms).toEqual(['zwthe', soundKey('the'), 'zwquarterly', soundKey('quarterly'), 'zwrevenue', soundKey('revenue'), ...soundGrams(['the', 'quarterly', 'revenue'])].filter(Boolean));
+    // What is said never enters the keyword index as plain words (they would match as if seen).
+    expect(keywordsOf({ speech: out })).not.toMatch(/\bquarterly\b/);
     expect(out.tags?.audio.label).toBe('speech');
   });
 });
@@ -268,7 +274,7 @@ describe('the speech analyzer', () => {
     expect((await new SpeechAnalyzer(undefined, 'none here').listen(pcmFromFloat(new Float32Array(16000)))).reason).toBe('none here');
   });
 
-  it("fuses a speaking segment's words into its vector and tags its audio", async () => {
+  it("tags a speaking segment's audio and never changes its vector (what is said is its own evidence)", async () => {
     const e = new FakeEmbedder();
     const seg = { start: 0, end: 4, vector: (await e.embedText('red')).vector, tags: {}, analysis: {} };
     const silent = { start: 4, end: 8, vector: seg.vector, tags: {}, analysis: {} };
@@ -277,10 +283,9 @@ describe('the speech analyzer', () => {
       levels: [...Array(40).fill({ db: -20, flatness: 0.3, hf: 0.1 }), ...Array(40).fill({ db: -80, flatness: 1, hf: 0 })],
       transcript: { engine: 'fake', language: 'en', words: words('we did it we did it we did it', 0), duration: 8 },
     };
-    await attachSoundtrack([seg, silent], heard, e);
-    const said = (await e.embedText('we did it we did it we did it')).vector;
-    expect(seg.vector).toEqual(fuse((await e.embedText('red')).vector, said, 0.35));
-    expect(silent.vector).toEqual((await e.embedText('red')).vector); // nothing said: the picture alone
+    attachSoundtrack([seg, silent], heard);
+    expect(seg.vector).toEqual((await e.embedText('red')).vector); // the picture alone, words or not
+    expect(silent.vector).toEqual((await e.embedText('red')).vector);
     expect((seg.tags as Record<string, { label: string }>).audio.label).toBe('speech');
     expect((silent.tags as Record<string, { label: string }>).audio.label).toBe('silence');
     expect(seg.analysis).toHaveProperty('speech.facts.0.kind', 'speech');
@@ -303,7 +308,7 @@ describe('spoken search', () => {
     [1, { id: 1, video_id: 'v1', start: 0, end: 4 }],
     [2, { id: 2, video_id: 'v2', start: 0, end: 4 }],
   ]);
-  const index: Record<string, number[]> = { quarterly: [1], [soundKey('quarterly')!]: [1], revenue: [1, 2], [soundKey('revenue')!]: [1, 2] };
+  const index: Record<string, number[]> = { zwquarterly: [1], [soundKey('quarterly')!]: [1], zwrevenue: [1, 2], [soundKey('revenue')!]: [1, 2] };
   const catalog = {
     selectiveTerms: async (terms: string[]) => terms,
     termMatches: async (_c: string, terms: string[]) => new Map(terms.filter((t) => index[t]).map((t) => [t, index[t]])),
@@ -321,7 +326,10 @@ describe('spoken search', () => {
     expect(hits.get(1)?.start).toBeCloseTo(0.2 + 4 * 0.4, 6);
     expect(hits.get(1)?.said.text).toContain('*quarterly revenue*');
     expect(hits.get(2)?.score ?? 0).toBeLessThan(1);
-    expect(spokenBonus(hits.get(1), q)).toBeCloseTo(0.6, 6);
-    expect(spokenBonus(hits.get(2), q)).toBeLessThan(spokenBonus(hits.get(1), q));
+    // The said curve reads the match: verbatim and every word heard as itself beats a partial one.
+    const full = saidFeatures(hits.get(1)!, q);
+    expect(full).toMatchObject({ score: 1, content: 2, exact: 1 });
+    expect(full.rarity).toBeGreaterThan(4); // "quarterly revenue": rarer than 10^-4 per word
+    expect(saidProbability(full)).toBeGreaterThan(saidProbability(saidFeatures(hits.get(2)!, q)));
   });
 });

@@ -96,12 +96,12 @@ export function registerCollection(program: Command, run: Run): void {
     .command('delete')
     .argument('<name>', 'collection name or id')
     .option('-y, --yes', 'do not ask (scripts)')
-    .description('delete a collection with all its videos, their files, segments and vectors')
+    .description("delete a collection with all its videos, their segments and vectors, and the library's copies of uploaded files (files indexed in place stay)")
     .addHelpText('after', '\nExamples:\n  $ vidembed collection delete demo\n  $ vidembed collection delete demo --yes --json')
     .action(async (name: string, opts: { yes?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const c = await ctx.service.collectionDetails(name);
-        await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'} (files included)?`, opts.yes, globals.json);
+        await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'}? The library's copies of uploaded files are deleted; files indexed in place stay where they are.`, opts.yes, globals.json);
         const res = await ctx.service.deleteCollection(c.id);
         const config = readUserConfig(ctx.paths);
         if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined, default_collection_name: undefined });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../api/errors.js';
 import { openBlobStore, storageRoot } from '../../config.js';
+import { pgVectorRequest, pgVectorSettings } from '../../env.js';
 import type { Run } from '../context.js';
 import { printJson, printTable } from '../output.js';
 
@@ -43,9 +44,15 @@ export function registerMigrate(program: Command, run: Run): void {
           const say = (line: string) => !globals.json && process.stderr.write(`${line}\n`);
           try {
             say(`copying ${ctx.paths.dbFile} into ${redactUrl(opts.to)}`);
-            const counts = await copySqliteToPg(store, pool, (table, done, total) => {
-              if (table === 'segments' && done < total) say(`  segments ${done}/${total}`);
-            });
+            const counts = await copySqliteToPg(
+              store,
+              pool,
+              (table, done, total) => {
+                if (table === 'segments' && done < total) say(`  segments ${done}/${total}`);
+                if (table === 'hnsw index') say(`  vector index ${done}/${total} built`);
+              },
+              { request: pgVectorRequest(), settings: pgVectorSettings() },
+            );
             let blobs = 0;
             if (opts.storageTo) {
               const from = storageRoot(ctx.paths);

@@ -16,6 +16,8 @@ export interface ServeOptions {
   maxUploadMb?: number;
   syncTimeout?: number;
   allowPrivateUrls?: boolean;
+  /** Webhooks registered through this server may point at private/loopback addresses (issue 34). */
+  allowPrivateWebhooks?: boolean;
   log?: boolean;
   /** Threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: the event loop). */
   encoderThreads?: number;
@@ -33,6 +35,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--max-upload-mb <mb>', 'largest video upload in MiB (default 2048)', Number)
     .option('--sync-timeout <seconds>', 'time budget of synchronous model calls (default 120)', Number)
     .option('--allow-private-urls', 'let video_url point at private/loopback addresses (SSRF guard off)')
+    .option('--allow-private-webhooks', 'let webhooks registered through this server point at private/loopback addresses (docs/webhooks.md)')
     .option('--log', 'log every request as JSON lines')
     .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
     .option('--library <dir>', 'a folder whose footage clients may index in place (POST /collections/{id}/library-scan); repeatable', (v: string, all: string[] = []) => [...all, v])
@@ -54,8 +57,20 @@ export function registerServe(program: Command, run: Run): void {
               if (keys?.every((k) => k.revoked_at)) {
                 process.stderr.write('no API keys yet: create one with `vidembed keys create --name NAME --qps 5`\n');
               }
+              // Where searches run, and why (PostgreSQL: pgvector in the database, or each process's in-memory index).
+              const vectors = await engine.catalog.vectorStore?.().catch((err: unknown) => {
+                // A refusal (--pg-vector pgvector on a library that cannot) stops the server; an outage is said above.
+                if ((err as { cause?: { name?: string } }).cause?.name === 'VectorStoreRefusedError') {
+                  process.stderr.write(`vidembed: error: ${errorMessage(err)}\n`);
+                  process.exitCode = 2;
+                  setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the orderly shutdown below
+                }
+                return undefined;
+              });
+              if (vectors) process.stderr.write(`vector search: ${vectors.mode} (${vectors.reason})\n`);
             },
           });
+          return process.exitCode === 2 ? 2 : undefined; // refused at start (above)
         },
         { localOnly: true },
       ),
@@ -73,9 +88,9 @@ export async function serveUntilStopped(
   hooks: { ui?: UiSessions; ready: (address: string, engine: LocalEngine) => void | Promise<void> },
 ): Promise<void> {
   const threads = encoderThreads(opts.encoderThreads); // a bad value fails before anything starts
-  const [{ LocalEngine }, { Worker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
+  const [{ LocalEngine }, { startAttachedWorker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
     import('../../runtime/engine.js'),
-    import('../../runtime/worker.js'),
+    import('../../runtime/launcher.js'),
     import('../../server/app.js'),
     import('../../embedders/text-encoder.js'),
     import('../../embedders/text-encoder-pool.js'),
@@ -86,6 +101,7 @@ export async function serveUntilStopped(
     home,
     maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
+    webhooks: { allowPrivate: Boolean(opts.allowPrivateWebhooks) },
     memoryIndex: true,
     // Footage in place is read (served, processed) only from inside these.
     libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
@@ -111,21 +127,22 @@ export async function serveUntilStopped(
     if (code === 'EACCES') throw new BadRequestError(`not allowed to listen on ${opts.host}:${opts.port}: pick a port above 1024 with --port`);
     throw err;
   }
-  const stopWorker = new AbortController();
   const log = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
-  const worker = opts.worker ? new Worker(engine, { log }) : undefined;
-  // The worker waits out outages itself; were it ever to stop on an error, the server keeps serving.
-  const working = worker?.run(stopWorker.signal).catch((err: unknown) => log(`the worker stopped: ${errorMessage(err)}`));
+  // The worker is a process of its own: its jobs' model inference and ffmpeg piping never hold up
+  // this event loop, which only does I/O (src/runtime/launcher.ts). It fetches tasks' video_url
+  // under this server's settings; it waits out outages itself and is started again should it exit.
+  const workerArgs = [...(opts.allowPrivateUrls ? ['--allow-private-urls'] : []), ...(opts.maxUploadMb ? ['--max-upload-mb', String(opts.maxUploadMb)] : [])];
+  const worker = opts.worker ? startAttachedWorker(home, { log, args: workerArgs }) : undefined;
   // The CLI on this machine sends its searches here (no model load per call).
   const warm = warmIdleMs() > 0 ? await startWarmHost(engine, home) : undefined;
   await hooks.ready(address, engine);
   await new Promise<void>((resolve) => {
     const shutdown = async (sig: string) => {
       process.stderr.write(`${sig}: stopping (in-flight requests finish; the running job goes back to the queue)\n`);
-      stopWorker.abort();
+      const workerStopped = worker?.stop();
       await warm?.close();
       await app.close();
-      await working?.catch(() => {});
+      await workerStopped;
       await engine.close();
       resolve();
     };

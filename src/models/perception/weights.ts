@@ -44,23 +44,14 @@ export type PerceptionWeights = { -readonly [K in keyof typeof PERCEPTION_WEIGHT
 
 /**
  * Search scoring (src/search/hybrid.ts), tuned on the tuning half with the weights above.
- * `keyword`: relevance = cosine + keyword × (IDF-weighted share of query words found in the
- * segment's analysis words). `confidence` (src/search/confidence.ts): a logistic curve of the
- * result's own evidence — its similarity, the IDF-weighted share of query words analysis was sure of
- * (each word times the confidence of the fact naming it; guesses under 30 % count nothing), and
- * whether ImageNet classified the moment — so no filter, page or other result changes it.
- * Fitted by `node dist/eval/tune.js HOME` (2026-11-25) on the first results of the tuning half of
- * the 123-item set (61 queries, column `query`, both libraries: 122 first answers), the label a
- * person reads first. Reliability there (npm run eval -- search --half tuning, first results):
- *   with ImageNet:    high 14/16 right, medium 13/28, low 9/17
- *   without ImageNet: high 1/2, medium 6/7, low 10/52
- * The late-interaction and "sure words in the ranking" variants were measured there and dropped
- * (docs/eval.md); re-tuning the part weights on this half did not raise both libraries.
+ * `keyword`: the pre-rank = cosine + keyword × (IDF-weighted share of query words found in the
+ * segment's analysis words). The confidence curves (seen, said, written) and their combination are
+ * in src/search/evidence-weights.ts (issue 29); `highConfidence` / `mediumConfidence` are where the
+ * labels fall. (Until 2026-11-27 the confidence was one logistic curve here, fitted on the first
+ * results of the 123-item set's tuning half; its figures are in docs/eval.md.)
  */
 export const SEARCH_WEIGHTS = {
   keyword: 0.8,
-  // Fitted by eval/tune.ts (logistic regression on the tuning half's first answers of both libraries).
-  confidence: { similarity: 1.63, sureWords: 12.33, classified: 0.94, intercept: -2.43 },
   highConfidence: 0.7,
   mediumConfidence: 0.4,
 };

@@ -19,7 +19,7 @@ export const metaRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx }
   );
   routes.add(
     app,
-    { method: 'GET', url: '/readyz', operationId: 'ready', tags: ['meta'], open: true, errors: [503], summary: 'readiness: 503 while the database or blob store cannot be reached; no key needed', schema: operationsSchemas.ready },
+    { method: 'GET', url: '/readyz', operationId: 'ready', tags: ['meta'], open: true, errors: [503], summary: "readiness: 503 while the database or blob store cannot be reached or the server's disk is full; no key needed", schema: operationsSchemas.ready },
     async () => {
       const deps = await probe.check();
       if (deps.detail) throw new UnavailableError(`not ready: ${deps.detail}`);

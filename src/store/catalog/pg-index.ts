@@ -38,7 +38,7 @@ interface SyncRow {
  */
 const SYNC = `
   SELECT 0 AS kind, id::float8 AS id, video_id, labels, embedding, NULL::text AS xmin, NULL::float8 AS now_ms
-    FROM segments WHERE collection_id = $1 AND dim = $2 AND txid >= $3::xid8
+    FROM segments WHERE collection_id = $1 AND dim = $2 AND txid >= $3::xid8 AND embedding IS NOT NULL
   UNION ALL
   SELECT 1, segment_id::float8, NULL, NULL, NULL, NULL, NULL
     FROM segment_deletions WHERE $4 AND collection_id = $1 AND txid >= $3::xid8
@@ -100,6 +100,11 @@ export class PgSegmentsIndex {
 
   constructor(private readonly pool: pg.Pool) {
     this.feed = new PgChangeFeed(pool);
+  }
+
+  /** Lets go of every index this process kept (the library moved to pgvector: searches run in the database). */
+  drop(): void {
+    if (this.slots.size) this.slots.clear();
   }
 
   /** Exact similarities of the segments the indexes of this dimension hold, each caught up first. */

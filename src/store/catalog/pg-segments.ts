@@ -1,8 +1,11 @@
 import os from 'node:os';
+import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
+import { ensureHnswIndex, HNSW_MAX_DIM, hnswIndexName, indexKind, readVectorStore, vectorText, type VectorStoreRow } from '../pg/vector-store.js';
 import { filterEntries, filterKey, labelsOf } from '../labels.js';
 import { cosineTo, normOf } from '../vector-index.js';
 import { loadIndex, PgSegmentsIndex } from './pg-index.js';
+import { PgvectorSearch, type CollectionCounts } from './pg-vectors.js';
 import type { NewSegment, SegmentKeyRow, SegmentRevision, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
 import { reviseSegments } from '../segments-revise.js';
 
@@ -11,7 +14,9 @@ export { PgSegmentsIndex };
 /*
  * Segments and signatures on PostgreSQL (tables of PG_MIGRATIONS versions 3 and 4, src/store/pg/migrate.ts).
  *
- * Vectors are stored as float32 little-endian bytea. Without pgvector, nearest-neighbour search runs
+ * Where vectors live and are searched depends on the library's vector store (src/store/pg/vector-store.ts):
+ * in pgvector mode they are in `vec` and every vector call is SQL (./pg-vectors.ts, no copy here);
+ * otherwise they are float32 little-endian bytea and nearest-neighbour search runs
  * in this process: PgSegmentsIndex (src/store/catalog/pg-index.ts) keeps the one in-memory index
  * (src/store/vector-index.ts) of each collection it was asked about and, before every search,
  * catches up with what any process or machine wrote since its last look, in one statement. The top
@@ -54,7 +59,53 @@ function fromBytes(b: Buffer): Float32Array {
   return out;
 }
 
+/** How long a pool's catalog trusts the vector-store phase it read (a migration's switch is seen within this). */
+const PHASE_TTL_MS = 5000;
+
+/** The library's vector-store phase as last read on a pool (shared by a catalog and its search views). */
+export class PhaseCache {
+  private row?: VectorStoreRow;
+  private at = 0;
+  private reading?: Promise<VectorStoreRow>;
+
+  get(q: Queryable): Promise<VectorStoreRow> {
+    if (this.row && Date.now() - this.at < PHASE_TTL_MS) return Promise.resolve(this.row);
+    this.reading ??= readVectorStore(q)
+      .then((row) => {
+        this.row = row;
+        this.at = Date.now();
+        return row;
+      })
+      .finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  /** After this process changed the phase itself. */
+  forget(): void {
+    this.row = undefined;
+  }
+}
+
+/** What one search view keeps for the calls of its search. */
+interface SearchPin {
+  phase?: Promise<VectorStoreRow>;
+  counts: Map<string, Promise<CollectionCounts>>;
+  videoOf: Map<number, string>;
+}
+
+export interface PgSegmentsOptions {
+  /** pgvector's index and search settings (default: PG_VECTOR_DEFAULTS; the process's come from src/env.ts). */
+  settings?: PgVectorSettings;
+}
+
 export class PgSegmentsCatalog implements SegmentsCatalog {
+  private readonly phases = new PhaseCache();
+  private readonly sql: PgvectorSearch;
+  private readonly settings: PgVectorSettings;
+  /** Dimensions whose HNSW index this process knows exists. */
+  private readonly indexed = new Set<number>();
+  private pin?: SearchPin;
+
   /**
    * `q`: a pool (with its own in-memory index, unless one is given) or a client inside a
    * transaction (searches then scan the collection as the transaction sees it, without an index).
@@ -62,18 +113,72 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   constructor(
     private readonly q: Queryable,
     readonly index: PgSegmentsIndex | undefined = isClient(q) ? undefined : new PgSegmentsIndex(q),
-  ) {}
+    opts: PgSegmentsOptions = {},
+  ) {
+    this.settings = opts.settings ?? PG_VECTOR_DEFAULTS;
+    this.sql = new PgvectorSearch(q, this.settings);
+  }
 
-  /** For one search: the in-memory index catches up once, at the first call that needs it (PgSegmentsIndex.pinned). */
+  /**
+   * For one search: the vector-store phase and each collection's count are read once; in memory
+   * mode the in-memory index catches up once, at the first call that needs it (PgSegmentsIndex.pinned).
+   */
   forSearch(): SegmentsCatalog {
-    if (!this.index) return this;
     const view = Object.create(this) as PgSegmentsCatalog;
-    Object.defineProperty(view, 'index', { value: this.index.pinned() });
+    Object.defineProperty(view, 'pin', { value: { counts: new Map(), videoOf: new Map() } satisfies SearchPin });
+    if (this.index) Object.defineProperty(view, 'index', { value: this.index.pinned() });
     return view;
   }
 
   async reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void> {
     await reviseSegments(this, videoId, collectionId, dim, revisions);
+  }
+
+  /** The library's vector-store phase: inside a transaction as it sees it, on a pool as read at most 5 s ago. */
+  private async store(): Promise<VectorStoreRow> {
+    if (isClient(this.q)) return readVectorStore(this.q);
+    if (this.pin) return (this.pin.phase ??= this.phases.get(this.q));
+    return this.phases.get(this.q);
+  }
+
+  /** In pgvector mode: the store row (and this process's in-memory indexes, if it had any, are let go). */
+  private async pgvector(): Promise<VectorStoreRow | undefined> {
+    const row = await this.store();
+    if (row.phase !== 'pgvector') return undefined;
+    this.index?.drop();
+    return row;
+  }
+
+  /** Where this catalog's searches run now (tests, doctor). */
+  async searchMode(): Promise<'memory' | 'pgvector'> {
+    return (await this.pgvector()) ? 'pgvector' : 'memory';
+  }
+
+  private countsOf(collectionId: string): Promise<CollectionCounts> {
+    if (!this.pin) return this.sql.counts(collectionId);
+    let got = this.pin.counts.get(collectionId);
+    if (!got) this.pin.counts.set(collectionId, (got = this.sql.counts(collectionId)));
+    return got;
+  }
+
+  /** The dimension's HNSW index, made when missing (a dimension's first segments in pgvector mode). */
+  private async ensureIndex(on: Queryable, dim: number, row: VectorStoreRow): Promise<void> {
+    const kind = indexKind(row);
+    if (this.indexed.has(dim) || dim > HNSW_MAX_DIM[kind]) return;
+    const { rows } = await on.query<{ ok: boolean }>('SELECT to_regclass($1) IS NOT NULL AS ok', [hnswIndexName(dim)]);
+    if (!rows[0].ok) {
+      if (isClient(on)) {
+        // Inside the writer's transaction: the DDL lock, then the (empty, or small) build.
+        await on.query('SELECT pg_advisory_xact_lock($1)', [0x76656332]);
+        await on.query(
+          `CREATE INDEX IF NOT EXISTS ${hnswIndexName(dim)} ON segments USING hnsw ((l2_normalize(vec)::${kind}(${dim})) ${kind}_ip_ops)
+           WITH (m = ${row.settings.m ?? this.settings.m}, ef_construction = ${row.settings.ef_construction ?? this.settings.efConstruction}) WHERE dim = ${dim}`,
+        );
+      } else {
+        await ensureHnswIndex(on, dim, kind, { m: row.settings.m ?? this.settings.m, efConstruction: row.settings.ef_construction ?? this.settings.efConstruction, buildMemory: this.settings.buildMemory });
+      }
+    }
+    this.indexed.add(dim);
   }
 
   async replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void> {
@@ -82,17 +187,26 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       if (s.vector.length !== dim) throw new Error(`segment vector has ${s.vector.length} dims, expected ${dim}`);
     }
     const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
+    let built: VectorStoreRow | undefined;
     await inTransaction(this.q, async (c) => {
+      // The phase FOR SHARE: a migration's switch waits for this write, and every later write sees it.
+      const store = await readVectorStore(c, 'FOR SHARE');
+      const bytea = store.phase !== 'pgvector';
+      const vec = store.phase !== 'memory';
+      if (store.phase === 'pgvector' && segments.length) {
+        if (isClient(this.q)) await this.ensureIndex(c, dim, store);
+        else built = store;
+      }
       await this.deleteOn(c, videoId);
       if (segments.length === 0) return;
       await c.query(
         `INSERT INTO segments (video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
-           labels, phash, dim, embedding)
+           labels, phash, dim, embedding${vec ? ', vec' : ''})
          SELECT $1, $2, u.idx, u.start, u.stop, u.description, to_tsvector('english', u.keywords), u.details, u.facts, u.tags,
-           u.labels::jsonb, u.phash, $3, u.embedding
+           u.labels::jsonb, u.phash, $3, u.embedding${vec ? ', u.vec::vector' : ''}
          FROM unnest($4::int[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-           $12::text[], $13::text[], $14::bytea[])
-           WITH ORDINALITY AS u(idx, start, stop, description, keywords, details, facts, tags, labels, phash, embedding, ord)
+           $12::text[], $13::text[], $14::bytea[], $15::text[])
+           WITH ORDINALITY AS u(idx, start, stop, description, keywords, details, facts, tags, labels, phash, embedding, vec, ord)
          ORDER BY u.ord`,
         [
           videoId,
@@ -108,10 +222,13 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
           segments.map((s) => json(s.tags)),
           segments.map((s) => JSON.stringify(labelsOf(s.tags))),
           segments.map((s) => s.phash ?? null),
-          segments.map((s) => toBytes(s.vector)),
+          segments.map((s) => (bytea ? toBytes(s.vector) : null)),
+          segments.map((s) => (vec ? vectorText(s.vector) : null)),
         ],
       );
     });
+    // On a pool: the dimension's index (once per process), after the rows are in.
+    if (built) await this.ensureIndex(this.q, dim, built);
   }
 
   async deleteForVideo(videoId: string, dim: number): Promise<void> {
@@ -140,6 +257,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   }
 
   async countForCollection(collectionId: string): Promise<number> {
+    if (await this.pgvector()) return (await this.countsOf(collectionId)).n;
     const kept = await this.index?.freshIfKept(collectionId);
     if (kept) return kept.live; // a collection's segments all have its dimension
     const { rows } = await this.q.query<{ n: number }>('SELECT count(*)::int AS n FROM segments WHERE collection_id = $1', [collectionId]);
@@ -150,8 +268,9 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     checkDim(dim);
     const out = new Map<number, Float32Array>();
     if (ids.length === 0) return out;
+    if (await this.pgvector()) return this.sql.vectors(dim, ids);
     const { rows } = await this.q.query<{ id: number; embedding: Buffer }>(
-      'SELECT id::float8 AS id, embedding FROM segments WHERE id = ANY ($1::bigint[]) AND dim = $2',
+      'SELECT id::float8 AS id, embedding FROM segments WHERE id = ANY ($1::bigint[]) AND dim = $2 AND embedding IS NOT NULL',
       [ids, dim],
     );
     for (const r of rows) out.set(r.id, fromBytes(r.embedding));
@@ -172,6 +291,18 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     also: number[],
   ): Promise<Map<number, { similarity: number; margin: number }>> {
     checkDim(dim);
+    const store = await this.pgvector();
+    if (store) {
+      const out = new Map<number, { similarity: number; margin: number }>();
+      const counts = await this.countsOf(collectionId);
+      for (const r of await this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store))) {
+        out.set(r.id, { similarity: r.similarity, margin: 0 });
+        this.pin?.videoOf.set(r.id, r.video_id);
+      }
+      const rest = also.filter((id) => !out.has(id));
+      if (rest.length) for (const [id, similarity] of await this.sql.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
+      return out;
+    }
     const index = this.index ? await this.index.fresh(collectionId, dim) : (await loadIndex(this.q, collectionId, dim)).index;
     const out = index.candidates(query, k, filter, also, { exactTop: true, stats: this.index?.stats });
     const rest = also.filter((id) => !out.has(id));
@@ -181,6 +312,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
 
   /** Exact; from this process's indexes where they hold the segment (searched collections), else from the table. */
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
+    if (await this.pgvector()) return this.sql.similarities(dim, ids, query);
     const out = (await this.index?.exact(dim, ids, query)) ?? new Map<number, number>();
     const rest = ids.filter((id) => !out.has(id));
     if (rest.length === 0) return out;
@@ -192,11 +324,13 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   async videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     if (ids.length === 0) return out;
-    // From this process's copy of the collection, caught up; only the others from the table.
-    const kept = await this.index?.freshIfKept(collectionId);
+    // From this process's copy of the collection, caught up (in pgvector mode: what this search's
+    // candidates brought along); only the others from the table.
+    const kept = (await this.pgvector()) ? undefined : await this.index?.freshIfKept(collectionId);
+    const pinned = this.pin?.videoOf;
     const rest: number[] = [];
     for (const id of ids) {
-      const video = kept?.videoOf(id);
+      const video = kept?.videoOf(id) ?? pinned?.get(id);
       if (video === undefined) rest.push(id);
       else out.set(id, video);
     }
@@ -262,7 +396,9 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     const out = new Map<string, number[]>();
     for (const t of terms) out.set(t, []);
     if (terms.length === 0 || limit <= 0) return out;
-    const kept = await this.index?.freshIfKept(collectionId);
+    // The collection's version: its in-memory index's, or in pgvector mode its write counter's (on a pool).
+    const kept =
+      (await this.pgvector()) && !isClient(this.q) ? { version: `db${(await this.countsOf(collectionId)).version}` } : await this.index?.freshIfKept(collectionId);
     const fk = filterKey(filter);
     const key = (t: string) => `${collectionId}|v${kept!.version}|${fk}|${limit}|${t}`;
     const missing = kept ? terms.filter((t) => !this.answers.has(key(t))) : terms;

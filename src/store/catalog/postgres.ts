@@ -7,6 +7,9 @@ import { hashKey, limitsJson } from '../keys.js';
 import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
 import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js';
 import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
+import type { PgVectorSettings } from '../../env.js';
+import { describeVectorStore, type VectorStoreStatus } from '../pg/vector-store.js';
+import { PgWebhooks } from '../webhooks/postgres.js';
 import {
   CollectionNameTakenError,
   type ApiKeyRow,
@@ -159,6 +162,15 @@ export class PgVideosCatalog implements VideosCatalog {
       [collectionId, fingerprint],
     );
     return rows[0];
+  }
+
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    if (!collectionIds.length) return [];
+    const { rows } = await this.q.query<VideoRow>(
+      `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = ANY($1) AND filename = $2 ORDER BY created_at, seq LIMIT $3`,
+      [collectionIds, filename, limit],
+    );
+    return rows;
   }
 
   async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
@@ -470,21 +482,28 @@ export class PgCatalog implements Catalog {
   readonly folders: PgFoldersCatalog;
   readonly queue: PgJobQueue;
   readonly registry: PgWorkerRegistry;
+  readonly webhooks: PgWebhooks;
 
+  /**
+   * `opts.vectorSettings`: pgvector's search settings (default PG_VECTOR_DEFAULTS);
+   * `opts.vectorStatus`: where searches run, as decided when the store was opened (src/store/open.ts).
+   */
   constructor(
     readonly pool: pg.Pool,
     private readonly ownsPool = false,
+    private readonly opts: { vectorSettings?: PgVectorSettings; vectorStatus?: () => VectorStoreStatus | undefined } = {},
   ) {
     this.collections = new PgCollectionsCatalog(pool);
     this.videos = new PgVideosCatalog(pool);
     this.tasks = new PgTasksCatalog(pool);
     this.keys = new PgKeysCatalog(pool);
-    this.segments = new PgSegmentsCatalog(pool);
+    this.segments = new PgSegmentsCatalog(pool, undefined, { settings: opts.vectorSettings });
     this.signatures = new PgSignaturesCatalog(pool);
     this.folders = new PgFoldersCatalog(pool);
     this.analysis = new PgAnalysisCatalog(pool);
     this.queue = new PgJobQueue(pool);
     this.registry = new PgWorkerRegistry(pool);
+    this.webhooks = new PgWebhooks(pool);
   }
 
   /**
@@ -498,13 +517,20 @@ export class PgCatalog implements Catalog {
         collections: new PgCollectionsCatalog(client),
         videos: new PgVideosCatalog(client),
         tasks: new PgTasksCatalog(client),
-        segments: new PgSegmentsCatalog(client),
+        segments: new PgSegmentsCatalog(client, undefined, { settings: this.opts.vectorSettings }),
         signatures: new PgSignaturesCatalog(client),
         analysis: new PgAnalysisCatalog(client),
         folders: new PgFoldersCatalog(client),
         queue: new PgTxJobQueue(client),
+        webhooks: new PgWebhooks(client),
       }),
     );
+  }
+
+  /** Where searches run and why: as decided at open (src/store/open.ts), else as the database says now. */
+  async vectorStore(): Promise<VectorStoreStatus> {
+    await this.pool.query('SELECT 1'); // an opened store migrates and decides on first use
+    return this.opts.vectorStatus?.() ?? describeVectorStore(this.pool);
   }
 
   async close(): Promise<void> {

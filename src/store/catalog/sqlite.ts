@@ -42,6 +42,7 @@ import { reviseSegments } from '../segments-revise.js';
 import type { SegmentsRepo } from '../segments.js';
 import type { SignaturesRepo } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
+import type { WebhooksStore } from '../webhooks/types.js';
 
 /*
  * The catalog on a vidembed SQLite database: every call is the synchronous repo's (src/store/*.ts),
@@ -97,6 +98,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
 
   async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
     return maybe(this.repo.byFingerprint(collectionId, fingerprint), video);
+  }
+
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    return this.repo.byFilename(collectionIds, filename, limit).map(video);
   }
 
   async fileSeen(id: string, file: VideoFileSeen): Promise<void> {
@@ -384,6 +389,7 @@ export class SqliteCatalog implements Catalog {
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
+  readonly webhooks: WebhooksStore;
   private readonly gate = new Gate();
   private readonly tx: CatalogTx;
 
@@ -402,7 +408,8 @@ export class SqliteCatalog implements Catalog {
     this.analysis = g(new SqliteAnalysisCatalog(store.db));
     this.queue = g(store.queue);
     this.registry = g(store.registry);
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, folders: this.folders, queue: this.queue };
+    this.webhooks = g(store.webhooks);
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

@@ -8,6 +8,7 @@ import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js'
 import type { NewSegment, SegmentRevision, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
+import type { WebhooksStore, WebhooksTx } from '../webhooks/types.js';
 
 export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRevision, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
@@ -71,6 +72,8 @@ export interface CollectionsCatalog {
  *   (the user's file, issue 22) is stored by path with a fingerprint and a file_mtime, both or
  *   neither (else it rejects); other videos read null in both.
  * - byFingerprint: the oldest video in place of that collection with that fingerprint.
+ * - byFilename: the videos of those collections whose filename is exactly `filename` (case and
+ *   all), oldest first, at most `limit` (a lookup by name: `video show C0001.MP4`).
  * - fileSeen: a video in place found at a new path or with new bytes: path, filename, size,
  *   fingerprint and file_mtime replaced, updated_at moved; of a video not in place it does nothing.
  * - byContent: the oldest video of that collection (only that one) with those bytes (SHA-256).
@@ -94,6 +97,7 @@ export interface VideosCatalog {
   insert(v: NewVideo): Promise<VideoRow>;
   byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined>;
   byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined>;
+  byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]>;
   fileSeen(id: string, file: VideoFileSeen): Promise<void>;
   byId(id: string): Promise<VideoRow | undefined>;
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;
@@ -302,6 +306,8 @@ export interface CatalogTx {
     /** `JobQueue.complete` inside the transaction: the job is done exactly when the results land. */
     complete(jobId: string, token: number): Promise<boolean>;
   };
+  /** The webhook outbox: an event lands exactly when the state change it reports does (issue 34). */
+  readonly webhooks: WebhooksTx;
 }
 
 /** The catalog of one store. close() closes the connection or pool when the catalog opened it. */
@@ -316,12 +322,20 @@ export interface Catalog {
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
+  /** Webhook endpoints and the delivery outbox (src/store/webhooks/types.ts). */
+  readonly webhooks: WebhooksStore;
   /**
    * Runs `fn` in one transaction and commits when it resolves (rolls back when it rejects). Inside,
    * use only `tx`: calls on the catalog itself are not part of the transaction (on SQLite they wait
    * until it ends). Keep it to store calls: no other I/O inside.
    */
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T>;
+  /**
+   * Optional: where this store's vector searches run and why, in one sentence (`vidembed doctor`,
+   * `serve` at start). PostgreSQL: 'pgvector' (in the database) or 'memory' (each process's
+   * in-memory index); SQLite: 'sqlite-vec' or 'memory'.
+   */
+  vectorStore?(): Promise<{ mode: string; reason: string }>;
   close(): Promise<void>;
 }
 

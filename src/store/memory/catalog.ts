@@ -32,6 +32,8 @@ import { newId } from '../ids.js';
 import { hashKey, limitsJson } from '../keys.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 import { MemoryJobQueue, MemoryWorkerRegistry } from './queue.js';
+import { MemoryWebhooks } from './webhooks.js';
+import type { WebhooksStore } from '../webhooks/types.js';
 import { MemorySegmentsCatalog, MemorySignaturesCatalog } from './segments.js';
 import { MemoryStore, strandedOf, type CollectionRecord, type MemoryState, type VideoRecord } from './state.js';
 
@@ -171,6 +173,15 @@ class MemoryVideosCatalog implements VideosCatalog {
   async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
     const v = this.of(collectionId).find((x) => x.fingerprint === fingerprint);
     return v && video(v);
+  }
+
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    const wanted = new Set(collectionIds);
+    return [...this.store.state.videos.values()]
+      .filter((v) => wanted.has(v.collection_id) && v.filename === filename)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, limit)
+      .map(video);
   }
 
   async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
@@ -459,6 +470,7 @@ export class MemoryCatalog implements Catalog {
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
+  readonly webhooks: WebhooksStore;
   private readonly tx: CatalogTx;
 
   constructor(readonly store: MemoryStore = new MemoryStore()) {
@@ -473,7 +485,8 @@ export class MemoryCatalog implements Catalog {
     this.analysis = g(new MemoryAnalysisCatalog(store));
     this.queue = g(new MemoryJobQueue(store));
     this.registry = g(new MemoryWorkerRegistry(store));
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, folders: this.folders, queue: this.queue };
+    this.webhooks = g(new MemoryWebhooks(store));
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {
@@ -487,4 +500,9 @@ export class MemoryCatalog implements Catalog {
 /** The job queue and worker registry of an in-memory store (its catalogs have the same ones). */
 export function openMemoryQueue(store: MemoryStore): { queue: JobQueue; registry: WorkerRegistry; close(): Promise<void> } {
   return { queue: gated(new MemoryJobQueue(store), store.gate), registry: gated(new MemoryWorkerRegistry(store), store.gate), close: async () => {} };
+}
+
+/** The webhooks of an in-memory store (its catalogs have the same ones). */
+export function openMemoryWebhooks(store: MemoryStore): { webhooks: WebhooksStore; close(): Promise<void> } {
+  return { webhooks: gated(new MemoryWebhooks(store), store.gate), close: async () => {} };
 }

@@ -1,6 +1,7 @@
 import type { CollectionRow, SegmentRow, SignatureRow, TaskRow, VideoRow, ApiKeyRow, VideoCapabilityRow } from '../catalog/types.js';
 import { Gate } from '../gate.js';
 import type { LiveWorker, QueuedJob } from '../queue/types.js';
+import type { DeliveryAttempt, WebhookDelivery, WebhookEndpointRow } from '../webhooks/types.js';
 
 /*
  * The data of an in-memory store (src/store/memory/): plain maps of rows, in insertion order. Every
@@ -38,6 +39,10 @@ export class MemoryState {
   folders = new Map<string, string[]>();
   /** Capabilities' states, by video id then capability name. */
   capabilities = new Map<string, Map<string, VideoCapabilityRow>>();
+  /** Webhook endpoints and the delivery outbox (src/store/memory/webhooks.ts), in insertion order; attempts by delivery. */
+  webhookEndpoints = new Map<string, WebhookEndpointRow>();
+  webhookDeliveries = new Map<string, WebhookDelivery & { seq: number }>();
+  webhookAttempts = new Map<string, DeliveryAttempt[]>();
   /** Files deleted from a collection, by fingerprint → path (`rescan` leaves them out). */
   excluded = new Map<string, Map<string, string>>();
   /** The last segment id handed out, and the order of inserts of other rows. */
@@ -62,6 +67,9 @@ export class MemoryState {
     out.workers = copy(this.workers, (w) => ({ ...w, kinds: w.kinds && [...w.kinds] }));
     out.folders = new Map([...this.folders].map(([k, v]) => [k, [...v]]));
     out.capabilities = new Map([...this.capabilities].map(([k, v]) => [k, copy(v)]));
+    out.webhookEndpoints = copy(this.webhookEndpoints, (e) => ({ ...e, events: [...e.events] }));
+    out.webhookDeliveries = copy(this.webhookDeliveries);
+    out.webhookAttempts = new Map([...this.webhookAttempts].map(([k, v]) => [k, v.map((a) => ({ ...a }))]));
     out.excluded = new Map([...this.excluded].map(([k, v]) => [k, new Map(v)]));
     out.lastSegmentId = this.lastSegmentId;
     out.seq = this.seq;

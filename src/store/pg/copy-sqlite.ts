@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { Store } from '../index.js';
+import { PG_VECTOR_DEFAULTS, type PgVectorRequest, type PgVectorSettings } from '../../env.js';
 import { migratePg } from './migrate.js';
+import { ensureHnswIndex, indexKind, prepareVectorStore, readVectorStore, vectorText } from './vector-store.js';
 
 /** What `copySqliteToPg` copied, table by table, as counted on each side afterwards. */
 export interface CopyCounts {
@@ -27,10 +29,20 @@ const ms = (n: number | null) => (n === null ? null : new Date(n).toISOString())
  * themselves were never stored) and the open jobs (a job that was running starts again as queued:
  * its worker belonged to the old library). Segment ids are kept. One transaction: on any error
  * nothing is left behind. Blobs are not touched (see `vidembed migrate --storage-to`).
- * Refuses a database that already holds a library.
+ * Refuses a database that already holds a library. Where the server has pgvector (and `vector`
+ * does not ask for the in-memory index), the vectors go straight into the pgvector column and each
+ * dimension's HNSW index is built after the copy (src/store/pg/vector-store.ts).
  */
-export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (table: Table, done: number, total: number) => void): Promise<CopyCounts[]> {
+export async function copySqliteToPg(
+  store: Store,
+  pool: pg.Pool,
+  onProgress?: (table: Table | 'hnsw index', done: number, total: number) => void,
+  vector: { request: PgVectorRequest; settings: PgVectorSettings } = { request: 'auto', settings: PG_VECTOR_DEFAULTS },
+): Promise<CopyCounts[]> {
   await migratePg(pool);
+  await prepareVectorStore(pool, vector.request, vector.settings);
+  const vectorStore = await readVectorStore(pool);
+  const intoPgvector = vectorStore.phase === 'pgvector';
   const db = store.db;
   const client = await pool.connect();
   try {
@@ -77,33 +89,40 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
       }
       const vectors = new Map<number, Float32Array>();
       for (const [dim, ids] of byDim) for (const [id, v] of store.segments.vectors(dim, ids)) vectors.set(id, v);
-      for (const s of segs) {
-        const v = vectors.get(s.id as number);
-        if (!v) throw new Error(`segment ${s.id} has no stored vector`);
-        await client.query(
-          `INSERT INTO segments (id, video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
-             labels, phash, dim, embedding)
-           OVERRIDING SYSTEM VALUE
-           VALUES ($1, $2, $3, $4, $5, $6, $7, to_tsvector('english', $8), $9, $10, $11, COALESCE($12::jsonb, '{}'), $13, $14, $15)`,
-          [
-            s.id,
-            s.video_id,
-            s.collection_id,
-            s.idx,
-            s.start,
-            s.end,
-            s.description,
-            (s.keywords as string | null) ?? (s.description as string),
-            s.details_json,
-            s.facts_json,
-            s.tags_json,
-            s.labels_json,
-            s.phash,
-            v.length,
-            Buffer.from(v.buffer, v.byteOffset, v.byteLength),
-          ],
-        );
-      }
+      const v = segs.map((s) => {
+        const got = vectors.get(s.id as number);
+        if (!got) throw new Error(`segment ${s.id} has no stored vector`);
+        return got;
+      });
+      // One statement per page.
+      await client.query(
+        `INSERT INTO segments (id, video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
+           labels, phash, dim, embedding${intoPgvector ? ', vec' : ''})
+         OVERRIDING SYSTEM VALUE
+         SELECT u.id, u.video_id, u.collection_id, u.idx, u.start, u.stop, u.description, to_tsvector('english', u.keywords), u.details, u.facts, u.tags,
+           COALESCE(u.labels::jsonb, '{}'), u.phash, u.dim, u.embedding${intoPgvector ? ', u.vec::vector' : ''}
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::text[],
+           $11::text[], $12::text[], $13::text[], $14::int[], $15::bytea[], $16::text[])
+           AS u(id, video_id, collection_id, idx, start, stop, description, keywords, details, facts, tags, labels, phash, dim, embedding, vec)`,
+        [
+          segs.map((s) => s.id),
+          segs.map((s) => s.video_id),
+          segs.map((s) => s.collection_id),
+          segs.map((s) => s.idx),
+          segs.map((s) => s.start),
+          segs.map((s) => s.end),
+          segs.map((s) => s.description),
+          segs.map((s) => (s.keywords as string | null) ?? (s.description as string)),
+          segs.map((s) => s.details_json),
+          segs.map((s) => s.facts_json),
+          segs.map((s) => s.tags_json),
+          segs.map((s) => s.labels_json),
+          segs.map((s) => s.phash),
+          v.map((x) => x.length),
+          v.map((x) => (intoPgvector ? null : Buffer.from(x.buffer, x.byteOffset, x.byteLength))),
+          v.map((x) => (intoPgvector ? vectorText(x) : null)),
+        ],
+      );
       after = segs[segs.length - 1].id as number;
       copied += segs.length;
       onProgress?.('segments', copied, segTotal);
@@ -134,6 +153,14 @@ export async function copySqliteToPg(store: Store, pool: pg.Pool, onProgress?: (
     const off = counts.filter((c) => c.sqlite !== c.postgres);
     if (off.length) throw new Error(`the copy does not add up: ${off.map((c) => `${c.table} ${c.sqlite} in SQLite, ${c.postgres} in PostgreSQL`).join('; ')}`);
     await client.query('COMMIT');
+    if (intoPgvector) {
+      // The indexes once the rows are in (a bulk build is far faster than one insert at a time).
+      const dimsUsed = [...new Set(collections.map((c) => c.dim as number))].sort((a, b) => a - b);
+      for (const [i, dim] of dimsUsed.entries()) {
+        await ensureHnswIndex(pool, dim, indexKind(vectorStore), vector.settings);
+        onProgress?.('hnsw index', i + 1, dimsUsed.length);
+      }
+    }
     return counts;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});

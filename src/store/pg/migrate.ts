@@ -231,6 +231,111 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN playback text;`,
   },
   {
+    // Vector search inside PostgreSQL (issue 32, src/store/pg/vector-store.ts). The library's vector
+    // store: 'memory' (each process keeps an in-memory index fed from the bytea vectors, as before),
+    // 'migrating' (`vidembed db migrate` is filling the pgvector column: writers fill both) or
+    // 'pgvector' (vectors in the `vec` column with HNSW indexes, searched in SQL; `embedding` is
+    // NULL). The `vec` column itself needs the extension, so it is added when the store moves, not
+    // here; `embedding` may be NULL from now on (its length check still holds when it is not).
+    version: 20,
+    name: 'vector store state (in-memory index or pgvector); bytea embedding nullable',
+    sql: `
+      CREATE TABLE vidembed_vector_store (
+        id integer PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+        phase text NOT NULL DEFAULT 'memory' CHECK (phase IN ('memory', 'migrating', 'pgvector')),
+        settings jsonb NOT NULL DEFAULT '{}',
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      INSERT INTO vidembed_vector_store (id) VALUES (1);
+      ALTER TABLE segments ALTER COLUMN embedding DROP NOT NULL;
+      -- Each collection's segment count, as deltas appended by statement triggers (appends never
+      -- wait for one another: writers of one collection stay as concurrent as before); a search
+      -- in the database sums them in one lookup (the count weighs keyword matches; the last seq
+      -- and the number of deltas key the answers a process may keep). Readers fold a
+      -- collection's deltas into one row now and then (src/store/catalog/pg-vectors.ts).
+      CREATE TABLE segment_counts (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        collection_id text NOT NULL,
+        n bigint NOT NULL
+      );
+      CREATE INDEX segment_counts_collection ON segment_counts (collection_id) INCLUDE (n);
+      INSERT INTO segment_counts (collection_id, n) SELECT collection_id, count(*) FROM segments GROUP BY collection_id;
+      CREATE FUNCTION count_segments_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_counts (collection_id, n) SELECT collection_id, count(*) FROM added GROUP BY collection_id;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION count_segments_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_counts (collection_id, n) SELECT collection_id, -count(*) FROM gone GROUP BY collection_id;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_counted_in AFTER INSERT ON segments
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION count_segments_added();
+      CREATE TRIGGER segments_counted_out AFTER DELETE ON segments
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION count_segments_removed();
+    `,
+  },
+  {
+    // Webhooks (issue 34, as SQLite migration 30; src/store/webhooks/postgres.ts): endpoints, the
+    // delivery outbox drained under leases with fencing tokens, and each attempt's answer.
+    version: 30,
+    name: 'webhook endpoints, the delivery outbox and its attempt log',
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        owner text NOT NULL,
+        url text NOT NULL,
+        secret text NOT NULL,
+        events_json text NOT NULL,
+        collection_id text,
+        description text NOT NULL DEFAULT '',
+        allow_private boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner);
+      CREATE TABLE webhook_deliveries (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        event_id text NOT NULL,
+        endpoint_id text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        owner text NOT NULL,
+        event_type text NOT NULL,
+        payload text NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz,
+        lease_owner text,
+        lease_token bigint NOT NULL DEFAULT 0,
+        lease_expires_at timestamptz,
+        last_status_code integer,
+        last_error text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, seq) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at);
+      CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status IN ('delivered', 'failed');
+      CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_owner) WHERE lease_owner IS NOT NULL;
+      CREATE TABLE webhook_attempts (
+        delivery_id text NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        attempt integer NOT NULL,
+        at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        status_code integer,
+        error text,
+        duration_ms integer NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+      );
+    `,
+  },
+  {
+    // As SQLite migration 50: a video looked up by its file name (VideosCatalog.byFilename).
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos (collection_id, filename);`,
+  },
+  {
     // As SQLite migration 80: files deleted from a collection in place, left out by \`rescan\`.
     version: 80,
     name: 'files deleted from a collection in place, by fingerprint (rescan leaves them out)',

@@ -57,6 +57,10 @@ function postgresIds(): { uid: number; gid: number } {
 export interface ClusterOptions {
   /** Keep fsync and synchronous commit on (benches); tests turn them off for speed. */
   durable?: boolean;
+  /** The directory the cluster's temp dir is made in (default: the OS temp dir; benches put big data elsewhere). */
+  parent?: string;
+  /** More server settings (name → value), e.g. shared_buffers for a bench. */
+  settings?: Record<string, string>;
 }
 
 export async function startThrowawayCluster(opts: ClusterOptions = {}): Promise<ThrowawayCluster> {
@@ -70,7 +74,7 @@ export async function startThrowawayCluster(opts: ClusterOptions = {}): Promise<
       ? execFileSync('runuser', ['-u', 'postgres', '--', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
       : execFileSync(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   };
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vidembed-pg-'));
+  const dir = mkdtempSync(path.join(opts.parent ?? os.tmpdir(), 'vidembed-pg-'));
   const data = path.join(dir, 'data');
   const log = path.join(dir, 'server.log');
   let started = false;
@@ -93,6 +97,10 @@ export async function startThrowawayCluster(opts: ClusterOptions = {}): Promise<
     run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '-N']);
     const settings = ['-c listen_addresses=127.0.0.1', `-k ${dir}`, '-c max_connections=100'];
     if (!opts.durable) settings.push('-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off');
+    for (const [k, v] of Object.entries(opts.settings ?? {})) {
+      if (!/^[a-z_.]+$/.test(k) || !/^[\w.]+$/.test(v)) throw new Error(`bad server setting ${k}=${v}`);
+      settings.push(`-c ${k}=${v}`);
+    }
     let lastError: unknown;
     // A free port can be taken between the probe and the server's bind: try a few.
     for (let attempt = 0; attempt < 3; attempt++) {

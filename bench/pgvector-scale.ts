@@ -1,0 +1,347 @@
+/**
+ * `bench -- pgvector` (and part of `bench -- scale`): PostgreSQL with pgvector (issue 32) at
+ * growing library sizes, VIDEMBED_PGVECTOR_SIZES (default "100000,1000000"): one library grown
+ * step by step, and at each size:
+ *
+ * - the HNSW index built from scratch (seconds, MB), the table's MB;
+ * - one client, through the repositories as the server calls them: vector search (k = 200, the
+ *   candidates of a top-10 page) p50/p99 and recall@10 against an exact brute force (kept in
+ *   this process while the rows are generated); hybrid search (top 10, two words) p50/p99; a
+ *   small owner's collection (2,000 segments) in the same library: its pages full, none of the big
+ *   owner's rows; a tag-filtered search (1 label in 5);
+ * - `vidembed serve` started on the library: time until it answers a search, its RSS; then 32
+ *   clients searching through it (`like`: a stored moment as the query) for 20 s: requests/s,
+ *   errors, p50/p99, and RSS afterwards.
+ *
+ * The vectors: VIDEMBED_PGVECTOR_CENTRES names a SQLite library (vidembed.db, e.g. an eval library
+ * built by `npm run eval -- search --home DIR`) whose segment vectors are the centres (real-shaped:
+ * each new vector is a centre plus Gaussian noise, cosine ~0.85 to it); without it, 4,000 random
+ * centres. PostgreSQL: a throwaway cluster (durable settings, shared_buffers 2GB) in
+ * VIDEMBED_PGVECTOR_DIR (default: a temp dir), removed afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { request } from 'undici';
+import { PG_VECTOR_DEFAULTS } from '../src/env.js';
+import { PERCEPTION_EMBEDDER_ID } from '../src/models/perception/id.js';
+import { hybridSearch } from '../src/search/hybrid.js';
+import { PgCatalog } from '../src/store/catalog/postgres.js';
+import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
+import { ensureHnswIndex, hnswIndexName, prepareVectorStore, vectorText } from '../src/store/pg/vector-store.js';
+import { findPgBin, freePort, startThrowawayCluster } from '../src/store/pg/throwaway.js';
+import { percentile, procKb, round } from './util.js';
+
+const DIM = 512;
+const PER_VIDEO = 25;
+const QUERIES = 100;
+const SMALL_OWNER = 2000;
+const WORDS = 'dog cat person car street beach sea sky grass tree city night day face crowd boat mountain snow red blue green bright dark indoor outdoor close wide'.split(' ');
+const SHOTS = ['wide', 'medium', 'close', 'extreme_close', 'full'];
+const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'bin', 'vidembed');
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+function gaussian(rnd: () => number): () => number {
+  return () => {
+    let u = 0;
+    while (u === 0) u = rnd();
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rnd());
+  };
+}
+
+function normalise(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i] * v[i];
+  n = Math.sqrt(n) || 1;
+  for (let i = 0; i < v.length; i++) v[i] /= n;
+  return v;
+}
+
+function stats(times: number[]): { p50_ms: number; p99_ms: number } {
+  const s = [...times].sort((a, b) => a - b);
+  return { p50_ms: round(percentile(s, 50)), p99_ms: round(percentile(s, 99)) };
+}
+
+/** Centres: the vectors of a real library, or random ones. */
+function centres(rnd: () => number): { list: Float32Array[]; source: string } {
+  const file = process.env.VIDEMBED_PGVECTOR_CENTRES;
+  if (file) {
+    const db = new Database(file, { readonly: true });
+    const rows = db.prepare('SELECT embedding FROM segment_vectors').raw().all() as [Buffer][];
+    db.close();
+    const list = rows.filter(([b]) => b.byteLength === DIM * 4).map(([b]) => normalise(new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength))));
+    if (list.length) return { list, source: `${list.length} segment vectors of ${file}, with noise` };
+  }
+  const g = gaussian(rnd);
+  return { list: Array.from({ length: 4000 }, () => normalise(Float32Array.from({ length: DIM }, g))), source: '4000 random centres, with noise' };
+}
+
+/** Real-shaped vectors: a video mostly near one centre, some shots near others; noise of cosine ~0.85 to the centre. */
+class Shapes {
+  private readonly rnd: () => number;
+  private readonly g: () => number;
+  constructor(
+    readonly centres: Float32Array[],
+    seed: number,
+  ) {
+    this.rnd = rng(seed);
+    this.g = gaussian(this.rnd);
+  }
+  near(c: Float32Array, sigma: number): Float32Array {
+    const s = sigma / Math.sqrt(DIM);
+    const x = new Float32Array(DIM);
+    for (let j = 0; j < DIM; j++) x[j] = c[j] + s * this.g();
+    return normalise(x);
+  }
+  video(): Float32Array[] {
+    const main = this.centres[Math.floor(this.rnd() ** 2 * this.centres.length)];
+    const sigma = 0.4 + 0.5 * this.rnd();
+    return Array.from({ length: PER_VIDEO }, () => this.near(this.rnd() < 0.7 ? main : this.centres[Math.floor(this.rnd() * this.centres.length)], sigma));
+  }
+  pick<T>(xs: T[]): T {
+    return xs[Math.floor(this.rnd() * xs.length)];
+  }
+}
+
+/** Exact top 10 of each query over everything generated so far (float32 dot products of unit vectors). */
+class Truth {
+  readonly best: Array<{ ids: number[]; sims: number[] }>;
+  constructor(private readonly queries: Float32Array[]) {
+    this.best = queries.map(() => ({ ids: [], sims: [] }));
+  }
+  add(id: number, v: Float32Array): void {
+    for (let qi = 0; qi < this.queries.length; qi++) {
+      const q = this.queries[qi];
+      let s = 0;
+      for (let j = 0; j < DIM; j++) s += q[j] * v[j];
+      const b = this.best[qi];
+      if (b.sims.length === 10 && s <= b.sims[9]) continue;
+      let at = b.sims.length;
+      while (at > 0 && b.sims[at - 1] < s) at--;
+      b.sims.splice(at, 0, s);
+      b.ids.splice(at, 0, id);
+      if (b.sims.length > 10) {
+        b.sims.pop();
+        b.ids.pop();
+      }
+    }
+  }
+}
+
+/** Appends videos until the collection holds `upTo` segments (ids known: the library's own sequence). */
+async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, shapes: Shapes, from: number, upTo: number, truth: Truth | undefined, prefix: string): Promise<number> {
+  let n = from;
+  const t0 = performance.now();
+  while (n < upTo) {
+    const videos = Math.min(80, Math.ceil((upTo - n) / PER_VIDEO));
+    const vids: string[] = [];
+    const rows: { video: string; idx: number; vec: Float32Array; words: string; shot: string }[] = [];
+    for (let v = 0; v < videos; v++) {
+      const id = `${prefix}_${n / PER_VIDEO + v}`;
+      vids.push(id);
+      shapes.video().forEach((vec, idx) => rows.push({ video: id, idx, vec, words: `${shapes.pick(WORDS)} ${shapes.pick(WORDS)}`, shot: shapes.pick(SHOTS) }));
+    }
+    await pool.query(
+      `INSERT INTO videos (id, collection_id, filename, blob_key, size_bytes, status) SELECT v, $2, v || '.mp4', 'videos/' || v, 1, 'processed' FROM unnest($1::text[]) v`,
+      [vids, collectionId],
+    );
+    const { rows: ids } = await pool.query<{ id: string }>(
+      `INSERT INTO segments (video_id, collection_id, idx, start, "end", description, keywords, labels, dim, vec)
+       SELECT u.video, $1, u.idx, u.idx * 4, u.idx * 4 + 4, u.words, to_tsvector('english', u.words), jsonb_build_object('shot_size', u.shot), ${DIM}, u.vec::vector
+       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(video, idx, words, shot, vec, ord)
+       ORDER BY u.ord RETURNING id::text`,
+      [collectionId, rows.map((r) => r.video), rows.map((r) => r.idx), rows.map((r) => r.words), rows.map((r) => r.shot), rows.map((r) => vectorText(r.vec))],
+    );
+    if (truth) ids.forEach((r, i) => truth.add(Number(r.id), rows[i].vec));
+    n += rows.length;
+    if (n % 50_000 < rows.length) process.stderr.write(`pgvector bench: ${n} segments written, ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+  }
+  return n;
+}
+
+function startServe(url: string, port: number, home: string): { child: ChildProcess; ready: Promise<void> } {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker', '--no-auth'], {
+    env: { ...process.env, VIDEMBED_HOME: home, VIDEMBED_DATABASE_URL: url, VIDEMBED_WARM_IDLE_MS: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('serving on')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { child, ready };
+}
+
+async function search(base: string, collectionId: string, like: { video_id: string; t: number }): Promise<number> {
+  const r = await request(`${base}/collections/${collectionId}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ like, top_k: 10 }) });
+  await r.body.text();
+  return r.statusCode;
+}
+
+export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
+  const sizes = (process.env.VIDEMBED_PGVECTOR_SIZES ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
+  if (!findPgBin()) return { skipped: 'PostgreSQL server not installed' };
+  const parent = process.env.VIDEMBED_PGVECTOR_DIR;
+  const cluster = await startThrowawayCluster({ durable: true, parent, settings: { shared_buffers: '2GB', max_wal_size: '8GB', checkpoint_timeout: '30min' } });
+  const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-pgv-home-'));
+  const url = cluster.url('postgres');
+  const pool = openPgPool(url, 4);
+  try {
+    await migratePg(pool);
+    const status = await prepareVectorStore(pool, 'pgvector', PG_VECTOR_DEFAULTS);
+    if (status.mode !== 'pgvector') return { skipped: `pgvector not available: ${status.reason}` };
+    const rnd = rng(20261201);
+    const c = centres(rnd);
+    const shapes = new Shapes(c.list, 42);
+    const qShapes = new Shapes(c.list, 7);
+    const catalog = new PgCatalog(openPgPool(url, 4), true);
+    const big = (await catalog.collections.insert({ name: 'big', description: '', model: PERCEPTION_EMBEDDER_ID, dim: DIM, owner: 'big' })).id;
+    const small = (await catalog.collections.insert({ name: 'small', description: '', model: PERCEPTION_EMBEDDER_ID, dim: DIM, owner: 'small' })).id;
+    // The small owner's segments sit near the same centres as the big one's (near-identical neighbours).
+    await grow(pool, small, new Shapes(c.list, 99), 0, SMALL_OWNER, undefined, 'small');
+    const queries = Array.from({ length: QUERIES }, () => qShapes.near(qShapes.pick(c.list), 0.5));
+    const truth = new Truth(queries);
+    const out: Record<string, unknown>[] = [];
+    let n = 0;
+    for (const size of sizes) {
+      let t = performance.now();
+      await pool.query(`DROP INDEX IF EXISTS ${hnswIndexName(DIM)}`);
+      n = await grow(pool, big, shapes, n, size, truth, 'big');
+      const insertS = (performance.now() - t) / 1000;
+      await pool.query('VACUUM (ANALYZE) segments');
+      process.stderr.write(`pgvector bench: building the HNSW index over ${n + SMALL_OWNER} segments\n`);
+      t = performance.now();
+      await ensureHnswIndex(pool, DIM, 'halfvec', PG_VECTOR_DEFAULTS);
+      const buildS = (performance.now() - t) / 1000;
+      const sizes_mb = (
+        await pool.query<{ table_mb: number; index_mb: number }>(
+          `SELECT round(pg_table_size('segments') / 1048576.0)::float8 AS table_mb, round(pg_relation_size('${hnswIndexName(DIM)}') / 1048576.0)::float8 AS index_mb`,
+        )
+      ).rows[0];
+
+      // One client, the repositories as the server calls them.
+      const vectorTimes: number[] = [];
+      let recall = 0;
+      for (const [i, q] of queries.entries()) {
+        t = performance.now();
+        const got = await catalog.segments.forSearch!().candidates(big, DIM, q, 200, {}, []);
+        vectorTimes.push(performance.now() - t);
+        const top = [...got].sort((a, b) => b[1].similarity - a[1].similarity || a[0] - b[0]).slice(0, 10).map(([id]) => id);
+        recall += top.filter((id) => truth.best[i].ids.includes(id)).length / 10;
+      }
+      const hybridTimes: number[] = [];
+      for (const [i, q] of queries.entries()) {
+        t = performance.now();
+        await hybridSearch(catalog.segments, catalog.videos, { collectionId: big, dim: DIM, queryVector: q, text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}`, topK: 10, filter: {}, explain: false });
+        hybridTimes.push(performance.now() - t);
+      }
+      const filteredTimes: number[] = [];
+      let filteredFull = 0;
+      for (const q of queries.slice(0, 50)) {
+        t = performance.now();
+        const got = await catalog.segments.forSearch!().candidates(big, DIM, q, 200, { shot_size: 'close' }, []);
+        filteredTimes.push(performance.now() - t);
+        if (got.size === 200) filteredFull++;
+      }
+      const smallTimes: number[] = [];
+      let smallFull = 0;
+      let foreign = 0;
+      const smallIds = new Set((await pool.query<{ id: number }>('SELECT id::float8 AS id FROM segments WHERE collection_id = $1', [small])).rows.map((r) => r.id));
+      for (const q of queries.slice(0, 50)) {
+        t = performance.now();
+        const got = await catalog.segments.forSearch!().candidates(small, DIM, q, 200, {}, []);
+        smallTimes.push(performance.now() - t);
+        if (got.size === 200) smallFull++;
+        for (const id of got.keys()) if (!smallIds.has(id)) foreign++;
+      }
+
+      // The server: start → first answered search, RSS, then 32 clients.
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const like = { video_id: 'big_0', t: 1 };
+      const started = performance.now();
+      const serve = startServe(url, port, home);
+      let startMs = 0;
+      let load: Record<string, unknown> = {};
+      try {
+        await serve.ready;
+        for (let code = 0; code !== 200; ) {
+          code = await search(base, big, like).catch(() => 0);
+          if (performance.now() - started > 120_000) throw new Error(`serve answered no search in 120 s (last status ${code})`);
+          if (code !== 200) await new Promise((r) => setTimeout(r, 20));
+        }
+        startMs = performance.now() - started;
+        const rssAfterStart = round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0);
+        const videos = Math.floor(n / PER_VIDEO);
+        const times: number[] = [];
+        let errors = 0;
+        const until = performance.now() + 20_000;
+        const client = async (k: number) => {
+          const r = rng(k + 1);
+          while (performance.now() < until) {
+            const t0 = performance.now();
+            const code = await search(base, big, { video_id: `big_${Math.floor(r() * videos)}`, t: Math.floor(r() * PER_VIDEO) * 4 + 1 }).catch(() => 0);
+            times.push(performance.now() - t0);
+            if (code !== 200) errors++;
+          }
+        };
+        const l0 = performance.now();
+        await Promise.all(Array.from({ length: 32 }, (_, k) => client(k)));
+        const seconds = (performance.now() - l0) / 1000;
+        load = {
+          clients: 32,
+          seconds: round(seconds, 1),
+          requests: times.length,
+          rps: round(times.length / seconds, 1),
+          errors,
+          ...stats(times),
+          rss_after_start_mb: rssAfterStart,
+          rss_after_load_mb: round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0),
+          rss_peak_mb: round(procKb(serve.child.pid!, 'VmHWM') / 1024, 0),
+        };
+      } finally {
+        serve.child.kill('SIGTERM');
+        await new Promise((r) => serve.child.once('exit', r));
+      }
+      const row = {
+        segments: n + SMALL_OWNER,
+        insert_s: round(insertS, 1),
+        index_build_s: round(buildS, 1),
+        ...sizes_mb,
+        vector_search_k200: stats(vectorTimes),
+        recall_at_10: round(recall / queries.length, 4),
+        hybrid_search_top10: stats(hybridTimes),
+        filtered_search_k200_one_label_in_5: { ...stats(filteredTimes), full_pages: `${filteredFull}/50` },
+        small_owner_2000_segments_k200: { ...stats(smallTimes), full_pages: `${smallFull}/50`, other_owner_rows: foreign },
+        serve_start_to_first_search_ms: round(startMs),
+        serve_32_clients_like_search: load,
+        load_average_1min: round(os.loadavg()[0]),
+      };
+      process.stderr.write(`pgvector bench: ${JSON.stringify(row)}\n`);
+      out.push(row);
+    }
+    await catalog.close();
+    return {
+      vectors: c.source,
+      dim: DIM,
+      settings: PG_VECTOR_DEFAULTS,
+      postgres: 'local throwaway cluster, PostgreSQL 15 + pgvector, fsync on, shared_buffers 2GB',
+      sizes: out,
+      targets: 'at 1M: recall@10 >= 0.95, vector p50 <= 40 ms, hybrid p50 <= 60 ms and p99 <= 150 ms, 32 clients >= 100 rps with 0 errors, serve RSS <= 400 MB and flat, start <= 2 s',
+    };
+  } finally {
+    await pool.end().catch(() => {});
+    cluster.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Seen, said, written: each kind of evidence a search hit has answers for itself.
+ *
+ * - *seen*: the picture — its facts (objects, ImageNet classes, people, faces, setting, colour,
+ *   scene words and their broader names) and the picture embedding (the segment's vector);
+ * - *said*: the transcript — the query's sounds aligned against what was said (src/speech/match.ts);
+ * - *written*: text on screen (facts of kind `text`).
+ *
+ * Each kind present in a hit gets its own probability that the moment is what the query asks for,
+ * from a logistic curve of that kind's evidence alone; the hit's confidence combines them by a
+ * logistic model over the kinds' log-odds. Every number is in EVIDENCE_WEIGHTS
+ * (src/search/evidence-weights.ts), fitted on the tuning half with whole sources held out
+ * (eval/fit-evidence.ts, docs/eval.md). Nothing about other results, the page or a filter enters.
+ */
+import type { Fact } from '../analysis/types.js';
+import type { SaidFeatures } from '../speech/search.js';
+import { EVIDENCE_WEIGHTS } from './evidence-weights.js';
+
+export const EVIDENCE_KINDS = ['seen', 'said', 'written'] as const;
+export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
+
+/** The kind of evidence a fact is: `speech` is said, `text` is written, every other kind is seen. */
+export function kindOfFact(kind: string): EvidenceKind {
+  return kind === 'speech' ? 'said' : kind === 'text' ? 'written' : 'seen';
+}
+
+/** A segment's facts of one kind. */
+export function factsOfKind(facts: Fact[], kind: EvidenceKind): Fact[] {
+  return facts.filter((f) => kindOfFact(f.kind) === kind);
+}
+
+/** What the seen curve reads (text queries). */
+export interface SeenFeatures {
+  /** Cosine similarity of the segment's (picture) vector to the query. */
+  similarity: number;
+  /** IDF-weighted share of the query's words named by picture facts, each as sure as its fact (guesses count nothing). */
+  sureWords: number;
+  /** ImageNet named the moment (richer facts: the same match means more). */
+  classified: boolean;
+}
+
+/** What the written curve reads. */
+export interface WrittenFeatures {
+  /** IDF-weighted share of the query's words read on screen, each as sure as the reader was. */
+  sureWords: number;
+}
+
+export type { SaidFeatures };
+
+const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
+const logit = (p: number): number => {
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
+  return Math.log(q / (1 - q));
+};
+
+export function seenProbability(f: SeenFeatures): number {
+  const w = EVIDENCE_WEIGHTS.seen;
+  return sigmoid(w.similarity * f.similarity + w.sureWords * f.sureWords + w.classified * (f.classified ? 1 : 0) + w.intercept);
+}
+
+/**
+ * The seen side as the ranking reads it: a logistic curve of the pre-rank (similarity + keyword
+ * bonus, the ranking the picture weights were tuned for), so pictures keep their order among
+ * themselves and meet what is said on one scale.
+ */
+export function preRankProbability(preRank: number): number {
+  const w = EVIDENCE_WEIGHTS.rank;
+  return sigmoid(w.preRank * preRank + w.intercept);
+}
+
+/** A picture or a moment as the query: how close the moment's picture is, alone. */
+export function exampleProbability(similarity: number): number {
+  const w = EVIDENCE_WEIGHTS.example;
+  return sigmoid(w.similarity * similarity + w.intercept);
+}
+
+export function writtenProbability(f: WrittenFeatures): number {
+  const w = EVIDENCE_WEIGHTS.written;
+  return sigmoid(w.sureWords * f.sureWords + w.intercept);
+}
+
+/** The alignment score stretched so that the weakest match counted is 0 and a verbatim one 1. */
+export function stretchScore(score: number): number {
+  const floor = EVIDENCE_WEIGHTS.saidRule.minScore;
+  return Math.max(0, Math.min(1, (score - floor) / (1 - floor)));
+}
+
+export function saidProbability(f: SaidFeatures): number {
+  const w = EVIDENCE_WEIGHTS.said;
+  return sigmoid(w.score * stretchScore(f.score) + w.exact * f.exact + w.content * Math.min(f.content, 4) + w.rarity * f.rarity + w.intercept);
+}
+
+/**
+ * The sound-alike rule of a plain search (docs/speech.md): a spoken match counts as evidence only
+ * when it is strong for the query's length and for how common its words are. A query of few
+ * content words counts only when every one of them was heard as itself (not as a sound-alike) and
+ * they are rare words (names, things), never common ones ("have been", "can"); a longer one when
+ * its sounds match well. `said` searches (`search --said`) are not bound by it.
+ */
+export function spokenCounts(f: SaidFeatures): boolean {
+  const r = EVIDENCE_WEIGHTS.saidRule;
+  if (f.score < r.minScore) return false;
+  if (f.content >= r.longQuery) return f.score >= r.longMinScore;
+  return f.exact >= 1 && f.rarity >= r.shortMinRarity && f.score >= r.shortMinScore;
+}
+
+/** Each present kind's probability. */
+export type KindProbabilities = Partial<Record<EvidenceKind, number>>;
+
+/**
+ * The hit's confidence: a logistic model over the present kinds' log-odds (each kind's weight,
+ * and an intercept), fitted on the tuning half. A kind that is absent adds nothing.
+ */
+export function combineKinds(p: KindProbabilities): number {
+  const w = EVIDENCE_WEIGHTS.combine;
+  let z = w.intercept;
+  let any = false;
+  for (const k of EVIDENCE_KINDS) {
+    const pk = p[k];
+    if (pk === undefined) continue;
+    z += w[k] * logit(pk);
+    any = true;
+  }
+  return any ? sigmoid(z) : 0;
+}
+
+/**
+ * A hit's window: every matched spoken word inside it (start ≤ the first word's start, end ≥ the
+ * last word's end), a little air around the words that never crosses a cut (a shot boundary),
+ * never outside the video.
+ */
+export function spokenWindow(words: { start: number; end: number }, cuts: number[], duration?: number): { start: number; end: number } {
+  const pad = EVIDENCE_WEIGHTS.window.pad;
+  // The shot the first word starts in, and the one the last word ends in.
+  const before = Math.max(0, ...cuts.filter((c) => c <= words.start));
+  const after = Math.min(duration ?? Infinity, ...cuts.filter((c) => c >= words.end));
+  const start = Math.max(before, words.start - pad, 0);
+  let end = Math.min(after, words.end + pad);
+  if (duration !== undefined) end = Math.min(end, Math.max(duration, words.end));
+  return { start: Math.min(start, words.start), end: Math.max(end, words.end) };
+}

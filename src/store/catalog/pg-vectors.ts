@@ -1,0 +1,175 @@
+import type pg from 'pg';
+import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
+import { filterEntries } from '../labels.js';
+import { isClient, type Queryable } from '../pg/migrate.js';
+import { HNSW_MAX_DIM, indexedExpr, parseVectorText, vectorText } from '../pg/vector-store.js';
+import { normOf } from '../vector-index.js';
+import type { TagFilter } from './types.js';
+
+/*
+ * The vector side of PostgreSQL's segments in pgvector mode (src/store/pg/vector-store.ts): every
+ * search runs in SQL, no process holds a copy.
+ *
+ * candidates: a collection with at most `exactBelow` segments (or a dimension too wide for an
+ * HNSW index) is scored exactly (`ORDER BY vec <=> q, id` over the collection's rows, found by the
+ * collection index). A larger one asks the dimension's HNSW index for k plus a margin of nearest
+ * unit vectors, with the collection and tag filters in the same scan: pgvector 0.8's iterative
+ * index scan (`hnsw.iterative_scan = relaxed_order`) goes on past `ef_search` until the LIMIT is
+ * filled with rows that pass the filters (at most `hnsw.max_scan_tuples` visited), so a small
+ * collection in a big library still fills its page. Those candidates are then re-ranked exactly
+ * from the float32 column (cosine, ties to the smaller id) in a materialised CTE: the similarity
+ * handed back is exact (margin 0), only recall is approximate. Should the scan come back short of k
+ * while the collection holds more, the exact scan answers instead (a very selective tag filter).
+ */
+
+/** Candidates asked of the index beyond k, so the exact re-rank can fix the order near the k-th. */
+const overFetch = (k: number) => k + Math.max(16, Math.ceil(k / 8));
+
+/** The session settings each connection gets once (hnsw.* apply to the index scans of this process). */
+const configured = new WeakSet<object>();
+
+export interface CollectionCounts {
+  n: number;
+  /** Moves with every write to the collection that this reader can see (the last delta and how many there are). */
+  version: string;
+}
+
+/** Deltas a collection may gather before a reader folds them into one row. */
+const FOLD_AFTER = 256;
+
+export class PgvectorSearch {
+  constructor(
+    private readonly q: Queryable,
+    private readonly settings: PgVectorSettings = PG_VECTOR_DEFAULTS,
+  ) {}
+
+  /** Runs `fn` on a connection with this process's hnsw settings (a pool's connection, or the transaction's client). */
+  private async on<T>(fn: (c: pg.ClientBase) => Promise<T>): Promise<T> {
+    const s = this.settings;
+    const setup = async (c: pg.ClientBase) => {
+      if (configured.has(c)) return;
+      await c.query(
+        `SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.max_scan_tuples', $2, false)`,
+        [String(s.efSearch), String(s.maxScanTuples)],
+      );
+      configured.add(c);
+    };
+    if (isClient(this.q)) {
+      await setup(this.q);
+      return fn(this.q);
+    }
+    const client = await this.q.connect();
+    let broken: Error | undefined;
+    try {
+      await setup(client);
+      return await fn(client);
+    } catch (err) {
+      // A connection that failed mid-query is not handed out again.
+      if ((err as { code?: string }).code === undefined) broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * The collection's segment count and a write version (segment_counts: deltas appended by
+   * triggers). When a collection has gathered many deltas, they are folded into one row in the
+   * background (one statement: a concurrent fold or write loses nothing).
+   */
+  async counts(collectionId: string): Promise<CollectionCounts> {
+    const { rows } = await this.q.query<{ n: number; last: string; deltas: number }>(
+      'SELECT coalesce(sum(n), 0)::float8 AS n, coalesce(max(seq), 0)::text AS last, count(*)::int AS deltas FROM segment_counts WHERE collection_id = $1',
+      [collectionId],
+    );
+    const r = rows[0];
+    if (r.deltas > FOLD_AFTER && !isClient(this.q)) {
+      this.q
+        .query(
+          `WITH gone AS (DELETE FROM segment_counts WHERE collection_id = $1 RETURNING n)
+           INSERT INTO segment_counts (collection_id, n) SELECT $1, sum(n) FROM gone HAVING count(*) > 0`,
+          [collectionId],
+        )
+        .catch(() => {}); // another try at the next search
+    }
+    return { n: r.n, version: `${r.last}:${r.deltas}` };
+  }
+
+  /**
+   * The k nearest of the collection (matching `filter`), exactly scored; with each one's video.
+   * `n`: the collection's segment count; `kind`: what the dimension's index holds.
+   */
+  async nearest(
+    collectionId: string,
+    dim: number,
+    query: Float32Array,
+    k: number,
+    filter: TagFilter,
+    n: number,
+    kind: 'halfvec' | 'vector',
+  ): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
+    if (k <= 0 || n === 0) return [];
+    const qt = vectorText(unit(query));
+    const entries = filterEntries(filter);
+    const labels = entries.length ? `AND labels @> $3::jsonb` : 'AND $3::text IS NOT NULL';
+    const params: unknown[] = [collectionId, qt, entries.length ? JSON.stringify(Object.fromEntries(entries)) : '', k];
+    const exact = () =>
+      this.on(async (c) => {
+        const { rows } = await c.query<{ id: number; video_id: string; similarity: number }>(
+          `SELECT id::float8 AS id, video_id, 1 - (vec <=> $2::text::vector(${dim})) AS similarity
+           FROM segments WHERE collection_id = $1 AND dim = ${dim} ${labels} AND vec IS NOT NULL
+           ORDER BY vec <=> $2::text::vector(${dim}), id LIMIT $4`,
+          params,
+        );
+        return rows;
+      });
+    if (n <= this.settings.exactBelow || dim > HNSW_MAX_DIM[kind]) return exact();
+    const rows = await this.on(async (c) => {
+      const r = await c.query<{ id: number; video_id: string; similarity: number }>(
+        `WITH ann AS MATERIALIZED (
+           SELECT id, video_id, vec FROM segments
+           WHERE collection_id = $1 AND dim = ${dim} ${labels}
+           ORDER BY ${indexedExpr(dim, kind)} <#> $2::text::${kind}(${dim}) LIMIT $5)
+         SELECT id::float8 AS id, video_id, 1 - (vec <=> $2::text::vector(${dim})) AS similarity FROM ann
+         ORDER BY vec <=> $2::text::vector(${dim}), id LIMIT $4`,
+        [...params, overFetch(k)],
+      );
+      return r.rows;
+    });
+    if (rows.length < k && rows.length < n) return exact(); // the filtered scan ran out before filling the page
+    return rows;
+  }
+
+  /** Exact cosine similarity of the ids given (those that exist with this dimension). */
+  async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    if (ids.length === 0) return out;
+    const { rows } = await this.q.query<{ id: number; similarity: number }>(
+      `SELECT id::float8 AS id, 1 - (vec <=> $2::text::vector(${dim})) AS similarity FROM segments WHERE id = ANY ($1::bigint[]) AND dim = ${dim} AND vec IS NOT NULL`,
+      [ids, vectorText(unit(query))],
+    );
+    for (const r of rows) out.set(r.id, r.similarity);
+    return out;
+  }
+
+  /** The stored vectors (float32, as written). */
+  async vectors(dim: number, ids: number[]): Promise<Map<number, Float32Array>> {
+    const out = new Map<number, Float32Array>();
+    if (ids.length === 0) return out;
+    const { rows } = await this.q.query<{ id: number; vec: string }>(
+      'SELECT id::float8 AS id, vec::text AS vec FROM segments WHERE id = ANY ($1::bigint[]) AND dim = $2 AND vec IS NOT NULL',
+      [ids, dim],
+    );
+    for (const r of rows) out.set(r.id, parseVectorText(r.vec));
+    return out;
+  }
+}
+
+/** The query as a unit vector (cosine is the inner product of unit vectors; the index holds unit vectors). */
+function unit(v: Float32Array): Float32Array {
+  const n = normOf(v);
+  if (n === 0 || Math.abs(n - 1) < 1e-7) return v;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i] / n;
+  return out;
+}
