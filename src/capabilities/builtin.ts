@@ -93,7 +93,7 @@ const perception: CapabilityDecl = {
 
 /** The installed classifier's version (from its manifest, without loading it), or why there is none. */
 async function imagenetState(): Promise<{ version?: string; reason?: string }> {
-  if (!imagenetEnabled()) return { reason: 'off (VIDEMBED_IMAGENET=0)' };
+  if (!imagenetEnabled()) return { reason: 'off (VIDEMBED_NO_IMAGENET=1)' };
   const { findImagenetModel } = await import('../models/imagenet/classifier.js');
   const sha = findImagenetModel()?.manifest.files.find((f) => f.role === 'model')?.sha256;
   return sha ? { version: imagenetAnalyzerVersion(`imagenet-mnv2-${sha.slice(0, 8)}`) } : { reason: 'not installed: vidembed models pull imagenet-mobilenet-v2' };
@@ -127,7 +127,7 @@ const ocr: CapabilityDecl = {
     const { TextReader } = await import('../models/ocr/reader.js');
     return TextReader.shared().version;
   },
-  availability: () => (ocrEnabled() ? always : { available: false, reason: 'off (VIDEMBED_OCR=0)' }),
+  availability: () => (ocrEnabled() ? always : { available: false, reason: 'off (VIDEMBED_NO_OCR=1)' }),
   analyzer: () => sharedOcrAnalyzer(),
 };
 
