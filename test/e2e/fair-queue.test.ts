@@ -89,7 +89,7 @@ describe('one owner\'s long video does not hold up another owner\'s clip', () =>
     const jobs = (await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs as { job_id: string; subject_id: string; owner: string; status: string }[];
     expect(jobs).toEqual([expect.objectContaining({ subject_id: a.body.video_id, owner: 'alice', status: 'running' })]);
     expect((await http(s.url, 'POST', `/jobs/${jobs[0].job_id}/cancel`, { key: keys.admin })).status).toBe(200);
-    expect(await status(keys.alice, a.body.video_id)).toEqual({ video_id: a.body.video_id, status: 'failed', error_message: 'cancelled by an admin' });
+    expect(await status(keys.alice, a.body.video_id)).toMatchObject({ video_id: a.body.video_id, status: 'failed', error_message: 'cancelled by an admin', searchable: false });
     expect((await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs).toEqual([]);
   });
 });
