@@ -15,29 +15,16 @@ import { joinTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import type { CatalogTx } from '../store/catalog/types.js';
 import type { AnalysisService } from './analysis.js';
 import type { Library } from './library.js';
+import type { JobContext, JobHandler, JobOutcome } from './job-types.js';
 import { failureMessage } from './lane-job.js';
 import { PicturesLaneJob } from './lane-pictures.js';
 import { SpeechLaneJob } from './lane-speech.js';
 import { queueAnalysis } from './video-analysis.js';
 import { sweepArtifacts } from './artifacts.js';
 import { sweepTempDirs } from '../util/temp.js';
-import { emitTaskEvent, emitVideoEvent, failTask, failVideo } from './webhook-events.js';
+import { emitTaskEvent, failTask, failVideo } from './webhook-events.js';
 
-export interface JobContext {
-  signal: AbortSignal;
-  /** The claim the work runs under: its results land only while the token still holds the job. */
-  job?: { id: string; token: number };
-  /** Set by the handler when it settled the job itself, in the transaction of its results. */
-  settled?: boolean;
-}
-
-export type JobOutcome = 'done' | 'failed';
-
-/** What a job kind's handler does with one claimed job, and with its subject when the queue gives up. */
-export interface JobHandler {
-  run(refId: string, ctx: JobContext): Promise<JobOutcome>;
-  fail(refId: string, message: string): Promise<void>;
-}
+export type { JobContext, JobHandler, JobOutcome } from './job-types.js';
 
 /**
  * Writes `write`'s results and completes the job in one transaction, only while the claim holds

@@ -11,7 +11,7 @@ import { laneOf, type CapabilityContext, type LaneName, type PlannedCapability }
 import type { CapabilityStateInput, CatalogTx, CollectionRow, VideoRow } from '../store/catalog/types.js';
 import { asNoSpace, asUnavailable } from '../store/unavailable.js';
 import type { StagedArtifacts } from './artifacts.js';
-import type { JobContext, JobHandler, JobOutcome } from './jobs.js';
+import type { JobContext, JobHandler, JobOutcome } from './job-types.js';
 import type { Library } from './library.js';
 import { NO_SPACE_FAILURE } from './no-space.js';
 import { isOpen, progressOf, settleVideo } from './video-analysis.js';

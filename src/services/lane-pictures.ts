@@ -28,7 +28,7 @@ import { StagedArtifacts, stagingPrefix, VIDEO_ARTIFACTS } from './artifacts.js'
 import { LaneJob, type LaneRun } from './lane-job.js';
 import { preparePlayback } from './playback.js';
 import { heardTrack } from './lane-speech.js';
-import type { JobContext } from './jobs.js';
+import type { JobContext } from './job-types.js';
 
 export class PicturesLaneJob extends LaneJob {
   readonly lane = 'pictures' as const;

@@ -16,7 +16,7 @@ import { retagVideo } from '../pipeline/tags.js';
 import type { CatalogTx, SegmentRevision } from '../store/catalog/types.js';
 import { StagedArtifacts, stagingPrefix, VIDEO_ARTIFACTS } from './artifacts.js';
 import { LaneJob, SettleAgain, type LaneRun } from './lane-job.js';
-import type { JobContext } from './jobs.js';
+import type { JobContext } from './job-types.js';
 import type { Library } from './library.js';
 
 /** What a video's track capabilities heard, as kept (`soundtrack/<id>.json`): by capability name. */
