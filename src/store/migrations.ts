@@ -305,6 +305,23 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
   {
+    // Capabilities with lanes (issue 31): each capability's state per video — what ran, with which
+    // version, how it ended — from which a reindex plans what must run again.
+    version: 20,
+    name: 'the state of each capability per video',
+    sql: `
+      CREATE TABLE video_capabilities (
+        video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        capability TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'skipped', 'failed')),
+        version TEXT,
+        message TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (video_id, capability)
+      );
+    `,
+  },
+  {
     // Webhooks (issue 34; src/store/webhooks): endpoints an owner registered, and the outbox — one
     // delivery per (event, endpoint), written in the transaction that settles a video or a task —
     // drained by workers under leases with fencing tokens; each attempt's answer in the log. No
@@ -377,23 +394,6 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         path TEXT NOT NULL,
         excluded_at TEXT NOT NULL,
         PRIMARY KEY (collection_id, fingerprint)
-      );
-    `,
-  },
-  {
-    // Capabilities with lanes (issue 31): each capability's state per video — what ran, with which
-    // version, how it ended — from which a reindex plans what must run again.
-    version: 20,
-    name: 'the state of each capability per video',
-    sql: `
-      CREATE TABLE video_capabilities (
-        video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
-        capability TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'skipped', 'failed')),
-        version TEXT,
-        message TEXT,
-        updated_at TEXT NOT NULL,
-        PRIMARY KEY (video_id, capability)
       );
     `,
   },
