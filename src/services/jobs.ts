@@ -210,6 +210,11 @@ export class Jobs {
    */
   async preloadEmbedders(): Promise<void> {
     const models = new Set((await this.lib.catalog.collections.list(1000, 0)).map((c) => c.model));
-    for (const id of models) await this.lib.embedder(id).load().catch(() => {});
+    for (const id of models) {
+      // A model that is not installed (any more) throws at once: its videos fail with the fix in their message.
+      await Promise.resolve()
+        .then(() => this.lib.embedder(id).load())
+        .catch(() => {});
+    }
   }
 }
