@@ -19,18 +19,7 @@ import { Webhook } from 'standardwebhooks';
 import { LocalEngine } from '../src/runtime/engine.js';
 import { webhookEvent } from '../src/services/webhook-events.js';
 import { BIN, benchDir, percentile, round } from './util.js';
-
-/** A deterministic generator (mulberry32), so a run's failures are the same each time it is run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as prng } from '../eval/metrics.js';
 
 const stats = (values: number[]) => {
   const s = [...values].sort((x, y) => x - y);
