@@ -4,7 +4,7 @@
  * a) Searchable before speech is done: ~80 s of real footage (the eval's `opencv-doc__vtest.avi`,
  *    people walking, re-encoded to h264) under continuous speech (pocketsphinx-testdata's LibriVox
  *    recordings back to back, looped) is uploaded to a collection with speech on, and its status
- *    polled every 100 ms while an in-process Worker runs with its defaults (the speech lane beside
+ *    polled every 100 ms while an in-process Worker runs with its defaults (the speech lane after
  *    the picture lane, as `vidembed worker` runs them): seconds from the upload to `searchable`
  *    (the picture lane done) and to `processed` (every lane). The same clip in a collection with
  *    speech off: seconds to `processed`. Alternated, twice each after a warm-up; the least of each
@@ -155,7 +155,7 @@ async function speechLanes(dir: string): Promise<Record<string, unknown>> {
       transcript_words: words,
       ...(words === 0 ? { warning: 'the speech lane heard no words: the speech-on runs did not time hearing' } : {}),
       analysis,
-      note: `least of 2 alternated runs each; status polled every ${POLL_MS} ms; an in-process Worker with its defaults (speech lane beside the picture lane, 500 ms claim poll)`,
+      note: `least of 2 alternated runs each; status polled every ${POLL_MS} ms; an in-process Worker with its defaults (the speech lane after the picture lane, 500 ms claim poll)`,
     };
   } finally {
     await worker.stop();

@@ -375,6 +375,16 @@ export function fairLaneMs(env: Env = process.env): number {
 }
 
 /**
+ * VIDEMBED_SIDE_LANE_WAIT_S: the longest a side lane's job (a video's speech) waits for the
+ * worker's main lane (pictures, plans, tasks) to drain before it runs beside it anyway, counted from
+ * its enqueue — the bound that keeps a long queue of picture work from starving speech; default 600;
+ * 0: speech runs beside the pictures (niced) as soon as it is queued.
+ */
+export function sideLaneWaitMs(env: Env = process.env): number {
+  return count(env.VIDEMBED_SIDE_LANE_WAIT_S, 600) * 1000;
+}
+
+/**
  * Caps on the server's synchronous work (429 when a key is over its share, 503 when the server is
  * full, both with Retry-After): VIDEMBED_SYNC_MAX, synchronous video encodes and tags at once
  * (default 2); VIDEMBED_SYNC_MAX_PER_KEY (default 1); VIDEMBED_LARGE_BODY_MAX, request bodies over

@@ -26,7 +26,7 @@ export type MediaInput = 'frames' | 'keyframe' | 'audio';
 /** What a capability writes. */
 export type CapabilityOutput = 'segments' | 'facts' | 'tags' | 'description' | 'terms' | 'vector' | 'keywords' | 'transcript' | 'signature';
 
-/** The lanes (lanes.ts): each runs its capabilities as a job of its own kind, with its own concurrency and priority. */
+/** The lanes (lanes.ts): each runs its capabilities as a job of its own kind, with its own priority (pictures first, speech after). */
 export type LaneName = 'pictures' | 'speech';
 
 /** What a collection's capabilities depend on: its embedder and its speech setting. */
@@ -54,7 +54,7 @@ export interface Hearer {
 export interface CapabilityDecl {
   readonly name: string;
   readonly kind: CapabilityKind;
-  /** The lane that runs it (its job kind, concurrency and priority: lanes.ts). */
+  /** The lane that runs it (its job kind and priority: lanes.ts). */
   readonly lane: LaneName;
   /** What it writes into a segment (or the video). */
   readonly outputs: readonly CapabilityOutput[];

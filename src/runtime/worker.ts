@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../api/errors.js';
 import { newId } from '../store/ids.js';
 import type { ClaimOptions, JobKind } from '../store/queue/types.js';
-import { fairLaneMs as fairLaneSetting } from '../env.js';
+import { fairLaneMs as fairLaneSetting, sideLaneWaitMs as sideLaneWaitSetting } from '../env.js';
 import { DEFAULTS } from '../config.js';
 import { reapStoppedWorkers } from './processes.js';
 import type { WorkerInfo } from '../store/queue/types.js';
@@ -58,9 +58,17 @@ export interface WorkerOptions {
   /**
    * Lanes that run beside the main one, each claiming only its own job kinds, one job at a time
    * (default: the capability lanes other than the picture lane — the speech lane —
-   * src/capabilities/lanes.ts). The main loop takes every other kind.
+   * src/capabilities/lanes.ts). The main loop takes every other kind. A side lane goes after the
+   * main lane: it claims only while the main lane has nothing running or claimable (ClaimOptions
+   * `after`), so a video's pictures are not slowed by its speech.
    */
   sideLanes?: ReadonlyArray<{ name: string; kinds: readonly JobKind[] }>;
+  /**
+   * The longest a side lane's job waits for the main lane to drain (from its enqueue) before it is
+   * taken beside it anyway: a long queue of picture work never starves speech. Default
+   * VIDEMBED_SIDE_LANE_WAIT_S (src/env.ts, 600 s); 0: side lanes run beside the main one at once.
+   */
+  sideLaneWaitMs?: number;
 }
 
 /** The lanes beside the main loop by default: every capability lane whose video does not become searchable with it (speech). */
@@ -153,7 +161,9 @@ export class Worker {
     const side = (this.opts.sideLanes ?? DEFAULT_SIDE_LANES).map((l) => ({ ...l, kinds: l.kinds.filter((k) => wanted.includes(k)) })).filter((l) => l.kinds.length);
     const sideKinds = new Set(side.flatMap((l) => l.kinds));
     const mainKinds = wanted.filter((k) => !sideKinds.has(k));
-    const lanes = side.map((l) => this.sideLane(l, signal, { leaseMs, heartbeatMs, pollMs, log, outage, started: () => started }));
+    // Speech after pictures: a side lane claims only when the main lane's kinds are drained for this worker (or its job waited `sideLaneWaitMs`).
+    const after = { kinds: mainKinds, maxWaitMs: this.opts.sideLaneWaitMs ?? sideLaneWaitSetting() };
+    const lanes = side.map((l) => this.sideLane(l, signal, { leaseMs, heartbeatMs, pollMs, log, outage, started: () => started, after }));
     /** Past its idle time (`idleExitMs`) with nothing else to do: no CLI search lately, no work beside the jobs due (a store out of reach: none). */
     const idleLongEnough = async () => {
       // A side lane at work (speech) is not idle time.
@@ -203,6 +213,8 @@ export class Worker {
         } finally {
           done.abort();
           await fair;
+          // The main lane may be drained now: the side lanes look at once rather than at their next poll.
+          this.wakeSides();
         }
         if (interruptedBy === undefined) jobDeps.over();
         else await jobDeps.wait(interruptedBy, signal);
@@ -220,26 +232,36 @@ export class Worker {
   }
 
   private readonly stopSides = new AbortController();
+  /** Aborted (and replaced) when a main-lane job ends: wakes the side lanes from their poll. */
+  private sideWake = new AbortController();
+
+  private wakeSides(): void {
+    const wake = this.sideWake;
+    this.sideWake = new AbortController();
+    wake.abort();
+  }
 
   /**
-   * A side lane: claims only its kinds, one job at a time, until the worker stops or retires. A
-   * store that fails is waited out here too (the main loop logs the outage).
+   * A side lane: claims only its kinds, one job at a time, until the worker stops or retires, and
+   * only after the main lane (`o.after`: none of the main kinds running on this worker or waiting
+   * in the queue, unless its job has waited `maxWaitMs`). A store that fails is waited out here
+   * too (the main loop logs the outage).
    */
   private async sideLane(
     lane: { name: string; kinds: readonly JobKind[] },
     signal: AbortSignal,
-    o: { leaseMs: number; heartbeatMs: number; pollMs: number; log: (line: string) => void; outage: Outage; started: () => boolean },
+    o: { leaseMs: number; heartbeatMs: number; pollMs: number; log: (line: string) => void; outage: Outage; started: () => boolean; after: NonNullable<ClaimOptions['after']> },
   ): Promise<void> {
     const until = AbortSignal.any([signal, this.stopSides.signal]);
     while (!until.aborted) {
       let job: ClaimedJob | undefined;
       try {
-        job = o.started() ? await this.claim(o.leaseMs, undefined, lane.kinds) : undefined;
+        job = o.started() ? await this.claim(o.leaseMs, { after: o.after }, lane.kinds) : undefined;
       } catch {
         job = undefined;
       }
       if (!job) {
-        await sleep(o.pollMs, undefined, { signal: until }).catch(() => {});
+        await sleep(o.pollMs, undefined, { signal: AbortSignal.any([until, this.sideWake.signal]) }).catch(() => {});
         continue;
       }
       this.sideBusy++;

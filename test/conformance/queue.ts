@@ -253,6 +253,45 @@ export function conformance(backend: () => Backend): void {
     expect(await h.queue.claim('side', LONG, ['video.process'], undefined, { idleOwnersOnly: true })).toBeUndefined();
   });
 
+  it('after: takes a job only when no job of the given kinds is claimable nor running under the claimer; a job that waited maxWaitMs regardless', async () => {
+    const after = { after: { kinds: ['video.pictures', 'video.process'] as const } };
+    const s1 = await h.queue.enqueue('video.speech', 's1', undefined, 'alice');
+    const p1 = await h.queue.enqueue('video.pictures', 'p1', undefined, 'bob');
+    // A picture job queued: the speech waits (whoever's it is).
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toBeUndefined();
+    // Running under this worker's own live lease: still waits.
+    const pic = (await h.queue.claim('W', LONG, ['video.pictures']))!;
+    expect(pic.id).toBe(p1);
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toBeUndefined();
+    // Another worker's live picture job is not this worker's: its speech lane may go on.
+    expect(await h.queue.claim('X', LONG, ['video.speech'], undefined, after)).toMatchObject({ id: s1, leaseOwner: 'X' });
+    // Without kinds to wait for: no condition.
+    await h.queue.enqueue('video.speech', 's2', undefined, 'alice');
+    await h.queue.enqueue('video.pictures', 'p2', undefined, 'bob');
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, { after: { kinds: [] } })).toMatchObject({ refId: 's2' });
+    // maxWaitMs: a job enqueued at least that long ago goes regardless; a newer one waits.
+    const s3 = await h.queue.enqueue('video.speech', 's3', undefined, 'alice');
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, { after: { ...after.after, maxWaitMs: LONG } })).toBeUndefined();
+    await sleep(700);
+    await h.queue.enqueue('video.speech', 's4', undefined, 'alice');
+    const waited = { after: { ...after.after, maxWaitMs: 600 } };
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, waited)).toMatchObject({ id: s3 });
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, waited)).toBeUndefined();
+    // Once the picture work is drained (the queued one claimed elsewhere, this worker's settled), the speech goes.
+    expect(await h.queue.claim('X', LONG, ['video.pictures'])).toMatchObject({ refId: 'p2' });
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toBeUndefined();
+    expect(await h.queue.complete(pic.id, pic.token)).toBe(true);
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toMatchObject({ refId: 's4' });
+  });
+
+  it('after: a picture job whose lease ran out is claimable, so the speech still waits for it', async () => {
+    await h.queue.enqueue('video.pictures', 'p1');
+    await h.queue.enqueue('video.speech', 's1');
+    expect(await h.queue.claim('gone', SHORT, ['video.pictures'])).toMatchObject({ refId: 'p1' });
+    await expire();
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, { after: { kinds: ['video.pictures'] } })).toBeUndefined();
+  });
+
   it('cancel fails one pending job with its reason, fences its holder, and leaves settled jobs alone; pending lists by owner', async () => {
     const run = await h.queue.enqueue('video.process', 'v1', undefined, 'alice');
     const held = (await h.queue.claim('A', LONG))!;

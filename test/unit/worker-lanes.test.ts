@@ -1,8 +1,9 @@
 /**
  * The lane scheduler (src/runtime/worker.ts with src/capabilities/lanes.ts): a worker runs the
- * speech lane beside the picture lane — each lane claims only its own job kinds, one job at a
- * time — so a video's speech starts while its pictures are analysed; a cancelled job never runs;
- * a stopped worker hands its jobs back. On the in-memory queue, with a job host that only records.
+ * speech lane after the picture lane — each lane claims only its own job kinds, one job at a time,
+ * and the speech lane only while no picture work runs on the worker or waits in the queue (unless
+ * its job waited `sideLaneWaitMs`: no starving); a cancelled job never runs; a stopped worker hands
+ * its jobs back. On the in-memory queue, with a job host that only records.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -69,30 +70,67 @@ describe('lanes in a worker', () => {
     expect(DEFAULT_SIDE_LANES).toEqual([{ name: 'speech', kinds: ['video.speech'] }]);
   });
 
-  it("runs a video's speech beside its pictures, one job per lane at a time; the main loop never takes speech", async () => {
+  /** Videos v1… in one collection of the in-memory catalog. */
+  async function catalogWith(ids: string[]): Promise<MemoryCatalog> {
     const catalog = new MemoryCatalog();
     const col = await catalog.collections.insert({ name: 'c', description: '', model: 'm', dim: 2 });
-    for (const id of ['v1', 'v2']) await catalog.videos.insert({ id, collection_id: col.id, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
-    await catalog.queue.enqueue('video.pictures', 'v1');
+    for (const id of ids) await catalog.videos.insert({ id, collection_id: col.id, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
+    return catalog;
+  }
+
+  it('runs speech after the pictures: the speech lane waits while picture work runs or is queued, then takes its jobs one at a time', async () => {
+    const catalog = await catalogWith(['v1', 'v2']);
+    // Speech queued first, older than any picture job: the order is the lanes', not the queue's.
     await catalog.queue.enqueue('video.speech', 'v1');
     await catalog.queue.enqueue('video.speech', 'v2');
+    await catalog.queue.enqueue('video.pictures', 'v1');
+    await catalog.queue.enqueue('video.pictures', 'v2');
     const host = new RecordingHost(catalog, ['video.pictures v1', 'video.speech v1']);
     const stop = new AbortController();
-    const worker = new Worker(host, { pollMs: 5, fairLaneMs: 0 }).run(stop.signal);
-    // Both lanes busy at once: the picture job and a speech job.
-    await until(() => host.log.includes('start video.pictures v1') && host.log.includes('start video.speech v1'), 'both lanes running');
+    const worker = new Worker(host, { pollMs: 5, fairLaneMs: 0, sideLaneWaitMs: 60_000 }).run(stop.signal);
+    await until(() => host.log.includes('start video.pictures v1'), 'the first picture job');
+    await sleep(50);
+    expect(host.log.filter((l) => l.includes('video.speech'))).toEqual([]); // a picture job runs, another is queued
+    host.release('video.pictures v1');
+    await until(() => host.log.includes('start video.speech v1'), 'the first speech job');
+    // Not before every picture job had ended: v2's pictures, queued, went first too.
+    expect(host.log.indexOf('start video.speech v1')).toBeGreaterThan(host.log.indexOf('end video.pictures v2'));
     await sleep(50);
     expect(host.log).not.toContain('start video.speech v2'); // the speech lane runs one at a time
     host.release('video.speech v1');
-    await until(() => host.log.includes('end video.speech v2'), 'the second speech job');
+    await until(async () => (await catalog.queue.pendingCount()) === 0, 'the queue empty');
+    stop.abort();
+    await worker;
     expect(host.log.indexOf('start video.speech v2')).toBeGreaterThan(host.log.indexOf('end video.speech v1'));
-    expect(host.log).not.toContain('end video.pictures v1'); // still analysing the pictures meanwhile
+    expect(host.most.get('video.speech')).toBe(1);
+    expect(host.most.get('video.pictures')).toBe(1);
+  });
+
+  it('a speech job runs at once when there is no picture work', async () => {
+    const catalog = await catalogWith(['v1']);
+    await catalog.queue.enqueue('video.speech', 'v1');
+    const host = new RecordingHost(catalog);
+    const stop = new AbortController();
+    const worker = new Worker(host, { pollMs: 5, fairLaneMs: 0, sideLaneWaitMs: 60_000 }).run(stop.signal);
+    await until(async () => (await catalog.queue.pendingCount()) === 0, 'the speech job done');
+    stop.abort();
+    await worker;
+    expect(host.log).toEqual(['start video.speech v1', 'end video.speech v1']);
+  });
+
+  it('a long queue of picture work does not starve speech: a speech job that waited sideLaneWaitMs runs beside the pictures', async () => {
+    const catalog = await catalogWith(['v1', 'v2', 'v3']);
+    await catalog.queue.enqueue('video.speech', 'v1');
+    for (const id of ['v1', 'v2', 'v3']) await catalog.queue.enqueue('video.pictures', id);
+    const host = new RecordingHost(catalog, ['video.pictures v1']);
+    const stop = new AbortController();
+    const worker = new Worker(host, { pollMs: 5, fairLaneMs: 0, sideLaneWaitMs: 100 }).run(stop.signal);
+    await until(() => host.log.includes('end video.speech v1'), 'the speech job past its wait');
+    expect(host.log).not.toContain('end video.pictures v1'); // still held: the speech ran beside it
     host.release('video.pictures v1');
     await until(async () => (await catalog.queue.pendingCount()) === 0, 'the queue empty');
     stop.abort();
     await worker;
-    expect(host.most.get('video.speech')).toBe(1);
-    expect(host.most.get('video.pictures')).toBe(1);
   });
 
   it('a cancelled job never runs; a stopped worker hands a running speech job back to the queue', async () => {

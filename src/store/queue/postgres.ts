@@ -40,12 +40,13 @@ const RUNNING_OF_OWNER = `(SELECT count(*) FROM jobs r WHERE r.owner = c.owner A
  * used up, fails it. READ COMMITTED re-checks the WHERE of a locked row against its latest version,
  * so a job claimed and committed a moment ago is not returned again.
  */
-const claimSql = (idleOwnersOnly: boolean) => `
+const claimSql = (idleOwnersOnly: boolean, after: boolean) => `
   WITH cand AS (
     SELECT c.id FROM jobs c
     WHERE (c.status = 'queued' OR (c.status = 'running' AND c.lease_expires_at < clock_timestamp()))
       AND ($3::text[] IS NULL OR c.kind = ANY ($3::text[]))
       ${idleOwnersOnly ? `AND ${RUNNING_OF_OWNER} = 0` : ''}
+      ${after ? AFTER : ''}
     ORDER BY ${RUNNING_OF_OWNER}, (SELECT max(s.claim_seq) FROM jobs s WHERE s.owner = c.owner) NULLS FIRST, c.seq
     LIMIT 1
     FOR UPDATE OF c SKIP LOCKED
@@ -64,8 +65,14 @@ const claimSql = (idleOwnersOnly: boolean) => `
   FROM cand
   WHERE j.id = cand.id
   RETURNING ${cols('j.')}`;
-const CLAIM = claimSql(false);
-const CLAIM_IDLE_OWNERS = claimSql(true);
+/**
+ * ClaimOptions.after ($4: its kinds, $5: its maxWaitMs or NULL): no job of those kinds claimable
+ * nor running under this worker's ($1) lease, or the candidate enqueued at least $5 ms ago.
+ */
+const AFTER = `AND (NOT EXISTS (SELECT 1 FROM jobs a WHERE a.kind = ANY ($4::text[])
+        AND (a.status = 'queued' OR (a.status = 'running' AND (a.lease_expires_at < clock_timestamp() OR a.lease_owner = $1::text))))
+      OR ($5::float8 IS NOT NULL AND c.created_at <= clock_timestamp() - ${interval('$5')}))`;
+const CLAIMS = new Map([false, true].flatMap((idle) => [false, true].map((after) => [`${idle} ${after}`, claimSql(idle, after)] as const)));
 
 async function enqueueJob(q: Queryable, kind: JobKind, refId: string, maxAttempts: number, owner: string | undefined): Promise<string> {
   checkMaxAttempts(maxAttempts);
@@ -161,9 +168,11 @@ export class PgJobQueue implements JobQueue {
 
   async claim(workerId: string, leaseMs: number, kinds?: readonly JobKind[], onGiveUp?: GiveUpHandler, opts: ClaimOptions = {}): Promise<ClaimedJob | undefined> {
     const lease = checkLeaseMs(leaseMs);
-    const params = [workerId, lease, kinds?.length ? [...kinds] : null];
+    const after = opts.after?.kinds.length ? opts.after : undefined;
+    const params = [workerId, lease, kinds?.length ? [...kinds] : null, ...(after ? [[...after.kinds], after.maxWaitMs === undefined ? null : Math.max(0, after.maxWaitMs)] : [])];
+    const sql = CLAIMS.get(`${opts.idleOwnersOnly === true} ${after !== undefined}`)!;
     for (;;) {
-      const { rows } = await this.pool.query<Row>(opts.idleOwnersOnly ? CLAIM_IDLE_OWNERS : CLAIM, params);
+      const { rows } = await this.pool.query<Row>(sql, params);
       const row = rows[0];
       if (!row) return undefined;
       const job = toJob(row);

@@ -71,12 +71,24 @@ export class SqliteJobQueue implements JobQueue {
     // The fair order (src/store/queue/types.ts): owners with fewer live jobs, then served least
     // recently (a NULL claim_seq, never served, sorts first), then the owner's oldest job.
     const running = `(SELECT COUNT(*) FROM jobs r WHERE r.owner = j.owner AND r.status = 'running' AND r.lease_expires_at >= @now)`;
+    // `after`: none of its kinds claimable nor running under this worker's lease, or the job waited long enough.
+    const afterKinds = opts.after?.kinds ?? [];
+    const afterWait = opts.after?.maxWaitMs;
+    const afterFilter = afterKinds.length
+      ? `AND (NOT EXISTS (SELECT 1 FROM jobs a WHERE a.kind IN (${afterKinds.map((_, i) => `@a${i}`).join(',')})
+             AND (a.status = 'queued' OR (a.status = 'running' AND (a.lease_expires_at < @now OR a.lease_owner = @worker))))
+           ${afterWait !== undefined ? 'OR j.created_at <= @now - @afterWait' : ''})`
+      : '';
     const next = this.db.prepare(
       `SELECT * FROM jobs j WHERE (status = 'queued' OR (status = 'running' AND lease_expires_at < @now)) ${kindFilter}
-         ${opts.idleOwnersOnly ? `AND ${running} = 0` : ''}
+         ${opts.idleOwnersOnly ? `AND ${running} = 0` : ''} ${afterFilter}
        ORDER BY ${running}, (SELECT MAX(s.claim_seq) FROM jobs s WHERE s.owner = j.owner), created_at, rowid LIMIT 1`,
     );
-    const kindParams = Object.fromEntries((kinds ?? []).map((k, i) => [`k${i}`, k]));
+    const kindParams = {
+      ...Object.fromEntries((kinds ?? []).map((k, i) => [`k${i}`, k])),
+      ...(afterKinds.length ? { worker: workerId, ...Object.fromEntries(afterKinds.map((k, i) => [`a${i}`, k])) } : {}),
+      ...(afterKinds.length && afterWait !== undefined ? { afterWait: Math.max(0, afterWait) } : {}),
+    };
     const giveUp = this.db.prepare(
       `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
     );
