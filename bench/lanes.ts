@@ -281,17 +281,20 @@ export async function benchLanes(): Promise<Record<string, unknown>> {
     }
     process.stderr.write(`lanes: ${name} in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
   };
+  // VIDEMBED_BENCH_LANES: a comma list of the parts to run (cmudict, speech, reindex); default all.
+  const only = (process.env.VIDEMBED_BENCH_LANES ?? '').split(',').filter(Boolean);
+  const wanted = (p: string) => !only.length || only.includes(p);
   try {
-    await part('cmudict_new_process', () => cmudictInNewProcess());
+    if (wanted('cmudict')) await part('cmudict_new_process', () => cmudictInNewProcess());
     // The speech runs first, on the process's first engine: on a later LocalEngine of the same
     // process the speech lane ends 'done' without a transcript (seen 2026-11-27, under
     // investigation), which would time a lane that hears nothing. With ImageNet installed, as a full tier.
     await new ModelManager().pull('imagenet-mobilenet-v2', { from: IMAGENET });
-    await part('speech_lane', () => speechLanes(dir));
+    if (wanted('speech')) await part('speech_lane', () => speechLanes(dir));
     // The reindex starts without ImageNet: a models dir of its own, empty until its pull.
     process.env.VIDEMBED_MODELS_DIR = path.join(dir, 'models-reindex');
     mkdirSync(process.env.VIDEMBED_MODELS_DIR, { recursive: true });
-    await part('reindex_after_pull', () => reindexAfterPull(dir));
+    if (wanted('reindex')) await part('reindex_after_pull', () => reindexAfterPull(dir));
     return out;
   } finally {
     for (const [k, v] of [['VIDEMBED_MODELS_DIR', saved.models], ['VIDEMBED_NO_IMAGENET', saved.noImagenet]] as const) {
