@@ -43,7 +43,11 @@ export class QueueService {
     return { jobs: (await this.lib.catalog.queue.pending(of)).map(summary) };
   }
 
-  /** Cancels a queued or running job and fails its subject; 404 for a job the caller may not see, 409 once it is settled. */
+  /**
+   * Cancels a queued or running job and fails its subject, and with it the subject's other pending
+   * jobs (a video's other lane: its speech, queued after its pictures); 404 for a job the caller
+   * may not see, 409 once it is settled.
+   */
   async cancel(p: Principal, jobId: string): Promise<JobSummary & { cancelled: true }> {
     const queue = this.lib.catalog.queue;
     const job = await queue.get(jobId);
@@ -53,6 +57,7 @@ export class QueueService {
     const before = await queue.cancel(jobId, reason);
     if (!before) throw new ConflictError(`job ${jobId} is ${job.status} already: only a queued or running job can be cancelled`);
     await this.jobs.failSubject(before, reason);
+    for (const other of await queue.pending(job.owner)) if (other.refId === job.refId) await queue.cancel(other.id, reason);
     return { ...summary(before), status: 'failed', cancelled: true };
   }
 }

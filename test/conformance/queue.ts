@@ -253,21 +253,24 @@ export function conformance(backend: () => Backend): void {
     expect(await h.queue.claim('side', LONG, ['video.process'], undefined, { idleOwnersOnly: true })).toBeUndefined();
   });
 
-  it('after: takes a job only when no job of the given kinds is claimable nor running under the claimer; a job that waited maxWaitMs regardless', async () => {
+  it('after: takes a job only when no job of the given kinds of its owner is claimable nor running under the claimer; a job that waited maxWaitMs regardless', async () => {
     const after = { after: { kinds: ['video.pictures', 'video.process'] as const } };
     const s1 = await h.queue.enqueue('video.speech', 's1', undefined, 'alice');
-    const p1 = await h.queue.enqueue('video.pictures', 'p1', undefined, 'bob');
-    // A picture job queued: the speech waits (whoever's it is).
+    const p1 = await h.queue.enqueue('video.pictures', 'p1', undefined, 'alice');
+    // A picture job of the owner queued: the speech waits.
     expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toBeUndefined();
     // Running under this worker's own live lease: still waits.
     const pic = (await h.queue.claim('W', LONG, ['video.pictures']))!;
     expect(pic.id).toBe(p1);
     expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toBeUndefined();
+    // Another owner's picture work (queued, or running here) does not hold this owner's speech.
+    const bob = await h.queue.enqueue('video.speech', 'b1', undefined, 'bob');
+    expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, after)).toMatchObject({ id: bob, owner: 'bob' });
     // Another worker's live picture job is not this worker's: its speech lane may go on.
     expect(await h.queue.claim('X', LONG, ['video.speech'], undefined, after)).toMatchObject({ id: s1, leaseOwner: 'X' });
     // Without kinds to wait for: no condition.
     await h.queue.enqueue('video.speech', 's2', undefined, 'alice');
-    await h.queue.enqueue('video.pictures', 'p2', undefined, 'bob');
+    await h.queue.enqueue('video.pictures', 'p2', undefined, 'alice');
     expect(await h.queue.claim('W', LONG, ['video.speech'], undefined, { after: { kinds: [] } })).toMatchObject({ refId: 's2' });
     // maxWaitMs: a job enqueued at least that long ago goes regardless; a newer one waits.
     const s3 = await h.queue.enqueue('video.speech', 's3', undefined, 'alice');

@@ -86,9 +86,12 @@ describe('one owner\'s long video does not hold up another owner\'s clip', () =>
     expect((await status(keys.alice, a.body.video_id)).status).toBe('processing');
 
     // An admin cancels alice's job; the worker lets go of it, and her video says who stopped it.
-    const jobs = (await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs as { job_id: string; subject_id: string; owner: string; status: string }[];
-    expect(jobs).toEqual([expect.objectContaining({ subject_id: a.body.video_id, owner: 'alice', status: 'running' })]);
-    expect((await http(s.url, 'POST', `/jobs/${jobs[0].job_id}/cancel`, { key: keys.admin })).status).toBe(200);
+    const jobs = (await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs as { job_id: string; kind: string; subject_id: string; owner: string; status: string }[];
+    // Her pictures running; her speech, if the clip's plan queued it, waits for them (speech after pictures).
+    const running = jobs.filter((j) => j.status === 'running');
+    expect(running).toEqual([expect.objectContaining({ subject_id: a.body.video_id, owner: 'alice', kind: 'video.pictures' })]);
+    for (const j of jobs.filter((x) => x.status !== 'running')) expect(j).toMatchObject({ subject_id: a.body.video_id, kind: 'video.speech', status: 'queued' });
+    expect((await http(s.url, 'POST', `/jobs/${running[0].job_id}/cancel`, { key: keys.admin })).status).toBe(200);
     expect(await status(keys.alice, a.body.video_id)).toMatchObject({ video_id: a.body.video_id, status: 'failed', error_message: 'cancelled by an admin', searchable: false });
     expect((await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs).toEqual([]);
   });

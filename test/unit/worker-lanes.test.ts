@@ -118,6 +118,22 @@ describe('lanes in a worker', () => {
     expect(host.log).toEqual(['start video.speech v1', 'end video.speech v1']);
   });
 
+  it("one owner's picture work does not hold another owner's speech", async () => {
+    const catalog = await catalogWith(['v1', 'v2']);
+    await catalog.queue.enqueue('video.pictures', 'v1', undefined, 'alice');
+    await catalog.queue.enqueue('video.pictures', 'v2', undefined, 'alice');
+    await catalog.queue.enqueue('video.speech', 'v1', undefined, 'bob');
+    const host = new RecordingHost(catalog, ['video.pictures v1']);
+    const stop = new AbortController();
+    const worker = new Worker(host, { pollMs: 5, fairLaneMs: 0, sideLaneWaitMs: 60_000 }).run(stop.signal);
+    await until(() => host.log.includes('end video.speech v1'), "bob's speech");
+    expect(host.log).not.toContain('end video.pictures v1'); // beside alice's pictures, still held
+    host.release('video.pictures v1');
+    await until(async () => (await catalog.queue.pendingCount()) === 0, 'the queue empty');
+    stop.abort();
+    await worker;
+  });
+
   it('a long queue of picture work does not starve speech: a speech job that waited sideLaneWaitMs runs beside the pictures', async () => {
     const catalog = await catalogWith(['v1', 'v2', 'v3']);
     await catalog.queue.enqueue('video.speech', 'v1');

@@ -77,17 +77,17 @@ export class MemoryJobQueue implements JobQueue {
       if (j.status === 'running' && j.leaseExpiresAt! >= now) live.set(j.owner, (live.get(j.owner) ?? 0) + 1);
       if (j.claimSeq !== null) served.set(j.owner, Math.max(served.get(j.owner) ?? 0, j.claimSeq));
     }
-    // `after`: a job of its kinds claimable, or running under this worker's own lease.
+    // `after`: owners with a job of its kinds claimable, or running under this worker's own lease.
     const afterKinds = opts.after?.kinds ?? [];
-    const ahead =
-      afterKinds.length > 0 &&
-      [...this.jobs.values()].some(
-        (a) => afterKinds.includes(a.kind) && (a.status === 'queued' || (a.status === 'running' && (a.leaseExpiresAt! < now || a.leaseOwner === workerId))),
-      );
+    const ahead = new Set(
+      [...this.jobs.values()]
+        .filter((a) => afterKinds.includes(a.kind) && (a.status === 'queued' || (a.status === 'running' && (a.leaseExpiresAt! < now || a.leaseOwner === workerId))))
+        .map((a) => a.owner),
+    );
     const runnable = [...this.jobs.values()]
       .filter((j) => (j.status === 'queued' || (j.status === 'running' && j.leaseExpiresAt! < now)) && (!kinds?.length || kinds.includes(j.kind)))
       .filter((j) => !opts.idleOwnersOnly || !live.has(j.owner))
-      .filter((j) => !ahead || (opts.after?.maxWaitMs !== undefined && j.createdAt <= now - Math.max(0, opts.after.maxWaitMs)))
+      .filter((j) => !ahead.has(j.owner) || (opts.after?.maxWaitMs !== undefined && j.createdAt <= now - Math.max(0, opts.after.maxWaitMs)))
       .sort(
         (a, b) =>
           (live.get(a.owner) ?? 0) - (live.get(b.owner) ?? 0) ||

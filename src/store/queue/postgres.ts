@@ -66,10 +66,11 @@ const claimSql = (idleOwnersOnly: boolean, after: boolean) => `
   WHERE j.id = cand.id
   RETURNING ${cols('j.')}`;
 /**
- * ClaimOptions.after ($4: its kinds, $5: its maxWaitMs or NULL): no job of those kinds claimable
- * nor running under this worker's ($1) lease, or the candidate enqueued at least $5 ms ago.
+ * ClaimOptions.after ($4: its kinds, $5: its maxWaitMs or NULL): no job of those kinds of the
+ * candidate's owner claimable nor running under this worker's ($1) lease, or the candidate enqueued
+ * at least $5 ms ago.
  */
-const AFTER = `AND (NOT EXISTS (SELECT 1 FROM jobs a WHERE a.kind = ANY ($4::text[])
+const AFTER = `AND (NOT EXISTS (SELECT 1 FROM jobs a WHERE a.owner = c.owner AND a.kind = ANY ($4::text[])
         AND (a.status = 'queued' OR (a.status = 'running' AND (a.lease_expires_at < clock_timestamp() OR a.lease_owner = $1::text))))
       OR ($5::float8 IS NOT NULL AND c.created_at <= clock_timestamp() - ${interval('$5')}))`;
 const CLAIMS = new Map([false, true].flatMap((idle) => [false, true].map((after) => [`${idle} ${after}`, claimSql(idle, after)] as const)));

@@ -71,11 +71,11 @@ export class SqliteJobQueue implements JobQueue {
     // The fair order (src/store/queue/types.ts): owners with fewer live jobs, then served least
     // recently (a NULL claim_seq, never served, sorts first), then the owner's oldest job.
     const running = `(SELECT COUNT(*) FROM jobs r WHERE r.owner = j.owner AND r.status = 'running' AND r.lease_expires_at >= @now)`;
-    // `after`: none of its kinds claimable nor running under this worker's lease, or the job waited long enough.
+    // `after`: none of its kinds of the job's owner claimable nor running under this worker's lease, or the job waited long enough.
     const afterKinds = opts.after?.kinds ?? [];
     const afterWait = opts.after?.maxWaitMs;
     const afterFilter = afterKinds.length
-      ? `AND (NOT EXISTS (SELECT 1 FROM jobs a WHERE a.kind IN (${afterKinds.map((_, i) => `@a${i}`).join(',')})
+      ? `AND (NOT EXISTS (SELECT 1 FROM jobs a WHERE a.owner = j.owner AND a.kind IN (${afterKinds.map((_, i) => `@a${i}`).join(',')})
              AND (a.status = 'queued' OR (a.status = 'running' AND (a.lease_expires_at < @now OR a.lease_owner = @worker))))
            ${afterWait !== undefined ? 'OR j.created_at <= @now - @afterWait' : ''})`
       : '';

@@ -49,9 +49,9 @@ export type GiveUpHandler = (job: QueuedJob) => void | Promise<void>;
  *   (under a live lease), among those the owner served least recently (never served first), and
  *   that owner's oldest runnable job: owners take turns, each in its own order.
  *   `idleOwnersOnly` takes only jobs of owners with nothing running (a worker's second lane).
- *   `after` takes a job only when no job of the given kinds is claimable nor running under the
- *   claimer's own live lease, or once the job has waited `maxWaitMs` since it was enqueued (a
- *   worker's speech lane after its picture lane, src/runtime/worker.ts).
+ *   `after` takes a job only when no job of the given kinds of the same owner is claimable nor
+ *   running under the claimer's own live lease, or once the job has waited `maxWaitMs` since it
+ *   was enqueued (a worker's speech lane after its picture lane, src/runtime/worker.ts).
  * - renew, complete, fail and release take the token of the claim. They are refused (false) once
  *   another claim took the job (the token moved on), or the job was cancelled or settled. A lease
  *   that ran out but that nobody has claimed since is still its holder's: these calls accept it;
@@ -125,10 +125,11 @@ export interface ClaimOptions {
   idleOwnersOnly?: boolean;
   /**
    * Jobs of `kinds` go first (a worker's side lane yields to its main lane): takes a job only while
-   * no job of `kinds` is claimable (queued, or running under a lease that ran out) nor running
-   * under the claiming worker's own live lease — except a job enqueued at least `maxWaitMs` ago
-   * (by the backend's clock), taken regardless, so a long queue of `kinds` never starves it.
-   * Empty `kinds`: no condition.
+   * no job of `kinds` of the same owner is claimable (queued, or running under a lease that ran
+   * out) nor running under the claiming worker's own live lease — except a job enqueued at least
+   * `maxWaitMs` ago (by the backend's clock), taken regardless, so a long queue of `kinds` never
+   * starves it. Per owner, so one owner's pictures never hold up another owner's speech. Empty
+   * `kinds`: no condition.
    */
   after?: { kinds: readonly JobKind[]; maxWaitMs?: number };
 }
