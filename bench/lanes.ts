@@ -138,7 +138,13 @@ async function speechLanes(dir: string): Promise<Record<string, unknown>> {
       on.push({ searchable: r.searchable, done: r.done });
       last = r;
     }
-    const words = (await engine.videoTranscript(last!.video_id)).words?.length ?? 0;
+    // The transcript blob is moved into place just after the speech lane's settle commits (staged
+    // artefacts, src/services/artifacts.ts): a read the moment the status says `processed` can miss it.
+    let words = 0;
+    for (let i = 0; i < 50 && words === 0; i++) {
+      words = (await engine.videoTranscript(last!.video_id)).words?.length ?? 0;
+      if (!words) await new Promise((r) => setTimeout(r, 200));
+    }
     const analysis = Object.fromEntries(Object.entries(last!.last[0].analysis ?? {}).map(([k, v]) => [k, `${v.lane}: ${v.status}`]));
     const searchable = min(on.map((r) => r.searchable));
     const complete = min(on.map((r) => r.done));
