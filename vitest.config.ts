@@ -30,7 +30,7 @@ const MODEL_SUITES = [
  * End-to-end files that need nothing beyond `npm install` but take long: `npm run test:all` runs
  * them, `npm test` does not (it stays within 5 minutes on 2 cores: docs/testing.md).
  */
-const SLOW_SUITES: string[] = [];
+const SLOW_SUITES: string[] = ['test/e2e/client-types.test.ts'];
 
 // What `npm test` runs: the unit tests and the end-to-end files that need nothing `npm install`
 // does not bring (test/needs.ts) and are not slow. Everything else is in `npm run test:all`.
