@@ -3,7 +3,7 @@ import type { SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { Fact } from '../analysis/types.js';
 import { confidenceLabel } from './confidence.js';
-import { hitEvidence, publicEvidence, saidOnlyEvidence, type EvidenceMode, type HitEvidence } from './hit-evidence.js';
+import { hitEvidence, publicEvidence, rivalsOf, saidOnlyEvidence, type EvidenceMode, type HitEvidence, type Rival } from './hit-evidence.js';
 import { saidProbability, spokenCounts, spokenWindow } from './evidence.js';
 import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
 import type { SegmentRow } from '../store/segments.js';
@@ -158,6 +158,16 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     }
   }
   const rows = await segments.byIds(weighedIds.filter((id) => scored.has(id)));
+  // Each video's best moment after exact re-scoring, and for each the best of another video (the seen margin).
+  const bestMoment = new Map<string, Rival>();
+  for (const [segmentId, s] of scored) {
+    const videoId = videoOfKept(segmentId);
+    if (videoId === undefined) continue;
+    const r = { similarity: s.similarity, preRank: s.similarity + bonus(segmentId) };
+    const b = bestMoment.get(videoId);
+    if (!b || r.preRank > b.preRank) bestMoment.set(videoId, r);
+  }
+  const rivals = rivalsOf(bestMoment);
   const mode: EvidenceMode = { example: input.example === true && !input.text.trim(), seenOnly: input.only === 'seen' };
   const weighed: Array<{ videoId: string; row: SegmentRow; ev: HitEvidence; relevance: number }> = [];
   for (const [videoId, ids] of weigh) {
@@ -167,7 +177,7 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
       if (!row) continue; // deleted since the candidates were read
       const matched = terms.filter((t) => matches.get(t)?.includes(id));
       const relevance = (scored.get(id)?.similarity ?? 0) + bonus(id);
-      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description }, mode);
+      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description, rival: rivals.get(videoId) }, mode);
       if (!best || ev.rank > best.ev.rank || (ev.rank === best.ev.rank && row.id < best.row.id)) best = { row, ev, relevance };
     }
     if (best) weighed.push({ videoId, ...best });
