@@ -18,6 +18,13 @@ import { libraryFileName } from './search-quality.js';
 
 export const QUERY_CHANGE = 'crop=trunc(iw*0.4)*2:trunc(ih*0.4)*2,eq=brightness=0.06:saturation=1.3';
 
+/**
+ * The picture query of issue 29, fixed once: "a cropped (70%), colour-shifted copy" — the central
+ * 70 % of the width and of the height, the hues turned by 30° and saturated ×1.3, a little brighter
+ * (+0.06), re-encoded as JPEG. Chosen before any measurement and never changed after.
+ */
+export const CROP_SHIFT_CHANGE = 'crop=trunc(iw*0.35)*2:trunc(ih*0.35)*2,hue=h=30:s=1.3,eq=brightness=0.06';
+
 export interface ExampleQuality {
   n: number;
   recallAt1: number;
@@ -29,22 +36,29 @@ const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 const fileOf = libraryFileName;
 
 /** The changed picture of an item (made once into `dir`). */
-export async function queryPicture(r: CatalogRow, dir: string, durationOf: (r: CatalogRow) => number): Promise<string> {
+export async function queryPicture(r: CatalogRow, dir: string, durationOf: (r: CatalogRow) => number, change = QUERY_CHANGE): Promise<string> {
   mkdirSync(dir, { recursive: true });
-  const out = join(dir, `${r.name}.query.jpg`);
+  const out = join(dir, `${r.name}.${change === QUERY_CHANGE ? 'query' : changeTag(change)}.jpg`);
   if (!existsSync(out)) {
     const seek = r.kind === 'video' ? ['-ss', (durationOf(r) * 0.4).toFixed(2)] : [];
-    await run(['-y', ...seek, '-i', r.file, '-frames:v', '1', '-vf', QUERY_CHANGE, '-q:v', '4', out]);
+    await run(['-y', ...seek, '-i', r.file, '-frames:v', '1', '-vf', change, '-q:v', '4', out]);
   }
   return out;
 }
 
-export async function evaluateImageQueries(engine: LocalEngine, collectionId: string, rows: CatalogRow[], dir: string): Promise<ExampleQuality> {
+/** A short file-name tag of a change (its hash), so pictures of different changes never mix. */
+function changeTag(change: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < change.length; i++) h = Math.imul(h ^ change.charCodeAt(i), 16777619);
+  return `q${(h >>> 0).toString(36)}`;
+}
+
+export async function evaluateImageQueries(engine: LocalEngine, collectionId: string, rows: CatalogRow[], dir: string, change = QUERY_CHANGE): Promise<ExampleQuality> {
   const videos = await engine.listVideos(collectionId, { limit: 1000 });
   const duration = new Map(videos.map((v) => [v.filename, v.duration ?? 0]));
   const ranks: ExampleQuality['ranks'] = [];
   for (const r of rows) {
-    const picture = await queryPicture(r, dir, (x) => duration.get(fileOf(x)) ?? 0);
+    const picture = await queryPicture(r, dir, (x) => duration.get(fileOf(x)) ?? 0, change);
     const res = await engine.search(collectionId, { image_path: picture, top_k: 100 });
     const at = res.results.findIndex((x) => x.filename === fileOf(r));
     ranks.push({ item: r.name, rank: at < 0 ? rows.length : at + 1, top: res.results[0]?.filename ?? '' });
