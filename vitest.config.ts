@@ -1,4 +1,6 @@
+import { readdirSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { FILE_NEEDS, inCi, missingNeeds, skipLine } from './test/needs.js';
 
 /**
  * End-to-end files that load real models: one at a time, after everything else, so that model-heavy
@@ -9,9 +11,11 @@ const MODEL_SUITES = [
   'test/e2e/clip.test.ts',
   'test/e2e/duplicates.test.ts',
   'test/e2e/engine.test.ts',
+  'test/e2e/mcp.test.ts',
   'test/e2e/pg-cluster.test.ts',
   'test/e2e/pg-outage.test.ts',
   'test/e2e/readme-remote.test.ts',
+  'test/e2e/reindex.test.ts',
   'test/e2e/search-by-example.test.ts',
   'test/e2e/search-quality.test.ts',
   'test/e2e/server.test.ts',
@@ -22,9 +26,33 @@ const MODEL_SUITES = [
   'test/e2e/web-ui.test.ts',
 ];
 
-// Three projects (docs/testing.md): unit tests (no child process, no other machine: enforced by the
-// setup file; in-memory stores and fakes), end-to-end tests that start processes or decode media
-// (ffmpeg, the CLI, a PostgreSQL cluster; in parallel), and the model-heavy end-to-end suites.
+/**
+ * End-to-end files that need nothing beyond `npm install` but take long: `npm run test:all` runs
+ * them, `npm test` does not (it stays within 5 minutes on 2 cores: docs/testing.md).
+ */
+const SLOW_SUITES: string[] = [];
+
+// What `npm test` runs: the unit tests and the end-to-end files that need nothing `npm install`
+// does not bring (test/needs.ts) and are not slow. Everything else is in `npm run test:all`.
+const e2eFiles = readdirSync('test/e2e')
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => `test/e2e/${f}`);
+const FULL_SUITES = e2eFiles.filter((f) => FILE_NEEDS[f] || SLOW_SUITES.includes(f));
+
+// A file whose needs are missing here is left out with one loud line, except under CI=true, where
+// it runs and fails (docs/testing.md). The lines are said for the projects this run selects
+// (`--project NAME`, all without), once, by the process that reads this file first.
+const missing = inCi ? new Map() : missingNeeds();
+const leftOut = [...missing.keys()];
+const selected = process.argv.flatMap((a, i, all) => (a === '--project' ? [all[i + 1]] : a.startsWith('--project=') ? [a.slice(10)] : []));
+const projectOf = (f: string) => (f.startsWith('test/unit/') ? 'unit' : MODEL_SUITES.includes(f) ? 'e2e-models' : 'e2e-full');
+if (!process.env.VITEST_WORKER_ID) {
+  for (const [file, lacking] of missing) if (!selected.length || selected.includes(projectOf(file))) process.stderr.write(`${skipLine(file, lacking)}\n`);
+}
+
+// Four projects (docs/testing.md): unit tests (no child process, no other machine: enforced by the
+// setup file; in-memory stores and fakes), the fast end-to-end tests (`npm test`), the end-to-end
+// tests that need more or take long, and the model-heavy end-to-end suites (one at a time).
 export default defineConfig({
   test: {
     // Both cores: vitest's default (cores − 1) runs one file at a time on a 2-core machine. The
@@ -35,6 +63,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...leftOut],
           setupFiles: ['test/helpers/unit-guard.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -44,7 +73,16 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...MODEL_SUITES],
+          exclude: [...configDefaults.exclude, ...MODEL_SUITES, ...FULL_SUITES],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e-full',
+          include: FULL_SUITES.filter((f) => !MODEL_SUITES.includes(f)),
+          exclude: [...configDefaults.exclude, ...leftOut],
           testTimeout: 300_000,
           hookTimeout: 600_000,
         },
@@ -53,6 +91,7 @@ export default defineConfig({
         test: {
           name: 'e2e-models',
           include: MODEL_SUITES,
+          exclude: [...configDefaults.exclude, ...leftOut],
           testTimeout: 300_000,
           hookTimeout: 600_000,
           fileParallelism: false,

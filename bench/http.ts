@@ -2,7 +2,7 @@ import { openAsBlob, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FormData, Pool, request } from 'undici';
-import { getEmbedder } from '../src/models/registry.js';
+import { getEmbedder } from '../src/embedders/registry.js';
 import { Store } from '../src/store/index.js';
 import { encoderThreads, pathsFor } from '../src/config.js';
 import { benchDir, percentile, procKb, round, startServe } from './util.js';

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load, serve_worker, webhooks, lanes. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -29,6 +29,12 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   playback: async () => (await import('./playback.js')).benchPlayback(),
   // 12 synchronous encodes and 3 largest tensor uploads at once: every answer 200/429/503, /healthz p99.
   load: async () => (await import('./load.js')).benchLoad(),
+  // /healthz p99 of a serve whose own worker processes a 10-minute video (and then also 12 sync encodes) over an idle serve's, same run.
+  serve_worker: async () => (await import('./load.js')).benchServeWorker(),
+  // 1,000 events to a loopback receiver, up and failing 30 % at random: exactly once after dedupe, signatures, latency.
+  webhooks: async () => (await import('./webhooks.js')).benchWebhooks(),
+  // Issue 31's lanes: searchable before speech is done (vs speech off), reindex after an ImageNet pull vs a full ingest, CMUdict in a new process.
+  lanes: async () => (await import('./lanes.js')).benchLanes(),
 };
 
 async function main(): Promise<void> {

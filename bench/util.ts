@@ -42,9 +42,13 @@ export function makeMovingPhotoClip(out: string, opts: { seconds: number; width:
 /** The CLI of this checkout (from dist/bench). */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/vidembed');
 
-/** `vidembed serve --no-worker` on `port` with its home at `home`, once it says it is serving. */
-export async function startServe(home: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker'], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+/**
+ * `vidembed serve --no-worker` on `port` with its home at `home`, once it says it is serving;
+ * `worker: true`: with its own worker (serve's default). `bin`: another build's CLI (a comparison).
+ */
+export async function startServe(home: string, port: number, opts: { worker?: boolean; bin?: string } = {}): Promise<ChildProcess> {
+  const args = ['serve', '--port', String(port), ...(opts.worker ? [] : ['--no-worker'])];
+  const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {

@@ -5,7 +5,7 @@
  */
 import { decodeImage } from '../src/media/frames.js';
 import type { Frame } from '../src/media/types.js';
-import { PerceptionEmbedder } from '../src/models/perception/embedder.js';
+import { PerceptionEmbedder } from '../src/embedders/perception.js';
 import type { CatalogRow } from './catalog.js';
 import { EVAL_FRAME_SIDE } from './framing-eval.js';
 

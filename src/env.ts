@@ -4,6 +4,7 @@
  * Lower layers (media, models, analysis) import from here, so nothing depends on the engine to
  * read its settings.
  */
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -19,9 +20,27 @@ function ms(v: string | undefined, fallback: number): number {
 
 // ---- where things are -------------------------------------------------------------------------
 
-/** VIDEMBED_HOME: the library (database, blobs, logs, config); default `~/.vidembed`. */
-export function homeDir(env: Env = process.env): string {
-  return path.resolve(env.VIDEMBED_HOME || path.join(os.homedir(), '.vidembed'));
+/**
+ * VIDEMBED_HOME: the library (database, blobs, logs, config). Without it: `~/.vidembed` when that
+ * exists (every library made before issue 33 keeps working), else on Linux the XDG data directory
+ * (`$XDG_DATA_HOME/vidembed`, default `~/.local/share/vidembed`), elsewhere `~/.vidembed`.
+ */
+export function homeDir(env: Env = process.env, platform: NodeJS.Platform = process.platform, exists: (p: string) => boolean = existsSync): string {
+  if (set(env.VIDEMBED_HOME)) return path.resolve(env.VIDEMBED_HOME);
+  const user = userHome(env);
+  const legacy = path.join(user, '.vidembed');
+  if (platform !== 'linux' || exists(legacy)) return legacy;
+  return path.join(xdgDir(env.XDG_DATA_HOME) ?? path.join(user, '.local', 'share'), 'vidembed');
+}
+
+/** The user's home directory: $HOME when set (as os.homedir() reads it), else the account's. */
+function userHome(env: Env): string {
+  return set(env.HOME) && path.isAbsolute(env.HOME) ? env.HOME : os.homedir();
+}
+
+/** An XDG base directory variable, when it is set to an absolute path (the spec ignores others). */
+function xdgDir(v: string | undefined): string | undefined {
+  return set(v) && path.isAbsolute(v) ? v : undefined;
 }
 
 /** VIDEMBED_STORAGE_URL: where the blob store is (`file:///dir`); parsed in src/config.ts `storageRoot`. */
@@ -46,9 +65,10 @@ export function useDatabaseUrl(url: string, env: Env = process.env): void {
   env.VIDEMBED_DATABASE_URL = url;
 }
 
-/** VIDEMBED_MODELS_DIR: installed models; default `~/.cache/vidembed/models`. */
+/** VIDEMBED_MODELS_DIR: installed models; default `$XDG_CACHE_HOME/vidembed/models` (`~/.cache/vidembed/models`). */
 export function modelsDir(env: Env = process.env): string {
-  return path.resolve(env.VIDEMBED_MODELS_DIR || path.join(os.homedir(), '.cache', 'vidembed', 'models'));
+  if (set(env.VIDEMBED_MODELS_DIR)) return path.resolve(env.VIDEMBED_MODELS_DIR);
+  return path.join(xdgDir(env.XDG_CACHE_HOME) ?? path.join(userHome(env), '.cache'), 'vidembed', 'models');
 }
 
 /** VIDEMBED_MANIFESTS_DIR: a directory of the user's own model manifests. */
@@ -129,6 +149,15 @@ export function keyframeReuse(env: Env = process.env): boolean {
 }
 
 /** VIDEMBED_NO_IMAGENET=1: the ImageNet analyzer is not used even when installed. */
+/**
+ * VIDEMBED_KEYFRAMES=0: do not keep each segment's keyframe (losslessly, about 100–250 KB per
+ * segment of 4 s at 512 px) — a keyframe analyzer that runs again later (a model pulled) then
+ * decodes the video again.
+ */
+export function keepKeyframes(env: Env = process.env): boolean {
+  return env.VIDEMBED_KEYFRAMES !== '0';
+}
+
 export function imagenetEnabled(env: Env = process.env): boolean {
   return env.VIDEMBED_NO_IMAGENET !== '1';
 }

@@ -390,7 +390,9 @@ async function uploadOne(job) {
       break;
     }
     const pct = typeof s.progress === 'number' ? s.progress : undefined;
-    setUpload(job, s.status, pct === undefined ? s.status : `${s.status} ${Math.round(pct)}%`, pct === undefined ? undefined : pct / 100);
+    // Searchable before it is processed: the pictures are done, speech is still listening.
+    const what = s.searchable ? 'searchable, speech on its way' : s.status;
+    setUpload(job, s.status, pct === undefined ? what : `${what} ${Math.round(pct)}%`, pct === undefined ? undefined : pct / 100);
     await sleep(POLL_MS);
   }
   if (job.collection === state.collection) await loadVideos().catch(() => {});

@@ -20,6 +20,13 @@ export function createVideoView({ api, player, tagWords }) {
     const segs = v.segments ?? [];
     const how = v.playback === 'proxy' ? ' · plays from a browser copy' : v.playback === 'none' ? ' · cannot be played in a browser' : '';
     $('video-meta').textContent = `${v.status}${v.duration ? ` · ${fmtTime(v.duration)}` : ''}${v.width ? ` · ${v.width}x${v.height}` : ''}${v.codec ? ` · ${v.codec}` : ''} · ${segs.length} moment${segs.length === 1 ? '' : 's'}${how}`;
+    // Each capability's state (GET /videos/{id} `analysis`): speech may still run while the pictures are searchable.
+    $('video-analysis').replaceChildren(
+      ...Object.entries(v.analysis ?? {}).map(([name, a]) => {
+        const why = a.reason || a.message || '';
+        return el('li', { 'data-capability': name, 'data-status': a.status, title: why, text: `${name}: ${a.status}${why ? ` (${why})` : ''}` });
+      }),
+    );
     const total = v.duration || segs.reduce((m, s) => Math.max(m, s.end), 0) || 1;
     buttons = segs.map((s, i) => {
       const label = `Play moment ${i + 1}, ${fmtTime(s.start)}–${fmtTime(s.end)}${s.description ? `: ${s.description}` : ''}`;

@@ -1,19 +1,15 @@
 /**
- * Which analyzers run on a collection's segments. Perception runs for every collection (shot size
- * and angle are tags every collection gets, whatever its embedder); the ImageNet classifier and
- * the ImageNet classifier runs where installed and the embedder uses its facts; the text reader
- * runs for every collection (its words go into every keyword index).
+ * The analyzers, one shared instance of each per process (their models load once). Which of them
+ * a collection runs is the capability registry's business (src/capabilities/builtin.ts).
  */
 import { imagenetEnabled, ocrEnabled } from '../env.js';
-import type { Embedder } from '../models/embedder.js';
 import type { ImagenetAnalyzer } from './imagenet.js';
 import type { OcrAnalyzer } from './ocr.js';
 import { PerceptionAnalyzer } from './perception.js';
-import { consumedAnalyzers } from './keywords.js';
 import type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis } from './types.js';
 
 export type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis };
-export { keywordsOf, recipeOf, storedFacts } from './keywords.js';
+export { keywordsOf, storedFacts } from './keywords.js';
 
 let perception: PerceptionAnalyzer | undefined;
 let imagenet: Promise<ImagenetAnalyzer | null> | undefined;
@@ -53,19 +49,3 @@ export async function sharedImagenetAnalyzer(): Promise<ImagenetAnalyzer | null>
   if (!got) imagenet = undefined;
   return got;
 }
-
-/** The analyzers for segments that `embedder` will embed, loaded. */
-export async function analyzersFor(embedder: Embedder): Promise<Analyzer[]> {
-  const wants = consumedAnalyzers(embedder);
-  const out: Analyzer[] = [sharedPerceptionAnalyzer()];
-  if (wants.has('imagenet')) {
-    const inet = await sharedImagenetAnalyzer();
-    if (inet) out.push(inet);
-  }
-  // Words on screen go into every collection's keyword index, whatever its embedder.
-  const reader = await sharedOcrAnalyzer();
-  if (reader) out.push(reader);
-  await Promise.all(out.map((a) => a.load()));
-  return out;
-}
-

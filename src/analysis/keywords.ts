@@ -1,24 +1,8 @@
 /**
- * What analysis leaves behind with a segment — its keywords and its stored facts — and the recipe
- * of a collection's vectors. Light on purpose: the engine imports it without loading any model.
+ * What analysis leaves behind with a segment — its keywords and its stored facts. Light on
+ * purpose: the engine imports it without loading any model.
  */
-import type { Embedder } from '../models/embedder.js';
-import type { Analyzer, Fact, SegmentAnalysis } from './types.js';
-
-/** The analyzers whose facts an embedder reads (none for embedders that read pixels only). */
-export function consumedAnalyzers(embedder: Embedder): Set<string> {
-  return new Set(embedder.consumes ?? []);
-}
-
-/**
- * The versions of the analyzers whose facts make `embedder`'s vectors: together with the embedder
- * id, what a collection's vectors were made with. A collection whose recipe differs from the
- * engine's can be brought up to date with `vidembed collection reindex`.
- */
-export function recipeOf(embedder: Embedder, analyzers: Analyzer[]): Record<string, string> {
-  const wants = consumedAnalyzers(embedder);
-  return Object.fromEntries(analyzers.filter((a) => wants.has(a.name)).map((a) => [a.name, a.version]));
-}
+import type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis } from './types.js';
 
 /** Words the keyword index holds for a segment: what analysis found, never template wording. */
 export function keywordsOf(analysis: SegmentAnalysis): string {
@@ -37,8 +21,41 @@ export function keywordsOf(analysis: SegmentAnalysis): string {
   return [...new Set(words)].join(' \n ');
 }
 
-/** Facts by analyzer, as stored with a segment. */
-export function storedFacts(analysis: SegmentAnalysis, analyzers: Pick<Analyzer, 'name' | 'version'>[]): Record<string, { version: string; facts: Fact[] }> {
-  const version = new Map(analyzers.map((a) => [a.name, a.version]));
-  return Object.fromEntries(Object.entries(analysis).map(([name, out]) => [name, { version: version.get(name) ?? '', facts: out.facts }]));
+/**
+ * What a segment keeps of each capability's output (`facts_json`, by capability name): the version
+ * that made it, its facts, and what capabilities that derive from it read again — the description
+ * a text embedder pools, the index terms — so that one capability can run again without the others
+ * (src/capabilities). Tags live in the segment's tags; details in its details.
+ */
+export interface StoredOutput {
+  version: string;
+  facts: Fact[];
+  description?: NonNullable<AnalyzerOutput['description']>;
+  terms?: string[];
+}
+
+/** Each capability's output, as stored with a segment (`versions`: by name; unknown ones get ''). */
+export function storedFacts(analysis: SegmentAnalysis, versions: Pick<Analyzer, 'name' | 'version'>[] | ReadonlyMap<string, string>): Record<string, StoredOutput> {
+  const version = versions instanceof Map ? versions : new Map((versions as Pick<Analyzer, 'name' | 'version'>[]).map((a) => [a.name, a.version]));
+  return Object.fromEntries(
+    Object.entries(analysis).map(([name, out]) => [
+      name,
+      { version: version.get(name) ?? '', facts: out.facts, ...(out.description ? { description: out.description } : {}), ...(out.terms?.length ? { terms: out.terms } : {}) },
+    ]),
+  );
+}
+
+/** The stored outputs of a segment (`facts_json`) as its analysis again: facts, descriptions and terms (no tags, no details). */
+export function analysisOf(factsJson: string | null | undefined): SegmentAnalysis {
+  if (!factsJson) return {};
+  const stored = JSON.parse(factsJson) as Record<string, Partial<StoredOutput>>;
+  return Object.fromEntries(
+    Object.entries(stored).map(([name, s]) => [name, { facts: s.facts ?? [], ...(s.description ? { description: s.description } : {}), ...(s.terms ? { terms: s.terms } : {}) }]),
+  );
+}
+
+/** The versions a segment's stored outputs were made with, by capability. */
+export function storedVersions(factsJson: string | null | undefined): Map<string, string> {
+  if (!factsJson) return new Map();
+  return new Map(Object.entries(JSON.parse(factsJson) as Record<string, { version?: string }>).map(([n, s]) => [n, s.version ?? '']));
 }

@@ -37,3 +37,22 @@ export const DUPLICATE_THRESHOLDS = {
   /** `upload --skip-duplicates` skips a file when at least this share of its pictures is in one video. */
   minCoverage: 0.75,
 };
+
+/**
+ * A capability's state for one video (`analysis` of `GET /videos/{id}`): waiting for its lane,
+ * running, done, skipped (with the reason: a model not installed, speech off) or failed (with the
+ * message).
+ */
+export const CAPABILITY_STATUSES = ['pending', 'running', 'done', 'skipped', 'failed'] as const;
+export type CapabilityStatus = (typeof CAPABILITY_STATUSES)[number];
+
+/** What `--wait` waits for: `searchable` (the picture lane is done: the video answers searches) or `complete` (every lane). */
+export const WAIT_UNTIL = ['searchable', 'complete'] as const;
+export type WaitUntil = (typeof WAIT_UNTIL)[number];
+
+/**
+ * What a job does: plan a video's analysis (`video.process`: queues its lanes), run one lane of it
+ * (`video.pictures`, `video.speech`: src/capabilities/lanes.ts), or run an async embedding / tagging task.
+ */
+export const JOB_KINDS = ['video.process', 'video.pictures', 'video.speech', 'task.embedding', 'task.tagging'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];

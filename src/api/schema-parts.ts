@@ -2,6 +2,7 @@
  * The building blocks of the API's schemas (src/api/schemas.ts, src/api/schemas-ops.ts): scalars,
  * tensors, video sources, tag values and filters, path parameters, error bodies.
  */
+import { CAPABILITY_STATUSES } from './defaults.js';
 import { LIMITS, TENSOR_MAX_SIDE } from './defaults.js';
 import { FILTERABLE_KINDS, type FilterName } from '../tags/registry.js';
 
@@ -164,6 +165,31 @@ export const tagFilters = perFilterable((k) => ({ type: 'string' as const, enum:
 
 export const taskStatus = { type: 'string', enum: ['pending', 'processing', 'completed', 'failed'] } as const;
 export const videoStatus = { type: 'string', enum: ['uploaded', 'processing', 'processed', 'failed'] } as const;
+
+/**
+ * A video's analysis, capability by capability (src/capabilities): the state of each on its lane —
+ * pending, running, done, skipped (with the reason: a model not installed, speech off) or failed
+ * (with the message; a capability that fails fails only itself).
+ */
+export const capabilityStates = {
+  type: 'object',
+  description: "each capability's state for this video, by name (perception, imagenet, ocr, embedding, keywords, signature, speech, levels, …)",
+  additionalProperties: {
+    type: 'object',
+    required: ['status', 'lane'],
+    additionalProperties: true,
+    properties: {
+      status: { type: 'string', enum: CAPABILITY_STATUSES },
+      lane: { type: 'string', description: 'the lane that runs it: pictures (the video is searchable once it is done) or speech' },
+      version: { type: 'string', description: 'what made its output (done), or will (pending, running)' },
+      reason: { type: 'string', description: 'why it was skipped' },
+      message: { type: 'string', description: 'how it failed' },
+    },
+  },
+} as const;
+
+/** The video answers searches: its picture lane is done (speech may land later: its hits gain `said` then). */
+export const searchableFlag = { type: 'boolean', description: 'the picture lane is done: the video answers searches (speech may still be running)' } as const;
 
 /** A collection as listed (`owner`: whose library holds it; admins see every owner's). */
 export const collectionParams = { type: 'object', required: ['collection_id'], properties: { collection_id: str } } as const;

@@ -3,6 +3,7 @@
  * deleting tasks and tensor uploads) and footage in place (issue 22: library scans). Re-exported by
  * src/api/schemas.ts, the single source the server validates with and /openapi.json comes from.
  */
+import { JOB_KINDS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
 import { collectionParams, count, str } from './schema-parts.js';
 
@@ -14,8 +15,8 @@ const jobSummary = {
   additionalProperties: true,
   properties: {
     job_id: str,
-    kind: { type: 'string', enum: ['video.process', 'task.embedding', 'task.tagging'] },
-    subject_id: { type: 'string', description: 'the video (video.process) or task (task.*) the job works on' },
+    kind: { type: 'string', enum: JOB_KINDS, description: "video.process plans a video's analysis and queues its lanes (video.pictures, video.speech)" },
+    subject_id: { type: 'string', description: 'the video (video.*) or task (task.*) the job works on' },
     owner: str,
     status: { type: 'string', enum: ['queued', 'running', 'done', 'failed'] },
     attempts: count,

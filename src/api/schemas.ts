@@ -2,18 +2,16 @@
  * JSON Schemas of the API's requests and responses: the server validates with them and
  * /openapi.json is generated from them, so the document cannot drift from what is enforced. Their
  * building blocks are in schema-parts.ts; the operations of issues 21–22 in schemas-ops.ts; the
- * webhooks of issue 34 in schemas-webhooks.ts (part of `schemas`).
+ * webhooks of issue 34 in schemas-webhooks.ts and search in schemas-search.ts (parts of `schemas`).
  */
-import { DUPLICATE_THRESHOLDS, LIMITS, SPEECH_SETTINGS } from './defaults.js';
+import { DUPLICATE_THRESHOLDS, SPEECH_SETTINGS } from './defaults.js';
 import { CLIENT_ID_RE } from './principal.js';
-import { FILTER_NAMES } from '../tags/registry.js';
 import {
   audioTensor,
   collectionDescription,
   collectionName,
   collectionParams,
   count,
-  HTTP_URL_PATTERN,
   listLimit,
   modelField,
   num,
@@ -22,7 +20,6 @@ import {
   present,
   segment,
   str,
-  tagFilters,
   tagValue,
   taskStatus,
   tensorRef,
@@ -30,26 +27,16 @@ import {
   videoParams,
   videoSource,
   videoStatus,
+  capabilityStates,
+  searchableFlag,
   videoTensor,
 } from './schema-parts.js';
-
-/** One kind of evidence of a search hit (seen, said, written). */
-const kindEvidence = {
-  type: 'object',
-  required: ['probability'],
-  additionalProperties: false,
-  properties: {
-    probability: { type: 'number', minimum: 0, maximum: 1, description: 'this kind alone: the probability that the moment is what the query asks for' },
-    matched: { type: 'array', items: { type: 'string' }, description: 'the query words this kind holds (as seen, heard or read)' },
-    snippet: { type: 'string', description: 'what matched, as a person reads it: the facts that name the words, the words said around the match (matched ones between asterisks), the text on screen' },
-    parts: { type: 'object', additionalProperties: { type: 'number' }, description: 'with explain: the raw numbers this kind\'s curve read (similarity, sure word share, alignment score…)' },
-  },
-} as const;
 
 export { errorBody, validationErrorBody } from './schema-parts.js';
 export { inPlaceSchemas, jobSchemas, operationsSchemas } from './schemas-ops.js';
 export { WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT, webhookSchemas, type WebhookEvent } from './schemas-webhooks.js';
 import { webhookSchemas } from './schemas-webhooks.js';
+import { searchSchemas } from './schemas-search.js';
 
 export const tagsSchema = {
   type: 'object',
@@ -95,6 +82,10 @@ const videoSummary = {
     in_place: { type: 'boolean', const: true, description: "indexed in place: the video is the user's own file where it lies (never copied, never deleted)" },
     missing: { type: 'boolean', const: true, description: 'in place, and its file cannot be read: not where it was (moved, renamed or deleted: `vidembed rescan` follows moved files), replaced by a link, or changed' },
     missing_reason: { type: 'string', description: 'why its file in place cannot be read (with `missing`)' },
+    relative_path: {
+      type: 'string',
+      description: "in place: the file's path relative to the folder it was indexed from (`card-01/C0001.MP4`, `/` between names); a name or path GET /videos?name= finds it by",
+    },
   },
 } as const;
 
@@ -208,10 +199,10 @@ export const schemas = {
       },
       allOf: [
         // A failed task says why; a completed one carries its result (an embedding task's vectors, or a tagging task's tags).
-        { if: { required: ['status'], properties: { status: { const: 'failed' } } }, then: present(['error_message']) },
+        { if: { type: 'object', required: ['status'], properties: { status: { const: 'failed' } } }, then: present(['error_message']) },
         {
-          if: { required: ['status'], properties: { status: { const: 'completed' } } },
-          then: { anyOf: [present(['embedding', 'embeddings', 'segments', 'model', 'dim']), present(['tags'])] },
+          if: { type: 'object', required: ['status'], properties: { status: { const: 'completed' } } },
+          then: { type: 'object', anyOf: [present(['embedding', 'embeddings', 'segments', 'model', 'dim']), present(['tags'])] },
         },
       ],
     },
@@ -307,11 +298,21 @@ export const schemas = {
   },
   reindexCollection: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
+    querystring: {
+      type: 'object',
+      properties: { all: { type: 'boolean', default: false, description: 'run every capability of every video again (by default only what changed: a model pulled, a version, the speech setting)' } },
+    },
     response: {
       type: 'object',
       required: ['collection_id', 'queued'],
       additionalProperties: true,
-      properties: { collection_id: str, queued: { type: 'integer', minimum: 0 } },
+      properties: {
+        collection_id: str,
+        queued: { type: 'integer', minimum: 0, description: 'videos queued (those with something to run again)' },
+        video_ids: { type: 'array', items: str, description: 'the videos queued' },
+        capabilities: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, description: 'how many videos run each capability again' },
+        decodes: { type: 'integer', minimum: 0, description: 'of the videos queued, how many are decoded again (the rest run on their stored keyframes and outputs)' },
+      },
     },
   },
   duplicates: {
@@ -371,105 +372,6 @@ export const schemas = {
       },
     },
   },
-  search: {
-    params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
-    body: {
-      type: 'object',
-      description:
-        'text, a picture (image_base64 or image_url, not both), a moment (like), or a mix: each given part counts the same; text also matches what is said and written in the videos, each kind of evidence with its own probability (docs/api.md, "Evidence"); `said` alone searches the transcripts only, `seen` the pictures only',
-      anyOf: [{ required: ['text'] }, { required: ['said'] }, { required: ['seen'] }, { required: ['image_base64'] }, { required: ['image_url'] }, { required: ['like'] }],
-      // One picture: image_base64 or image_url, not both.
-      not: present(['image_base64', 'image_url']),
-      // `said` searches the transcripts alone: not with text, seen words, a picture or a moment;
-      // `seen` words are the text of a picture-only search: not with text.
-      allOf: [
-        { if: present(['said']), then: { not: { anyOf: [present(['text']), present(['seen']), present(['image_base64']), present(['image_url']), present(['like'])] } } },
-        { if: present(['seen']), then: { not: present(['text']) } },
-      ],
-      properties: {
-        text: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space' },
-        said: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'not only white space: words that were said: the transcripts only, matched exactly and by sound; results carry `said`' },
-        seen: { type: 'string', minLength: 1, pattern: '\\S', description: 'not only white space: words for what is seen: the pictures alone (their facts and embedding), never what is said or written; alone or with a picture or a moment' },
-        image_base64: { type: 'string', minLength: 1, pattern: '\\S', contentEncoding: 'base64', description: 'a picture as the query (JPEG, PNG, WebP…), at most 32 MiB, base64-encoded (bytes that are not base64 are a 400)' },
-        image_url: { type: 'string', minLength: 1, pattern: HTTP_URL_PATTERN, description: 'a picture fetched from a public http(s) URL (the same rules and guard as video_url)' },
-        like: {
-          type: 'object',
-          required: ['video_id'],
-          additionalProperties: false,
-          description: 'a moment as the query: the segment at t, or the whole video without t; that video is left out of the results',
-          properties: { video_id: { type: 'string', minLength: 1 }, t: { type: 'number', minimum: 0 } },
-        },
-        top_k: { type: 'integer', minimum: LIMITS.topK.min, maximum: LIMITS.topK.max, default: LIMITS.topK.default },
-        offset: { type: 'integer', minimum: 0, maximum: LIMITS.maxSearchHits - 1, default: 0, description: `results to skip (pages); offset + top_k <= ${LIMITS.maxSearchHits} (a 422 otherwise)` },
-        ...tagFilters,
-        min_confidence: { type: 'number', minimum: 0, maximum: 1, description: 'leave out results whose confidence is below this' },
-        explain: { type: 'boolean' },
-      },
-    },
-    response: {
-      type: 'object',
-      required: ['results', 'model'],
-      additionalProperties: true,
-      properties: {
-        model: str,
-        offset: { type: 'integer', minimum: 0, description: 'where this page starts, when not 0' },
-        next_offset: { type: 'integer', minimum: 1, description: 'the offset of the next page, when more results may follow' },
-        truncated: { type: 'boolean', description: 'the query was cut to what the model reads' },
-        warnings: { type: 'array', items: str, description: 'weak matches, a script the model does not read, videos still processing' },
-        results: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['video_id', 'similarity', 'relevance', 'confidence', 'confidence_label', 'start', 'end', 'filename', 'kinds', 'evidence'],
-            // Results may grow fields (thumbnail_url): clients ignore what they do not know.
-            additionalProperties: true,
-            properties: {
-              video_id: str,
-              similarity: { type: 'number', description: 'cosine similarity of the best segment' },
-              relevance: { type: 'number', minimum: 0, maximum: 1, description: 'what results are ordered by, 0–1: the probability the ranking reads (docs/api.md, "Evidence")' },
-              confidence: { type: 'number', minimum: 0, maximum: 1, description: 'the probability that this moment is what the query asks for: the kinds of evidence combined' },
-              confidence_label: { type: 'string', enum: ['high', 'medium', 'low'] },
-              start: num,
-              end: num,
-              filename: str,
-              description: str,
-              matched_words: { type: 'array', items: str },
-              confidence_reason: { type: 'string', description: 'with explain: what drove the confidence (similarity, the query words analysis saw and how sure it was of each)' },
-              kinds: {
-                type: 'array',
-                items: { type: 'string', enum: ['seen', 'said', 'written'] },
-                description: 'which kinds of evidence matched: seen (the picture: its facts and its embedding), said (the transcript), written (text on screen)',
-              },
-              evidence: {
-                type: 'object',
-                description: 'per kind that matched: its own probability that this moment is what the query asks for, the words that matched and a snippet; with explain, the raw parts its curve read',
-                propertyNames: { enum: ['seen', 'said', 'written'] },
-                additionalProperties: kindEvidence,
-              },
-              thumbnail_url: { type: 'string', description: 'API path of the matching moment\'s keyframe' },
-              tags: {
-                type: 'object',
-                description: `the moment's filterable tags: ${FILTER_NAMES.join(', ')} (those measured)`,
-                propertyNames: { enum: [...FILTER_NAMES] as string[] },
-                additionalProperties: { type: 'object', required: ['label', 'confidence'], properties: { label: str, confidence: { type: 'number', minimum: 0, maximum: 1 } } },
-              },
-              said: {
-                type: 'object',
-                description: 'present when the result was found by what is said: the words around the match (matched ones between asterisks), the matched words, when they are said, and how well their sounds match (1: exactly)',
-                required: ['text', 'matched', 'start', 'end', 'score'],
-                properties: { text: str, matched: { type: 'array', items: str }, start: num, end: num, score: { type: 'number', minimum: 0, maximum: 1 } },
-              },
-            },
-          },
-        },
-      },
-    },
-    examples: {
-      text: { summary: 'the 5 best matches', value: { text: 'sunset over the sea', top_k: 5 } },
-      said: { summary: 'where somebody says it (transcripts only)', value: { said: 'quarterly revenue', top_k: 5 } },
-      filtered: { summary: 'only wide shots panning left, with what the engine saw', value: { text: 'a crowd in a square', shot_size: 'wide', camera_movement: 'pan_left', explain: true } },
-    },
-  },
   uploadVideo: {
     params: { type: 'object', required: ['collection_id'], properties: { collection_id: str } },
     querystring: {
@@ -510,6 +412,8 @@ export const schemas = {
         status: videoStatus,
         progress: { type: 'number', minimum: 0, maximum: 100 },
         error_message: str,
+        searchable: searchableFlag,
+        analysis: capabilityStates,
       },
     },
   },
@@ -545,6 +449,23 @@ export const schemas = {
     },
     response: { type: 'array', items: videoSummary },
   },
+  findVideos: {
+    querystring: {
+      type: 'object',
+      required: ['name'],
+      properties: {
+        name: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            'a video id, a file name (`C0001.MP4`, exactly: case counts) or the end of its path in place (`card-01/C0001.MP4`: the path relative to the folder it was indexed from, or any longer end of it)',
+        },
+        collection: { type: 'string', minLength: 1, description: "only this collection's videos (id or name); default: every collection the caller may see" },
+      },
+    },
+    response: { type: 'array', items: videoSummary, description: 'every video the name fits, oldest first (at most 100): none, one, or several to choose from by id' },
+  },
   videoDetails: {
     params: videoParams,
     response: {
@@ -552,6 +473,8 @@ export const schemas = {
       required: [...videoSummary.required, 'segments'],
       properties: {
         ...videoSummary.properties,
+        searchable: searchableFlag,
+        analysis: capabilityStates,
         tags: { type: 'object', additionalProperties: true },
         playback: { type: 'string', enum: ['original', 'proxy', 'none'], description: 'how a browser plays it: its own file, a playback copy made at ingest (H.264 MP4), or not at all; absent before processing' },
         playback_url: { type: 'string', description: 'API path of what plays in a browser: /videos/{id}/file when the original does, else /videos/{id}/playback; absent when nothing does' },
@@ -604,6 +527,7 @@ export const schemas = {
     params: videoParams,
     querystring: { type: 'object', properties: { t: { type: 'number', minimum: 0, description: 'seconds: the keyframe of the segment at this moment (default: the poster)' } } },
   },
+  ...searchSchemas,
   ...webhookSchemas,
 } as const;
 

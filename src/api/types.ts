@@ -57,6 +57,7 @@ export type ListCollectionsRequest = RequestPart<'listCollections', 'querystring
 export type ReindexResponse = ResponseBody<'reindexCollection'>;
 
 export type ListVideosRequest = RequestPart<'listVideos', 'querystring'>;
+export type FindVideosRequest = RequestPart<'findVideos', 'querystring'>;
 /** A video as listed (`GET /collections/{id}/videos`): newest first. */
 export type VideoSummary = ResponseBody<'listVideos'>[number];
 /** A video with its tags and segments (`GET /videos/{id}`, `vidembed video show`). */
@@ -116,6 +117,8 @@ export interface IngestFile {
   inPlace?: boolean;
   /** Skip it when its pictures are already in a video of the collection (re-encoded, resized or trimmed). */
   skipDuplicates?: boolean;
+  /** Called as the file's bytes go (read on this machine, sent to a server) with how many have gone so far. */
+  onProgress?: (bytes: number) => void;
 }
 
 /**
@@ -128,12 +131,14 @@ export interface VideoService {
   /** Resolves a collection by id or by name. */
   getCollection(idOrName: string): Promise<CollectionSummary>;
   /** Processes a collection's videos again in the background (`collection reindex`). */
-  reindexCollection(idOrName: string): Promise<ReindexResponse>;
+  reindexCollection(idOrName: string, opts?: { all?: boolean }): Promise<ReindexResponse>;
   collectionDetails(idOrName: string): Promise<CollectionDetails>;
   updateCollection(idOrName: string, patch: UpdateCollectionRequest): Promise<CollectionSummary>;
   /** Removes a collection with its videos, segments, vectors, keywords, files and pending jobs. */
   deleteCollection(idOrName: string): Promise<DeleteResponse>;
   listVideos(collectionIdOrName: string, req?: ListVideosRequest): Promise<VideoSummary[]>;
+  /** The videos a name stands for: a video id, a file name or a path in place (`card-01/C0001.MP4`), oldest first. */
+  findVideos(req: FindVideosRequest): Promise<VideoSummary[]>;
   videoDetails(videoId: string): Promise<VideoDetails>;
   /** What is said in a video, word by word (empty, with `reason`, when nothing could be heard). */
   videoTranscript(videoId: string): Promise<TranscriptResponse>;

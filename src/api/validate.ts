@@ -66,7 +66,7 @@ export function ajvToIssues(errors: AjvError[], context: string): ValidationIssu
   });
 }
 
-type Part = 'body' | 'querystring';
+type Part = 'body' | 'querystring' | 'params';
 type Operation = { [K in keyof typeof schemas]: (typeof schemas)[K] extends { [P in Part]?: unknown } ? K : never }[keyof typeof schemas];
 
 /**
@@ -96,12 +96,20 @@ const compiled = new Map<string, ValidateFunction>();
  * in (top-level undefined fields dropped, as JSON would), or a ValidationError with the server's issues.
  */
 export function validateRequest<T>(op: Operation, part: Part, value: T): T {
-  const key = `${op}.${part}`;
+  const schema = (schemas[op] as Partial<Record<Part, Record<string, unknown>>>)[part];
+  if (!schema) throw new Error(`operation ${op} has no ${part} schema`);
+  return validateWith(`${op}.${part}`, () => localSchema(op, part, schema), part, value);
+}
+
+/**
+ * `value` checked against a schema that is not an API operation's (the MCP server's own tools,
+ * src/cli/mcp): compiled once under `key`, with the same options, defaults and 422 issues as
+ * validateRequest. Bodies are JSON (no coercion); query strings and path parameters are text.
+ */
+export function validateWith<T>(key: string, schema: () => Record<string, unknown>, part: Part, value: T): T {
   let validate = compiled.get(key);
   if (!validate) {
-    const schema = (schemas[op] as Partial<Record<Part, Record<string, unknown>>>)[part];
-    if (!schema) throw new Error(`operation ${op} has no ${part} schema`);
-    validate = (part === 'body' ? strict : lenient).compile(localSchema(op, part, schema));
+    validate = (part === 'body' ? strict : lenient).compile(schema());
     compiled.set(key, validate);
   }
   const data = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) : value;

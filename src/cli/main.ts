@@ -18,6 +18,7 @@ import { registerDuplicates } from './commands/duplicates.js';
 import { registerRescan } from './commands/rescan.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerWebhooks } from './commands/webhooks.js';
+import { registerMcp } from './commands/mcp.js';
 import { BadRequestError } from '../api/errors.js';
 import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
@@ -88,7 +89,7 @@ export function buildProgram(): Command {
     .description('Embed, tag and search videos by text — locally, or as an HTTP API')
     .option('--json', 'machine-readable output: exactly the API response object')
     .option('--debug', 'print stack traces on errors')
-    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME or ~/.vidembed)')
+    .option('--home <dir>', 'data directory (default: VIDEMBED_HOME, else ~/.vidembed if it exists, else ~/.local/share/vidembed on Linux: docs/install.md)')
     .option('--database-url <url>', 'keep the library in PostgreSQL (postgres://…; default: VIDEMBED_DATABASE_URL, else SQLite in the home)')
     .option('--pg-vector <mode>', 'where a PostgreSQL library\'s vectors are searched: auto, pgvector (in the database) or memory (default: VIDEMBED_PG_VECTOR, else auto)')
     .option('--remote', 'use a remote server (VIDEMBED_BASE_URL / --base-url / vidembed login)')
@@ -113,6 +114,7 @@ Quick start:
   registerRescan(program, run);
   registerJobs(program, run);
   registerWebhooks(program, run);
+  registerMcp(program, run);
   registerEmbed(program, run);
   registerWorker(program, run);
   registerServe(program, run);

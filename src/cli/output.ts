@@ -47,11 +47,19 @@ export function isInteractive(): boolean {
   return Boolean(process.stdin.isTTY && process.stdout.isTTY && !inCi());
 }
 
+let lastSpinner: Ora | undefined;
+
 /** A spinner on stderr for people; silent for --json and non-terminals. */
 export function spinner(text: string, opts: OutputOptions): Ora {
   const tty = Boolean(process.stderr.isTTY);
   // discardStdin off: ora's raw-mode stdin would swallow Ctrl-C (the waits handle SIGINT themselves).
-  return ora({ text, stream: process.stderr, isEnabled: !opts.json && tty, isSilent: Boolean(opts.json) || !tty, discardStdin: false });
+  lastSpinner = ora({ text, stream: process.stderr, isEnabled: !opts.json && tty, isSilent: Boolean(opts.json) || !tty, discardStdin: false });
+  return lastSpinner;
+}
+
+/** Stops the spinner made last, if it still spins (before a line that says why everything stopped). */
+export function stopSpinner(): void {
+  if (lastSpinner?.isSpinning) lastSpinner.stop();
 }
 
 export function formatSeconds(s: number): string {

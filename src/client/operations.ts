@@ -31,6 +31,7 @@ export const OPERATIONS = {
   uploadVideo: { method: 'POST', path: '/collections/{collection_id}/videos/upload', schema: schemas.uploadVideo, status: 202, multipart: true },
   getVideoStatus: { method: 'GET', path: '/videos/{video_id}/status', schema: schemas.videoStatus },
   listVideos: { method: 'GET', path: '/collections/{collection_id}/videos', schema: schemas.listVideos },
+  findVideos: { method: 'GET', path: '/videos', schema: schemas.findVideos },
   getVideo: { method: 'GET', path: '/videos/{video_id}', schema: schemas.videoDetails },
   deleteVideo: { method: 'DELETE', path: '/videos/{video_id}', schema: schemas.deleteVideo },
   reprocessVideo: { method: 'POST', path: '/videos/{video_id}/reprocess', schema: schemas.reprocessVideo, status: 202 },

@@ -1,4 +1,7 @@
-import { openAsBlob } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
@@ -22,6 +25,7 @@ import type {
   DuplicatesRequest,
   DuplicatesResponse,
   ListVideosRequest,
+  FindVideosRequest,
   UpdateCollectionRequest,
   VideoDetails,
   VideoSummary,
@@ -134,7 +138,7 @@ export class RemoteService implements VideoService {
     path: string,
     body?: unknown,
     form?: () => Promise<FormData>,
-    opts: { file?: boolean; retries?: number } = {},
+    opts: { file?: boolean; retries?: number; raw?: () => RawBody } = {},
   ): Promise<RawResponse> {
     const retries = opts.retries ?? this.opts.retries ?? 4;
     for (let attempt = 0; ; attempt++) {
@@ -142,8 +146,12 @@ export class RemoteService implements VideoService {
       try {
         const headers: Record<string, string> = {};
         if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
-        let payload: string | FormData | undefined;
-        if (form) payload = await form();
+        let payload: string | FormData | Readable | undefined;
+        if (opts.raw) {
+          const made = opts.raw();
+          Object.assign(headers, made.headers);
+          payload = made.body;
+        } else if (form) payload = await form();
         else if (body !== undefined) {
           headers['content-type'] = 'application/json';
           payload = JSON.stringify(body);
@@ -202,9 +210,9 @@ export class RemoteService implements VideoService {
     }
   }
 
-  async reindexCollection(idOrName: string): Promise<ReindexResponse> {
+  async reindexCollection(idOrName: string, opts: { all?: boolean } = {}): Promise<ReindexResponse> {
     const id = (await this.getCollection(idOrName)).id;
-    return this.op('reindexCollection', { collection_id: id });
+    return this.op('reindexCollection', { collection_id: id }, opts.all ? { query: { all: true } } : {});
   }
 
   async collectionDetails(idOrName: string): Promise<CollectionDetails> {
@@ -225,6 +233,10 @@ export class RemoteService implements VideoService {
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     const id = (await this.getCollection(collectionIdOrName)).id;
     return this.op('listVideos', { collection_id: id }, { query: { status: req.status || undefined, limit: req.limit, offset: req.offset } });
+  }
+
+  findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    return this.op('findVideos', undefined, { query: { name: req.name, collection: req.collection } });
   }
 
   videoDetails(videoId: string): Promise<VideoDetails> {
@@ -271,12 +283,10 @@ export class RemoteService implements VideoService {
     const q = new URLSearchParams();
     if (file.force) q.set('force', 'true');
     if (file.skipDuplicates) q.set('skip_duplicates', 'true');
-    return this.call('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, async () => {
-      const form = new FormData();
-      // openAsBlob streams from disk: a 2 GB file is never held in memory.
-      form.set('file', await openAsBlob(file.path), file.filename);
-      return form;
+    const res = await this.exchange('POST', `/collections/${encodeURIComponent(collectionId)}/videos/upload${q.size ? `?${q}` : ''}`, undefined, undefined, {
+      raw: () => multipartFile(file.path, file.filename, st.size, file.onProgress),
     });
+    return this.ok(res) as UploadVideoResponse;
   }
 
   videoStatus(videoId: string): Promise<VideoStatusResponse> {
@@ -325,6 +335,44 @@ export class RemoteService implements VideoService {
     return this.op('uploadTensors', undefined, { body: req });
   }
 
+  /**
+   * Streams a video's original file (GET /videos/{id}/file) into `file`, never holding it in memory;
+   * the same errors and retries as every call (a partly written file is overwritten on a retry).
+   */
+  async downloadVideo(videoId: string, file: string): Promise<void> {
+    const path = OPERATIONS.getVideoFile.path.replace('{video_id}', encodeURIComponent(videoId));
+    const retries = this.opts.retries ?? 4;
+    for (let attempt = 0; ; attempt++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(`${this.base}${path}`, { method: 'GET', headers: this.opts.apiKey ? { 'x-api-key': this.opts.apiKey } : {}, headersTimeout: this.opts.timeoutMs ?? 300_000, bodyTimeout: this.opts.timeoutMs ?? 300_000 });
+      } catch (err) {
+        if (attempt < retries && RETRYABLE_CODES.has((err as NodeJS.ErrnoException).code ?? '')) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw new UpstreamError(`cannot reach ${this.base}: ${(err as Error).message}`);
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        await pipeline(res.body, createWriteStream(file));
+        return;
+      }
+      const text = await res.body.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      const err = errorFromResponse(res.statusCode, parsed, headerValue(res.headers['retry-after']));
+      if (attempt < retries && (res.statusCode === 429 || res.statusCode === 502 || res.statusCode === 503)) {
+        await sleep(err instanceof RateLimitedError || err instanceof UnavailableError ? err.retryAfterSeconds * 1000 : backoff(attempt));
+        continue;
+      }
+      throw err;
+    }
+  }
+
   // ---- webhooks (issue 34) -----------------------------------------------------------------
 
   createWebhook(req: CreateWebhookRequest): Promise<CreateWebhookResponse> {
@@ -362,6 +410,40 @@ export class RemoteService implements VideoService {
   }
 
   async close(): Promise<void> {}
+}
+
+interface RawBody {
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/**
+ * One part named "file" holding the file, streamed from disk (a 2 GB file is never held in memory),
+ * with its length known up front. `onProgress` hears the file's bytes as the connection takes them
+ * (undici pulls the stream as the socket drains), so progress is what was sent, not what was read
+ * ahead. The file name is escaped as undici's FormData does.
+ */
+export function multipartFile(file: string, filename: string, size: number, onProgress?: (bytes: number) => void): RawBody {
+  const boundary = `----vidembed-${randomBytes(16).toString('hex')}`;
+  const name = filename.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  async function* parts(): AsyncGenerator<Buffer> {
+    yield head;
+    let sent = 0;
+    onProgress?.(0);
+    for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) {
+      yield chunk as Buffer;
+      // Resumed here once the connection has taken the chunk.
+      sent += (chunk as Buffer).length;
+      onProgress?.(sent);
+    }
+    yield tail;
+  }
+  return {
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+    body: Readable.from(parts(), { objectMode: false, highWaterMark: 64 * 1024 }),
+  };
 }
 
 function stripUndefined<T extends object>(o: T): T {

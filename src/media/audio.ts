@@ -52,7 +52,7 @@ export async function extractAudio(file: string, opts: AudioOptions = {}): Promi
  * is 345 MB of PCM that never exists at once). Nothing when the file has no audio track; a decode
  * error mid-stream ends the stream (what was decoded stands). Ending the iteration early kills ffmpeg.
  */
-export async function* streamPcm(file: string, opts: { sampleRate?: number; signal?: AbortSignal; streamIndex?: number } = {}): AsyncGenerator<Buffer> {
+export async function* streamPcm(file: string, opts: { sampleRate?: number; signal?: AbortSignal; streamIndex?: number; nice?: number } = {}): AsyncGenerator<Buffer> {
   const sampleRate = opts.sampleRate ?? 16000;
   let index = opts.streamIndex;
   if (index === undefined) {
@@ -60,7 +60,7 @@ export async function* streamPcm(file: string, opts: { sampleRate?: number; sign
     if (!info.audioStream) return;
     index = info.audioStream.index;
   }
-  const child = spawnFfmpeg(['-v', 'error', '-i', file, '-map', `0:${index}`, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', '-acodec', 'pcm_s16le', 'pipe:1']);
+  const child = spawnFfmpeg(['-v', 'error', '-i', file, '-map', `0:${index}`, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', '-acodec', 'pcm_s16le', 'pipe:1'], { nice: opts.nice });
   child.stdin.end();
   child.stderr.resume();
   const onAbort = () => child.kill('SIGKILL');

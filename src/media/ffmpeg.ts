@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { ffmpegDiesWithParent, ffmpegOverride, ffmpegThreads } from '../env.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -70,16 +71,30 @@ function deathSignalWrapper(): string | null {
   return setprivPath;
 }
 
-/** Spawns ffmpeg with piped stdio. The caller owns the process (and must kill it when done). */
-export function spawnFfmpeg(args: readonly string[]): ChildProcessWithoutNullStreams {
+/**
+ * Spawns ffmpeg with piped stdio. The caller owns the process (and must kill it when done).
+ * `nice`: runs it at that lower priority (setpriority on its pid, right after the spawn).
+ */
+export function spawnFfmpeg(args: readonly string[], opts: { nice?: number } = {}): ChildProcessWithoutNullStreams {
   const bin = ffmpegPath();
   if (!ffmpegOverride() && !existsSync(bin)) {
     throw new VidembedError('ffmpeg binary missing; reinstall @ffmpeg-installer/ffmpeg or set VIDEMBED_FFMPEG');
   }
   const wrapper = deathSignalWrapper();
   const argv = [...BASE_ARGS, ...args];
-  const opts = { stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'], windowsHide: true };
-  return wrapper ? spawn(wrapper, ['--pdeathsig', 'KILL', '--', bin, ...argv], opts) : spawn(bin, argv, opts);
+  const spawnOpts = { stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'], windowsHide: true };
+  const child = wrapper ? spawn(wrapper, ['--pdeathsig', 'KILL', '--', bin, ...argv], spawnOpts) : spawn(bin, argv, spawnOpts);
+  if (opts.nice && child.pid) lowerPriority(child.pid, opts.nice);
+  return child;
+}
+
+/** Lowers a process's priority by `nice` (best effort: a platform that refuses leaves it as it is). */
+export function lowerPriority(pid: number, nice: number): void {
+  try {
+    os.setPriority(pid, Math.min(19, Math.max(os.getPriority(pid), nice)));
+  } catch {
+    /* not allowed here, or gone already */
+  }
 }
 
 /**

@@ -4,13 +4,14 @@
  * 4:2:0, at most 1280x720 (720x1280 upright), MP4 with the index first (`+faststart`), AAC audio
  * when there is audio. docs/web.md says what plays and why.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MediaError } from '../api/errors.js';
 import { lastMeaningfulLine, runFfmpeg } from './ffmpeg.js';
 import { displaySize, probeDetails } from './probe.js';
 import type { ProbeResult } from './types.js';
+import { makeTempDir } from '../util/temp.js';
 
 /** What the playback decision reads of a probe. */
 export type PlaybackProbe = Pick<ProbeResult, 'container' | 'videoCodec' | 'audioCodec' | 'pixFmt' | 'hasAudio'>;
@@ -95,7 +96,7 @@ export function proxyArgs(
 export async function withPlaybackProxy<T>(input: string, name: string, use: (proxy: string) => Promise<T>, opts: { signal?: AbortSignal } = {}): Promise<T> {
   const d = await probeDetails(input, opts);
   if (!d.videoStream) throw new MediaError(`${name}: no video stream to make a playback copy of`);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'vidembed-proxy-'));
+  const dir = await makeTempDir('proxy');
   try {
     const out = path.join(dir, 'playback.mp4');
     const src = {

@@ -84,8 +84,8 @@ export async function postWebhook(
     if (err instanceof ValidationError) return done(null, 'refused: the URL points to a private, loopback, link-local or otherwise non-public address');
     return done(null, budget.aborted ? 'timed out resolving the host' : 'could not resolve the host');
   }
-  const { Agent, buildConnector, request } = await import('undici');
-  const agent = new Agent({ connect: pinnedConnector(buildConnector, addresses, opts.timeoutMs), connections: 1, pipelining: 1 });
+  const { request } = await import('undici');
+  const agent = await pinnedAgent(parsed, addresses, opts.timeoutMs);
   try {
     const res = await request(parsed, {
       dispatcher: agent,
@@ -105,9 +105,35 @@ export async function postWebhook(
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (budget.aborted) return done(null, `timed out after ${opts.timeoutMs / 1000} s`);
     return done(null, `no answer: ${connectionError(err)}`);
-  } finally {
-    await agent.destroy().catch(() => {});
   }
+}
+
+/**
+ * Connections kept alive between deliveries, per origin and the exact addresses the guard checked
+ * for it: an agent connects only to its own pinned addresses, so a name that resolves elsewhere
+ * next time gets another agent (checked afresh) and never a connection made for the old answer.
+ * The least recently used agents are closed past `MAX_AGENTS`.
+ */
+const MAX_AGENTS = 64;
+const agents = new Map<string, import('undici').Agent>();
+
+async function pinnedAgent(url: URL, addresses: Awaited<ReturnType<typeof targetAddresses>>, timeoutMs: number): Promise<import('undici').Agent> {
+  const key = `${url.protocol}//${url.host}|${timeoutMs}|${addresses.map((a) => Array.from(a.bytes).join('.')).join(',')}`;
+  const found = agents.get(key);
+  if (found) {
+    agents.delete(key); // most recently used last
+    agents.set(key, found);
+    return found;
+  }
+  const { Agent, buildConnector } = await import('undici');
+  const agent = new Agent({ connect: pinnedConnector(buildConnector, addresses, timeoutMs), connections: 8, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 30_000 });
+  agents.set(key, agent);
+  for (const [k, old] of agents) {
+    if (agents.size <= MAX_AGENTS) break;
+    agents.delete(k);
+    void old.close().catch(() => {});
+  }
+  return agent;
 }
 
 /** A socket error in words, without addresses (the log is the endpoint owner's to read). */

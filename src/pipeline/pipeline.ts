@@ -1,14 +1,14 @@
 import { ffmpegFastDecode } from '../env.js';
-import { MediaError } from '../api/errors.js';
+import { errorMessage, MediaError } from '../api/errors.js';
 import type { TagValue } from '../api/types.js';
-import { probe, sampleFrames } from '../media/index.js';
 import { phashFrame, type PHash } from '../media/phash.js';
+import type { MediaPort } from '../media/port.js';
+import { ffmpegMedia } from '../media/ffmpeg-media.js';
 import { resizeFrame } from '../media/resize.js';
-import { encodeThumbnail, encodeThumbnails } from '../media/thumbnail.js';
 import type { Frame, ProbeResult } from '../media/types.js';
 import { analysisDescription } from '../analysis/describe.js';
 import type { Analyzer, SegmentAnalysis } from '../analysis/types.js';
-import type { Embedder, SegmentEmbedding } from '../models/embedder.js';
+import type { Embedder, SegmentEmbedding } from '../embedders/types.js';
 import { meanVector } from '../models/vectors.js';
 import { CUT_CONTEXT_S, PIXEL_TAGGING_SAMPLING, type PixelSegmentTags, type PixelTags } from '../tagging/index.js';
 import { keyframeReuse, pixelThread } from '../config.js';
@@ -16,10 +16,6 @@ import type { VideoSignature } from '../duplicates/duplicates.js';
 import { KEYFRAME_REUSE, keyframeDiff, keyframeThumb, type KeyframeThumb } from './keyframe-reuse.js';
 import { inThreadEvents, workerThreadEvents, type PixelEvent, type PixelEventSource } from './pixel-thread.js';
 import { round3, type SegmenterOptions, type SegmentRange } from './segmenter.js';
-import { streamPcm } from '../media/audio.js';
-import type { SpeechAnalyzer } from '../speech/analyzer.js';
-import { attachSoundtrack, pcmFromFloat } from '../speech/attach.js';
-import type { PcmChunks, Transcript } from '../speech/types.js';
 
 export interface AnalyzeOptions {
   /** Longest segment, seconds; segments also end at detected cuts. */
@@ -31,6 +27,19 @@ export interface AnalyzeOptions {
   onProgress?: (fraction: number) => void;
   /** Analyzers run on every segment before the embedder (their tags go to every collection). */
   analyzers?: Analyzer[];
+  /**
+   * Where frames, thumbnails and the probe come from (src/media/port.ts): the Library's (ffmpeg,
+   * or a fake in unit tests); tools that call the pipeline directly get ffmpeg.
+   */
+  media?: MediaPort;
+  /** The file's probe, when the caller has it already (one ffmpeg run less). */
+  probe?: ProbeResult;
+  /**
+   * Called with each segment's keyframe (the frame the per-keyframe analyzers read, as they read
+   * it) and the segment whose keyframe's facts it reused, if any: the engine keeps them so that a
+   * keyframe analyzer can run again later without a decode (src/pipeline/keyframes.ts).
+   */
+  onKeyframe?: (k: { idx: number; start: number; end: number; frame: Frame; reuseFrom?: number }) => void | Promise<void>;
   /** Keep a JPEG thumbnail of each segment's keyframe (ingest; not for one-off encode/tag calls). */
   thumbnails?: boolean;
   /** Keep the visual signature (pHash of a frame every 1/4 s, and of each segment's keyframe) for near-duplicate detection (ingest). */
@@ -47,13 +56,6 @@ export interface AnalyzeOptions {
    * unless VIDEMBED_KEYFRAME_REUSE=0).
    */
   keyframeReuse?: boolean;
-  /**
-   * Listens to the soundtrack alongside the picture (its own processes: ffmpeg and the
-   * recognizer) and joins what it heard to the segments (src/speech/attach.ts).
-   */
-  speech?: SpeechAnalyzer;
-  /** Tensor input only: the audio as float32 mono 16 kHz samples (`audio_input`). */
-  audio?: Float32Array;
 }
 
 export interface AnalyzedSegment extends SegmentEmbedding {
@@ -79,12 +81,14 @@ export interface AnalyzedVideo {
   /** With `signature`: the pHashes of frames every 1/4 s (src/duplicates/duplicates.ts). */
   signature?: VideoSignature;
   timings: { analyzeMs: number; taggingCpuMs: number };
-  /** With `speech`: the transcript, or why there is none. */
-  transcript?: Transcript;
-  noTranscript?: string;
+  /**
+   * Analyzers that failed (by name, with the message): their output is in no segment, and the
+   * vectors were made without it. The others' output stands.
+   */
+  failed: Map<string, string>;
 }
 
-/** Thumbnails encoded per ffmpeg run during ingest. */
+/** Thumbnails encoded per batch (one ffmpeg run) during ingest. */
 const THUMB_BATCH = 8;
 
 /**
@@ -106,51 +110,22 @@ export function maxFramesInFlight(segmentSeconds: number, sampleFps: number): nu
  * ahead), whatever the video's length.
  */
 export async function analyzeVideo(file: string, embedder: Embedder, opts: AnalyzeOptions): Promise<AnalyzedVideo> {
-  const media = await probe(file);
-  if (!media.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
+  const media = opts.media ?? ffmpegMedia;
+  const probed = opts.probe ?? (await media.probe(file, { signal: opts.signal }));
+  if (!probed.hasVideo) throw new MediaError(`${basename(file)} has no video stream`);
   await embedder.load();
   const sampleFps = Math.max(opts.fps, PIXEL_TAGGING_SAMPLING.fps);
   const maxSide = Math.max(embedder.frameMaxSide, ...(opts.analyzers ?? []).map((a) => a.frameMaxSide));
   // fastDecode skips non-reference frames: 35-40% less decode CPU on B-frame streams, for frames up
   // to ~100 ms early, which neither the segment moments nor the motion tagger notice.
   const sample = { fps: sampleFps, maxSide, fastDecode: ffmpegFastDecode() };
-  const knownDuration = media.durationSec > 0 ? media.durationSec : undefined;
+  const knownDuration = probed.durationSec > 0 ? probed.durationSec : undefined;
   const segmenter: SegmenterOptions = { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration, signature: opts.signature };
-  return withSoundtrack(opts, media.hasAudio ? (signal) => streamPcm(file, { signal }) : undefined, (signal) => {
-    const source =
-      (opts.pixelThread ?? pixelThread())
-        ? workerThreadEvents({ file, sample, segmenter, maxInFlight: maxFramesInFlight(opts.segmentSeconds, sampleFps) }, signal)
-        : inThreadEvents(sampleFrames(file, { ...sample, signal }), segmenter);
-    return analyzeFrameStream(source, knownDuration, media, embedder, { ...opts, signal }, basename(file));
-  });
-}
-
-/**
- * Runs the picture analysis with the speech analyzer listening alongside (when the options ask
- * for it), then joins the two. A failure of either stops the other.
- */
-async function withSoundtrack(
-  opts: AnalyzeOptions,
-  pcm: ((signal: AbortSignal) => PcmChunks) | undefined,
-  picture: (signal: AbortSignal | undefined) => Promise<AnalyzedVideo>,
-): Promise<AnalyzedVideo> {
-  if (!opts.speech) return picture(opts.signal);
-  const stop = new AbortController();
-  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-  const hearing = opts.speech.listen(pcm?.(signal), { signal });
-  hearing.catch(() => {}); // awaited below; a picture failure must not leave it unhandled
-  let analyzed: AnalyzedVideo;
-  try {
-    analyzed = await picture(signal);
-  } catch (err) {
-    stop.abort(err);
-    throw err;
-  }
-  const heard = await hearing;
-  attachSoundtrack(analyzed.segments, heard); // tags and facts only: the vectors are the picture's
-  if (heard.transcript) analyzed.transcript = heard.transcript;
-  else analyzed.noTranscript = heard.reason;
-  return analyzed;
+  const source =
+    media.decodesOnThreads && (opts.pixelThread ?? pixelThread())
+      ? workerThreadEvents({ file, sample, segmenter, maxInFlight: maxFramesInFlight(opts.segmentSeconds, sampleFps) }, opts.signal)
+      : inThreadEvents(media.frames(file, { ...sample, signal: opts.signal }), segmenter);
+  return analyzeFrameStream(source, knownDuration, probed, embedder, opts, basename(file));
 }
 
 /** The same analysis over frames that arrive already decoded (tensor uploads). */
@@ -172,11 +147,8 @@ export async function analyzeFrames(frames: Frame[], embedder: Embedder, opts: A
     rotation: 0,
   };
   // Frames already in memory: nothing to decode, so the segmenter runs on this thread.
-  const audio = opts.audio?.length ? opts.audio : undefined;
-  return withSoundtrack(opts, audio ? () => pcmFromFloat(audio) : undefined, (signal) => {
-    const source = inThreadEvents(toAsync(resized), { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration: duration, signature: opts.signature });
-    return analyzeFrameStream(source, duration, { ...media, hasAudio: Boolean(audio) }, embedder, { ...opts, signal }, 'tensor');
-  });
+  const source = inThreadEvents(toAsync(resized), { segmentSeconds: opts.segmentSeconds, fps: opts.fps, knownDuration: duration, signature: opts.signature });
+  return analyzeFrameStream(source, duration, media, embedder, opts, 'tensor');
 }
 
 async function* toAsync<T>(items: T[]): AsyncGenerator<T> {
@@ -205,6 +177,45 @@ function pixelTagValues(p: PixelSegmentTags): Record<string, TagValue> {
   return tags;
 }
 
+/**
+ * What a segment is made of, from its analysis and its embedding: the one rule for its tags (the
+ * pixel taggers' and the analyzers', never the embedder's), the text a person reads (from
+ * analysis when an analyzer describes, whatever the embedder: CLIP has no words of its own) and
+ * its details. Ingest and a keyframe re-run (src/pipeline/rerun.ts) both make segments here.
+ */
+export function composeSegment(
+  base: { idx: number; start: number; end: number; pixelTags: Record<string, TagValue> },
+  analysis: SegmentAnalysis,
+  emb: SegmentEmbedding,
+): AnalyzedSegment {
+  const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;
+  const tags = { ...base.pixelTags, ...analyzerTags };
+  const describer = Object.values(analysis).find((a) => a.description);
+  const description = describer ? analysisDescription(analysis) : emb.description;
+  let details = emb.details ?? describer?.details;
+  const reusedFrom = Object.values(analysis).find((a) => a.details?.reused_from !== undefined)?.details?.reused_from;
+  if (reusedFrom !== undefined && details?.reused_from === undefined) details = { ...details, reused_from: reusedFrom };
+  return { idx: base.idx, start: round3(base.start), end: round3(base.end), vector: emb.vector, description, details, tags, analysis };
+}
+
+/**
+ * Runs each analyzer on a segment. One that throws is failed for the rest of the video (`failed`,
+ * with its message) and left out from then on: the others' output stands.
+ */
+export async function runAnalyzers(analyzers: Analyzer[], failed: Map<string, string>, frames: Frame[], ctx: Parameters<Analyzer['analyzeSegment']>[1], signal?: AbortSignal): Promise<SegmentAnalysis> {
+  const analysis: SegmentAnalysis = {};
+  for (const a of analyzers) {
+    if (failed.has(a.name)) continue;
+    try {
+      analysis[a.name] = await a.analyzeSegment(frames, ctx);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      failed.set(a.name, errorMessage(err));
+    }
+  }
+  return analysis;
+}
+
 async function analyzeFrameStream(
   source: PixelEventSource,
   knownDuration: number | undefined,
@@ -219,6 +230,8 @@ async function analyzeFrameStream(
   const hashes = new WeakMap<Frame, PHash>();
   let buffer: Frame[] = [];
   const reuseOn = opts.keyframeReuse ?? keyframeReuse();
+  const analyzers = opts.analyzers ?? [];
+  const failed = new Map<string, string>();
   /** The last segment whose keyframe the models analysed (what a later keyframe may reuse). */
   let anchor: { idx: number; thumb: KeyframeThumb; analysis: SegmentAnalysis } | undefined;
   let previous: SegmentAnalysis | undefined;
@@ -227,10 +240,7 @@ async function analyzeFrameStream(
   const pendingThumbs: { seg: AnalyzedSegment; frame: Frame }[] = [];
   const encodePending = async () => {
     const batch = pendingThumbs.splice(0);
-    // One batch per frame size (a stream keeps its size; tensors may not).
-    const jpegs = await encodeThumbnails(batch.map((b) => b.frame), { signal: opts.signal }).catch(async () =>
-      Promise.all(batch.map((b) => encodeThumbnail(b.frame, { signal: opts.signal }))),
-    );
+    const jpegs = await (opts.media ?? ffmpegMedia).thumbnails(batch.map((b) => b.frame), { signal: opts.signal });
     batch.forEach((b, i) => (b.seg.thumbnail = jpegs[i]));
   };
 
@@ -240,31 +250,24 @@ async function analyzeFrameStream(
     const kept = buffer.filter((f) => f.t >= end);
     const released = buffer.length - kept.length;
     buffer = kept;
-    const pixTags = pixelTagValues(pixels);
+    const pixelTags = pixelTagValues(pixels);
     const picked = embedderFrames(own, opts.fps, start, end);
     const keyframe = picked[picked.length >> 1];
     const idx = segments.length;
     // A keyframe nearly identical to the last analysed one: the per-keyframe models may reuse its facts.
-    const thumb = reuseOn && opts.analyzers?.length ? keyframeThumb(keyframe) : undefined;
+    const thumb = reuseOn && analyzers.length ? keyframeThumb(keyframe) : undefined;
     const reuse = thumb && anchor && keyframeDiff(anchor.thumb, thumb) <= KEYFRAME_REUSE.maxDiff ? { from: anchor.idx, analysis: anchor.analysis } : undefined;
-    const analysis: SegmentAnalysis = {};
-    const ctx = { start, end, tags: pixTags, ...(reuse ? { reuse } : {}), ...(previous ? { previous } : {}), ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
-    for (const a of opts.analyzers ?? []) analysis[a.name] = await a.analyzeSegment(picked, ctx);
+    const ctx = { start, end, tags: pixelTags, ...(reuse ? { reuse } : {}), ...(previous ? { previous } : {}), ...(source.pixelWork ? { pixelWork: source.pixelWork } : {}) };
+    const analysis = await runAnalyzers(analyzers, failed, picked, ctx, opts.signal);
     previous = analysis;
     if (thumb && !reuse) anchor = { idx, thumb, analysis };
-    const emb = await embedder.embedSegment(picked, { start, end, tags: pixTags, analysis });
-    // Tags come from the pixel taggers and the analyzers only (src/tags/registry.ts), never the embedder.
-    const analyzerTags = Object.assign({}, ...Object.values(analysis).map((a) => a.tags ?? {})) as Record<string, TagValue>;
-    const tags = { ...pixTags, ...analyzerTags };
-    // What a person reads comes from analysis whatever the embedder (CLIP has no words of its own).
-    const description = analysis.perception ? analysisDescription(analysis) : emb.description;
-    let details = emb.details ?? analysis.perception?.details;
-    const reusedFrom = Object.values(analysis).find((a) => a.details?.reused_from !== undefined)?.details?.reused_from;
-    if (reusedFrom !== undefined && details?.reused_from === undefined) details = { ...details, reused_from: reusedFrom };
-    segments.push({ idx, start: round3(start), end: round3(end), vector: emb.vector, description, details, tags, analysis });
-    if (opts.signature) segments[segments.length - 1].phash = hashes.get(keyframe) ?? phashFrame(keyframe);
+    await opts.onKeyframe?.({ idx, start, end, frame: keyframe, ...(reuse ? { reuseFrom: reuse.from } : {}) });
+    const emb = await embedder.embedSegment(picked, { start, end, tags: pixelTags, analysis });
+    const seg = composeSegment({ idx, start, end, pixelTags }, analysis, emb);
+    segments.push(seg);
+    if (opts.signature) seg.phash = hashes.get(keyframe) ?? phashFrame(keyframe);
     if (opts.thumbnails) {
-      pendingThumbs.push({ seg: segments[segments.length - 1], frame: keyframe });
+      pendingThumbs.push({ seg, frame: keyframe });
       if (pendingThumbs.length >= THUMB_BATCH) await encodePending();
     }
     // The segment's frames are done with (a thumbnail batch holds its keyframes until encoded).
@@ -285,6 +288,7 @@ async function analyzeFrameStream(
   }
   if (!last?.pixels || segments.length === 0) throw new MediaError(`${name}: no frame could be decoded`);
   if (pendingThumbs.length) await encodePending();
+  if (failed.size) await withoutFailed(segments, failed, embedder);
   const { pixels, duration } = last;
   opts.onProgress?.(1);
   return {
@@ -294,7 +298,24 @@ async function analyzeFrameStream(
     pixels,
     ...(opts.signature && last.signature ? { signature: last.signature } : {}),
     timings: { analyzeMs: Date.now() - started, taggingCpuMs: pixels.cpuMs },
+    failed,
   };
+}
+
+/**
+ * An analyzer failed part way: its output goes from every segment, and a vector made from it
+ * (an embedder that pools its facts) is made again without it, from the facts (no frames).
+ */
+async function withoutFailed(segments: AnalyzedSegment[], failed: Map<string, string>, embedder: Embedder): Promise<void> {
+  const pooled = new Set(embedder.consumes ?? []);
+  for (const [i, s] of segments.entries()) {
+    const had = [...failed.keys()].filter((n) => s.analysis[n]);
+    if (!had.length) continue;
+    const analysis = Object.fromEntries(Object.entries(s.analysis).filter(([n]) => !failed.has(n)));
+    const pixelTags = Object.fromEntries(Object.entries(s.tags).filter(([k]) => !had.some((n) => s.analysis[n].tags?.[k] !== undefined)));
+    const emb = had.some((n) => pooled.has(n)) ? await embedder.embedSegment([], { start: s.start, end: s.end, tags: pixelTags, analysis }) : { vector: s.vector, description: s.description, details: s.details };
+    segments[i] = { ...composeSegment({ idx: s.idx, start: s.start, end: s.end, pixelTags }, analysis, emb), ...(s.phash ? { phash: s.phash } : {}), ...(s.thumbnail ? { thumbnail: s.thumbnail } : {}) };
+  }
 }
 
 function basename(file: string): string {

@@ -1,9 +1,10 @@
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BadRequestError, NotFoundError, ValidationError } from '../api/errors.js';
 import type { VideoSource } from '../api/types.js';
 import { fetchVideoToFile, type FetchPolicy } from '../net/fetch-video.js';
+import { makeTempDir } from '../util/temp.js';
 
 export interface ResolvedSource {
   file: string;
@@ -35,7 +36,7 @@ export async function resolveVideoSource(
     if (!st.isFile()) throw new BadRequestError(`not a file: ${src.video_path}`);
     return { file, displayName: String(src.video_path), cleanup: noop };
   }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'vidembed-src-'));
+  const dir = await makeTempDir('src');
   const cleanup = () => rm(dir, { recursive: true, force: true });
   try {
     const file = path.join(dir, 'input');

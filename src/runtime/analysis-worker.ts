@@ -2,22 +2,22 @@
  * One thread of AnalysisThreads (analysis-thread.ts): runs one synchronous analysis at a time,
  * `{type: 'run', id, job}` → `{type: 'done', id, ok, value | error}`; `{type: 'abort', id}` stops
  * the running one (it then answers with the abort's error, which the pool replaces by its caller's
- * reason). Embedders and analyzers come from this thread's registry and src/analysis, so each model
- * loads once per thread; speech is the library's default (src/speech/engines.ts).
+ * reason). Embedders and capabilities come from this thread's registries, so each model loads
+ * once per thread; speech is the default (src/speech/engines.ts), media ffmpeg.
  */
 import { parentPort } from 'node:worker_threads';
 import { errorToWire } from '../api/errors.js';
-import { analyzersFor } from '../analysis/index.js';
-import { getEmbedder } from '../models/registry.js';
+import { defaultCapabilities } from '../capabilities/index.js';
+import { getEmbedder } from '../embedders/registry.js';
+import { ffmpegMedia } from '../media/ffmpeg-media.js';
 import { answerFile } from '../services/analysis.js';
-import { speechAnalyzerFor } from '../speech/engines.js';
 import type { FromAnalysisThread, ToAnalysisThread } from './analysis-thread.js';
 
 const port = parentPort;
 if (!port) throw new Error('analysis-worker runs as a worker thread (see AnalysisThreads)');
 
 const running = new Map<number, AbortController>();
-const ports = { analyzersFor, speechFor: (setting: Parameters<typeof speechAnalyzerFor>[0], language?: string) => speechAnalyzerFor(setting, process.env, language) };
+const ports = { capabilities: defaultCapabilities(), media: ffmpegMedia };
 
 port.on('message', (m: ToAnalysisThread) => {
   if (m?.type === 'abort') {

@@ -35,13 +35,16 @@ export class DeliveryLoop {
     const inFlight = new Set<Promise<void>>();
     let failures = 0;
     while (!signal.aborted) {
-      if (inFlight.size >= concurrency) {
+      // Claim when at least half the slots are free (or none is busy): a few claims of several
+      // deliveries each, not one claim per delivery, while a backlog drains.
+      if (inFlight.size >= concurrency || (inFlight.size > 0 && concurrency - inFlight.size < Math.ceil(concurrency / 2))) {
         await Promise.race(inFlight);
         continue;
       }
-      let claimed: ClaimedDelivery | undefined;
+      let claimed: ClaimedDelivery[];
       try {
-        claimed = await this.webhooks.claim(workerId);
+        // As many as there are free slots, in one claim (one transaction).
+        claimed = await this.webhooks.claim(workerId, concurrency - inFlight.size);
         failures = 0;
       } catch (err) {
         if (signal.aborted) break;
@@ -50,23 +53,24 @@ export class DeliveryLoop {
         await sleep(wait, undefined, { signal }).catch(() => {});
         continue;
       }
-      if (!claimed) {
+      if (claimed.length === 0) {
         await sleep(pollMs, undefined, { signal }).catch(() => {});
         continue;
       }
-      const d = claimed;
-      const sending: Promise<void> = this.webhooks
-        .deliver(d, signal)
-        .then(
-          (result) => {
-            this.opts.onResult?.(d, result);
-            if (result === 'failed') log(`webhook ${d.event_type} ${d.event_id} to ${d.endpoint_id}: given up after ${d.attempts} attempts`);
-            if (result === 'lost') log(`webhook ${d.event_id}: its lease had passed to another worker`);
-          },
-          (err: unknown) => log(`webhook ${d.event_id}: ${errorMessage(err)} (its lease runs out and another attempt follows)`),
-        )
-        .finally(() => inFlight.delete(sending));
-      inFlight.add(sending);
+      for (const d of claimed) {
+        const sending: Promise<void> = this.webhooks
+          .deliver(d, signal)
+          .then(
+            (result) => {
+              this.opts.onResult?.(d, result);
+              if (result === 'failed') log(`webhook ${d.event_type} ${d.event_id} to ${d.endpoint_id}: given up after ${d.attempts} attempts`);
+              if (result === 'lost') log(`webhook ${d.event_id}: its lease had passed to another worker`);
+            },
+            (err: unknown) => log(`webhook ${d.event_id}: ${errorMessage(err)} (its lease runs out and another attempt follows)`),
+          )
+          .finally(() => inFlight.delete(sending));
+        inFlight.add(sending);
+      }
     }
     await Promise.allSettled([...inFlight]);
   }

@@ -22,6 +22,7 @@ import type {
   IngestFile,
   ListCollectionsRequest,
   ListVideosRequest,
+  FindVideosRequest,
   ReindexResponse,
   SearchRequest,
   SearchResponse,
@@ -55,7 +56,7 @@ import type { BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { Store } from '../store/index.js';
 import type { QueuedJob } from '../store/queue/types.js';
-import type { QueryTextEncoder } from '../models/text-encoder.js';
+import type { QueryTextEncoder } from '../embedders/text-encoder.js';
 import { createServices, openLibrary, type EngineOptions, type JobContext, type Services, type VideoFile } from '../services/index.js';
 import type { Paths } from '../config.js';
 import { DeliveryLoop } from './deliveries.js';
@@ -139,8 +140,8 @@ export class LocalEngine implements VideoService {
   async deleteCollection(idOrName: string): Promise<DeleteResponse> {
     return this.services.collections.delete(this.principal, idOrName);
   }
-  async reindexCollection(idOrName: string): Promise<ReindexResponse> {
-    return this.services.collections.reindex(this.principal, idOrName);
+  async reindexCollection(idOrName: string, opts: { all?: boolean } = {}): Promise<ReindexResponse> {
+    return this.services.collections.reindex(this.principal, idOrName, validateRequest('reindexCollection', 'querystring', opts));
   }
 
   // ---- videos ------------------------------------------------------------------------------
@@ -172,6 +173,10 @@ export class LocalEngine implements VideoService {
   }
   async listVideos(collectionIdOrName: string, req: ListVideosRequest = {}): Promise<VideoSummary[]> {
     return this.services.videos.list(this.principal, collectionIdOrName, validateRequest('listVideos', 'querystring', req));
+  }
+  async findVideos(req: FindVideosRequest): Promise<VideoSummary[]> {
+    const { name, collection } = validateRequest('findVideos', 'querystring', req);
+    return this.services.videos.find(this.principal, name, { collection });
   }
   async deleteVideo(videoId: string): Promise<DeleteResponse> {
     return this.services.videos.delete(this.principal, videoId);
@@ -266,12 +271,18 @@ export class LocalEngine implements VideoService {
   async failStranded(): Promise<number> {
     return this.services.jobs.failStranded();
   }
-  /** Idle workers' upkeep: tasks past their retention deleted, videos that failed for lack of space retried once there is room. */
+  /**
+   * Workers' upkeep, when they start and while idle: tasks past their retention deleted, videos
+   * that failed for lack of space retried once there is room, what stopped processes left behind
+   * removed (temp dirs, staged files, files of deleted videos).
+   */
   async housekeeping(): Promise<string[]> {
     const expired = await this.services.tasks.expire();
     const retried = await this.services.jobs.retryNoSpace();
+    const swept = await this.services.jobs.sweepLeftovers();
     const purged = await this.services.webhooks.purge();
     return [
+      ...swept,
       ...(expired.tasks || expired.tensorUploads ? [`deleted ${expired.tasks} task(s) and ${expired.tensorUploads} tensor upload(s) past their retention`] : []),
       ...(purged ? [`deleted ${purged} webhook delivery record(s) past their retention`] : []),
       ...(retried ? [`queued again ${retried} video(s) that had failed for lack of space`] : []),

@@ -1,5 +1,5 @@
 import { autoWorker, workerIdleMs } from '../env.js';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,4 +41,69 @@ export async function ensureBackgroundWorker(registry: WorkerRegistry, paths: Pa
   } finally {
     closeSync(log);
   }
+}
+
+/** `serve`'s own worker process (startAttachedWorker). */
+export interface AttachedWorker {
+  /** The worker's process id now (a worker started again has a new one); undefined between two. */
+  readonly pid: number | undefined;
+  /** Stops it (SIGTERM: its running job goes back to the queue) and waits until it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Waits before starting a worker that exited by itself: from the first to the longest, doubling. */
+const RESTART_MS: readonly [number, number] = [1_000, 60_000];
+/** A worker that ran this long before it exited is started again after the shortest wait. */
+const RAN_WELL_MS = 60_000;
+/** How long a stopping worker has to hand its job back before it is killed. */
+const STOP_GRACE_MS = 30_000;
+
+/**
+ * Runs `serve`'s own worker as a child process (`vidembed worker --attached`): the jobs' model
+ * inference and ffmpeg piping happen there, never on the server's event loop, which only does
+ * I/O. The child is tied to the server by an IPC channel: when the server exits, even killed, the
+ * channel closes and the worker stops (its job goes back to the queue). Its log lines go to the
+ * server's stderr. A worker that exits by itself (a crash, out of memory) is started again after a
+ * wait that grows while it keeps failing.
+ */
+export function startAttachedWorker(home: string, opts: { log: (line: string) => void; args?: readonly string[]; env?: NodeJS.ProcessEnv }): AttachedWorker {
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let failures = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+  const start = () => {
+    const startedAt = Date.now();
+    const c = spawn(process.execPath, [BIN, 'worker', '--attached', ...(opts.args ?? [])], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...(opts.env ?? process.env), VIDEMBED_HOME: home },
+    });
+    child = c;
+    c.on('error', (err) => opts.log(`the worker process could not start: ${err.message}`));
+    c.once('exit', (code, signal) => {
+      if (child === c) child = undefined;
+      if (stopping) return;
+      failures = Date.now() - startedAt >= RAN_WELL_MS ? 1 : failures + 1;
+      const wait = Math.min(RESTART_MS[1], RESTART_MS[0] * 2 ** (failures - 1));
+      opts.log(`the worker process exited (${signal ?? `code ${code}`}); starting another in ${wait / 1000} s`);
+      restartTimer = setTimeout(start, wait);
+      restartTimer.unref();
+    });
+  };
+  start();
+  return {
+    get pid() {
+      return child?.pid;
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }

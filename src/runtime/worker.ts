@@ -11,6 +11,8 @@ import type { ClaimedJob, QueuedJob } from '../store/queue/types.js';
 import { asUnavailable } from '../store/unavailable.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { JobContext } from '../services/jobs.js';
+import { LANES } from '../capabilities/lanes.js';
+import { JOB_KINDS } from '../api/defaults.js';
 
 /** What a worker runs jobs on: the queue and registry, and the job handlers (the engine facade has them). */
 export interface JobHost {
@@ -53,7 +55,16 @@ export interface WorkerOptions {
   fairLaneMs?: number;
   /** Waits while the job store cannot be reached: the first and the longest (default 0.5 s, doubling to 5 s). */
   backoffMs?: readonly [number, number];
+  /**
+   * Lanes that run beside the main one, each claiming only its own job kinds, one job at a time
+   * (default: the capability lanes other than the picture lane — the speech lane —
+   * src/capabilities/lanes.ts). The main loop takes every other kind.
+   */
+  sideLanes?: ReadonlyArray<{ name: string; kinds: readonly JobKind[] }>;
 }
+
+/** The lanes beside the main loop by default: every capability lane whose video does not become searchable with it (speech). */
+export const DEFAULT_SIDE_LANES = LANES.filter((l) => !l.searchable).map((l) => ({ name: l.name, kinds: [l.jobKind] as JobKind[] }));
 
 /**
  * Takes jobs from the durable queue one at a time (the machine's cores go to ffmpeg and the
@@ -65,6 +76,8 @@ export interface WorkerOptions {
  */
 export class Worker {
   readonly id = newId('wrk');
+  /** Jobs the side lanes are running now (the worker is not idle while one runs). */
+  private sideBusy = 0;
 
   constructor(
     private readonly engine: JobHost,
@@ -123,6 +136,11 @@ export class Worker {
       const reaped = await reapStoppedWorkers(store, this.id);
       if (reaped) log(`took over ${reaped} job(s) of stopped workers`);
       await stranded();
+      // Jobs no handler of this release takes stay in the queue: say so now, not never.
+      const unknown = (await store.queue.pending()).filter((j) => !(JOB_KINDS as readonly string[]).includes(j.kind));
+      if (unknown.length) log(`${unknown.length} queued job(s) of a kind this release does not run (${[...new Set(unknown.map((j) => j.kind))].join(', ')}): another release queued them; they stay queued`);
+      // What a stopped process left behind (temp dirs, staged files) goes first.
+      await housekeeping();
       started = true;
     };
     const beatTimer = setInterval(() => void beat(), heartbeatMs);
@@ -130,6 +148,23 @@ export class Worker {
     const besideStop = new AbortController();
     const beside = this.engine.besideJobs?.(this.id, AbortSignal.any([signal, besideStop.signal]), log).catch((err: unknown) => log(`work beside jobs stopped: ${errorMessage(err)}`));
     let idleSince = Date.now();
+    // The side lanes (speech), each a loop of its own beside this one.
+    const wanted = this.opts.kinds ?? JOB_KINDS;
+    const side = (this.opts.sideLanes ?? DEFAULT_SIDE_LANES).map((l) => ({ ...l, kinds: l.kinds.filter((k) => wanted.includes(k)) })).filter((l) => l.kinds.length);
+    const sideKinds = new Set(side.flatMap((l) => l.kinds));
+    const mainKinds = wanted.filter((k) => !sideKinds.has(k));
+    const lanes = side.map((l) => this.sideLane(l, signal, { leaseMs, heartbeatMs, pollMs, log, outage, started: () => started }));
+    /** Past its idle time (`idleExitMs`) with nothing else to do: no CLI search lately, no work beside the jobs due (a store out of reach: none). */
+    const idleLongEnough = async () => {
+      // A side lane at work (speech) is not idle time.
+      if (this.sideBusy > 0) {
+        idleSince = Date.now();
+        return false;
+      }
+      if (this.opts.idleExitMs === undefined || Date.now() - idleSince < this.opts.idleExitMs) return false;
+      if (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0)) return false;
+      return (await this.engine.besideJobsDue?.().catch(() => false)) !== true;
+    };
     try {
       while (!signal.aborted) {
         // Any failure of the queue's own calls (the database went away) is waited out with
@@ -137,39 +172,46 @@ export class Worker {
         let job: ClaimedJob | undefined;
         try {
           if (!started) await start();
-          job = await this.claim(leaseMs);
+          job = mainKinds.length ? await this.claim(leaseMs, undefined, mainKinds) : undefined;
           if (outage.over()) await beat();
           if (!job) {
             await reapStoppedWorkers(store, this.id);
             await stranded();
             await housekeeping();
-            const busy =
-              (this.opts.lastActiveAt !== undefined && Date.now() - this.opts.lastActiveAt() < (this.opts.busyGraceMs ?? 0)) || (await this.engine.besideJobsDue?.()) === true;
-            if (this.opts.idleExitMs !== undefined && !busy && Date.now() - idleSince >= this.opts.idleExitMs && (await this.retire(info))) return;
+            if ((await idleLongEnough()) && (await this.retire(info))) return;
             await sleep(pollMs, undefined, { signal }).catch(() => {});
             continue;
           }
         } catch (err) {
           if (signal.aborted) break;
+          // Idle time counts whatever the store's state: a store gone for good does not keep an
+          // auto-started worker alive (it cannot deregister; its heartbeat goes stale instead).
+          if (await idleLongEnough()) {
+            log(`idle for ${Math.round((Date.now() - idleSince) / 1000)} s, the job store out of reach: exiting`);
+            return;
+          }
           await outage.wait(err, signal);
           continue;
         }
         const o = { leaseMs, heartbeatMs, signal, log, outage };
         // Beside a long job, jobs of owners with nothing running (the fair lane).
         const done = new AbortController();
-        const side = fairLaneMs > 0 ? this.fairLane(done.signal, fairLaneMs, pollMs, o) : undefined;
+        const fair = fairLaneMs > 0 ? this.fairLane(done.signal, fairLaneMs, pollMs, o, mainKinds) : undefined;
         let interruptedBy: unknown;
         try {
           interruptedBy = await this.work(job, o);
         } finally {
           done.abort();
-          await side;
+          await fair;
         }
         if (interruptedBy === undefined) jobDeps.over();
         else await jobDeps.wait(interruptedBy, signal);
         idleSince = Date.now();
       }
     } finally {
+      // Retiring (idle) or stopping: the side lanes end with the main loop.
+      this.stopSides.abort();
+      await Promise.all(lanes);
       besideStop.abort();
       await beside;
       clearInterval(beatTimer);
@@ -177,11 +219,44 @@ export class Worker {
     }
   }
 
-  private claim(leaseMs: number, opts?: ClaimOptions) {
+  private readonly stopSides = new AbortController();
+
+  /**
+   * A side lane: claims only its kinds, one job at a time, until the worker stops or retires. A
+   * store that fails is waited out here too (the main loop logs the outage).
+   */
+  private async sideLane(
+    lane: { name: string; kinds: readonly JobKind[] },
+    signal: AbortSignal,
+    o: { leaseMs: number; heartbeatMs: number; pollMs: number; log: (line: string) => void; outage: Outage; started: () => boolean },
+  ): Promise<void> {
+    const until = AbortSignal.any([signal, this.stopSides.signal]);
+    while (!until.aborted) {
+      let job: ClaimedJob | undefined;
+      try {
+        job = o.started() ? await this.claim(o.leaseMs, undefined, lane.kinds) : undefined;
+      } catch {
+        job = undefined;
+      }
+      if (!job) {
+        await sleep(o.pollMs, undefined, { signal: until }).catch(() => {});
+        continue;
+      }
+      this.sideBusy++;
+      try {
+        o.log(`${lane.name} lane: job ${job.id}`);
+        await this.work(job, { ...o, signal });
+      } finally {
+        this.sideBusy--;
+      }
+    }
+  }
+
+  private claim(leaseMs: number, opts?: ClaimOptions, kinds?: readonly JobKind[]) {
     return this.engine.catalog.queue.claim(
       this.id,
       leaseMs,
-      this.opts.kinds,
+      kinds ?? this.opts.kinds,
       (gaveUp) => this.engine.failJobSubject(gaveUp, gaveUp.lastError ?? `processing stopped ${gaveUp.attempts} times without finishing; giving up`),
       opts,
     );
@@ -192,7 +267,7 @@ export class Worker {
    * nothing running, one at a time. A job it started is finished even if the main one ends first;
    * a store that fails is left to the main loop's backoff.
    */
-  private async fairLane(mainDone: AbortSignal, afterMs: number, pollMs: number, o: Parameters<Worker['work']>[1]): Promise<void> {
+  private async fairLane(mainDone: AbortSignal, afterMs: number, pollMs: number, o: Parameters<Worker['work']>[1], kinds: readonly JobKind[]): Promise<void> {
     const until = AbortSignal.any([o.signal, mainDone]);
     // Its claims fail with the store like the main loop's: waited out with the same growing backoff.
     const outage = new Outage((line) => o.log(`fair lane: ${line}`), 'the job store', this.opts.backoffMs);
@@ -200,7 +275,7 @@ export class Worker {
     while (!until.aborted) {
       let job: ClaimedJob | undefined;
       try {
-        job = await this.claim(o.leaseMs, { idleOwnersOnly: true });
+        job = await this.claim(o.leaseMs, { idleOwnersOnly: true }, kinds);
         outage.over();
       } catch (err) {
         await outage.wait(err, until);

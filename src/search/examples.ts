@@ -4,16 +4,17 @@
  * it lands in the collection's own vector space. A moment is a stored segment's vector (the segment
  * holding `t`) or, without `t`, the mean of a video's segment vectors.
  */
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BadRequestError, MediaError, NotFoundError, PayloadTooLargeError, ValidationError, VidembedError } from '../api/errors.js';
 import type { Analyzer } from '../analysis/types.js';
 import { decodeImage } from '../media/index.js';
 import { assertImageFile } from '../media/is-video.js';
-import type { Embedder } from '../models/embedder.js';
+import type { Embedder } from '../embedders/types.js';
 import { fetchVideoToFile, type FetchPolicy } from '../net/fetch-video.js';
 import { analyzeFrames } from '../pipeline/pipeline.js';
+import { makeTempDir } from '../util/temp.js';
 
 /** Largest picture accepted as a query (decoded bytes). */
 export const MAX_IMAGE_BYTES = 32 * 1024 ** 2;
@@ -79,7 +80,7 @@ export async function embedImageQuery(
     if (!st.isFile()) throw new BadRequestError(`not a file: ${q.image_path}`);
     if (st.size > MAX_IMAGE_BYTES) throw new PayloadTooLargeError(`${name} is over the ${MAX_IMAGE_BYTES}-byte limit for a query picture`);
   } else {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'vidembed-query-'));
+    dir = await makeTempDir('query');
     file = path.join(dir, 'image');
   }
   try {

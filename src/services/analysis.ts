@@ -1,12 +1,15 @@
 /** Embedding and tagging a video that is not stored: by URL, bytes, a local path, or uploaded tensors. */
 import type { EncodeVideoRequest, EncodeVideoResponse, TagVideoResponse, TensorRef } from '../api/types.js';
 import { LIMITS } from '../api/defaults.js';
-import type { Embedder } from '../models/embedder.js';
-import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import type { Embedder } from '../embedders/types.js';
+import { DEFAULT_EMBEDDER_ID } from '../embedders/registry.js';
 import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../pipeline/pipeline.js';
 import { resolveVideoSource } from '../pipeline/sources.js';
 import { buildTags } from '../pipeline/tags.js';
 import { loadTensorAudio, loadTensorFrames } from '../pipeline/tensors.js';
+import { withTrack } from '../pipeline/tracks.js';
+import { capabilityContext, frameAnalyzers, trackHearers } from '../capabilities/index.js';
+import { pcmFromFloat } from '../speech/attach.js';
 import type { Library, LibraryPorts } from './library.js';
 
 export function toEncodeVideoResponse(analyzed: AnalyzedVideo, embedder: Embedder): EncodeVideoResponse {
@@ -44,18 +47,34 @@ export function answerOf<K extends AnalysisKind>(kind: K, analyzed: AnalyzedVide
   return (kind === 'encode' ? toEncodeVideoResponse(analyzed, embedder) : { tags: buildTags(analyzed, embedder.id) }) as AnswerOf<K>;
 }
 
+/** What a one-off analysis runs: a collection's capabilities with this embedder and speech `auto`, both lanes at once. */
+async function oneOffCapabilities(ports: Pick<LibraryPorts, 'capabilities'>, embedder: Embedder) {
+  const ctx = capabilityContext(embedder);
+  const plan = await ports.capabilities.plan(ctx);
+  return { analyzers: (await frameAnalyzers(ports.capabilities, plan, ctx)).analyzers, hearers: await trackHearers(ports.capabilities, plan, ctx) };
+}
+
 /**
  * The analysis of a video file that is not stored, answered as `kind`: with the library's
- * analyzers and speech (on this thread), or the defaults of a thread of src/runtime/analysis-thread.ts.
+ * capabilities and media (on this thread), or the defaults of a thread of src/runtime/analysis-thread.ts.
+ * The pictures and the soundtrack are analysed at once and joined (no lanes: nothing is stored).
  */
 export async function answerFile<K extends AnalysisKind>(
   kind: K,
   file: string,
   embedder: Embedder,
   opts: { segmentSeconds: number; fps: number; signal?: AbortSignal },
-  ports: Pick<LibraryPorts, 'analyzersFor' | 'speechFor'>,
+  ports: Pick<LibraryPorts, 'capabilities' | 'media'>,
 ): Promise<AnswerOf<K>> {
-  const analyzed = await analyzeVideo(file, embedder, { ...opts, analyzers: await ports.analyzersFor(embedder), speech: ports.speechFor('auto') });
+  const { analyzers, hearers } = await oneOffCapabilities(ports, embedder);
+  const { media } = ports;
+  const probed = await media.probe(file, { signal: opts.signal });
+  const analyzed = await withTrack(
+    (signal) => analyzeVideo(file, embedder, { ...opts, signal, analyzers, media, probe: probed }),
+    probed.hasAudio ? (signal) => media.audio(file, { signal }) : undefined,
+    hearers,
+    opts.signal,
+  );
   return answerOf(kind, analyzed, embedder);
 }
 
@@ -118,7 +137,14 @@ export class AnalysisService {
     const frames = await loadTensorFrames(lib.blobs, req.tensor.video_input_key!, req.tensor.video_kwargs_key);
     const audioKey = req.tensor.audio_input_key;
     const audio = audioKey ? await loadTensorAudio(lib.blobs, audioKey) : undefined;
-    const analyzed = await analyzeFrames(frames, embedder, { segmentSeconds, fps, signal, analyzers: await lib.analyzersFor(embedder), speech: lib.speechFor('auto'), audio });
+    const { analyzers, hearers } = await oneOffCapabilities(lib, embedder);
+    const analyzed = await withTrack(
+      (both) => analyzeFrames(frames, embedder, { segmentSeconds, fps, signal: both, analyzers, media: lib.media }),
+      audio?.length ? () => pcmFromFloat(audio) : undefined,
+      hearers,
+      signal,
+    );
+    if (audio?.length) analyzed.media.hasAudio = true;
     return { analyzed, embedder };
   }
 }

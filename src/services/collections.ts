@@ -12,14 +12,18 @@ import type {
   ReindexResponse,
   UpdateCollectionRequest,
 } from '../api/types.js';
-import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import { DEFAULT_EMBEDDER_ID } from '../embedders/registry.js';
 import { CollectionNameTakenError } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
 import { readUserConfig } from '../config.js';
 import { LIMITS } from '../api/defaults.js';
 import { requireText } from '../api/require-text.js';
 import type { Library } from './library.js';
-import { DEFAULT_SPEECH_LANGUAGE, expectedSpeechVersion } from '../speech/engines.js';
+import { DEFAULT_SPEECH_LANGUAGE } from '../speech/engines.js';
+import { capabilityContext, expectedRecipe, replan, type CapabilityContext } from '../capabilities/index.js';
+import type { VideoCapabilityRow } from '../store/catalog/types.js';
+import { VIDEO_ARTIFACTS } from './artifacts.js';
+import { queueAnalysis } from './video-analysis.js';
 import { speechLanguageOf, speechSettingOf } from '../speech/store.js';
 
 export class CollectionsService {
@@ -97,19 +101,43 @@ export class CollectionsService {
   }
 
   /**
-   * Processes every video of a collection again in the background (after an analyzer changed or
-   * was installed). Each video keeps its old segments and vectors, and search answers from them,
-   * until its new ones replace them in one transaction.
+   * Runs again, in the background, what changed for a collection's settled videos (src/capabilities
+   * planner.ts: a model pulled, an analyzer's version, the speech setting) and what derives from
+   * it — every capability with `all`. Each video keeps its old segments and vectors, and search
+   * answers from them, until its new ones replace them in one transaction. A keyframe analyzer runs
+   * on the stored keyframes, without a decode (`decodes` counts the videos decoded again).
    */
-  async reindex(p: Principal, idOrName: string): Promise<ReindexResponse> {
-    const collection = await this.lib.collection(p, idOrName);
-    const ids = await this.lib.catalog.videos.idsForCollection(collection.id, ['processed', 'failed']);
-    await checkJobLimit(p.limits, this.lib.catalog.queue, collection.owner, ids.length);
-    await this.lib.catalog.transaction(async (tx) => {
-      for (const id of ids) await tx.queue.enqueue('video.process', id, undefined, collection.owner);
+  async reindex(p: Principal, idOrName: string, opts: { all?: boolean } = {}): Promise<ReindexResponse> {
+    const { lib } = this;
+    const collection = await lib.collection(p, idOrName);
+    const ids = await lib.catalog.videos.idsForCollection(collection.id, ['processed', 'failed']);
+    const capCtx = lib.capabilityContext(collection);
+    const plan = await lib.capabilities.plan(capCtx);
+    const states = new Map<string, VideoCapabilityRow[]>();
+    for (const r of await lib.catalog.analysis.forCollection(collection.id)) states.set(r.video_id, [...(states.get(r.video_id) ?? []), r]);
+    const work: Array<{ id: string; rerun: string[] }> = [];
+    for (const id of ids) {
+      const rerun = opts.all ? plan.map((c) => c.name) : replan(lib.capabilities, capCtx, plan, states.get(id) ?? []).rerun;
+      if (rerun.length) work.push({ id, rerun });
+    }
+    await checkJobLimit(p.limits, lib.catalog.queue, collection.owner, work.length);
+    await lib.catalog.transaction(async (tx) => {
+      for (const w of work) await queueAnalysis(tx, { id: w.id, owner: collection.owner }, plan, new Set(w.rerun));
     });
-    if (ids.length) await this.lib.onWorkQueued();
-    return { collection_id: collection.id, queued: ids.length };
+    if (work.length) await lib.onWorkQueued();
+    const capabilities: Record<string, number> = {};
+    for (const w of work) for (const c of w.rerun) capabilities[c] = (capabilities[c] ?? 0) + 1;
+    let decodes = 0;
+    for (const w of work) if (await this.decodes(collection.id, w, capCtx)) decodes++;
+    return { collection_id: collection.id, queued: work.length, video_ids: work.map((w) => w.id), capabilities, decodes };
+  }
+
+  /** Whether the picture lane of a re-run decodes the video (a capability reads more than a stored keyframe, or none is stored). */
+  private async decodes(_collectionId: string, w: { id: string; rerun: string[] }, ctx: CapabilityContext): Promise<boolean> {
+    const pictures = w.rerun.filter((n) => this.lib.capabilities.get(n).lane === 'pictures');
+    if (!pictures.length) return false;
+    if (pictures.some((n) => this.lib.capabilities.get(n).media(ctx).some((m) => m !== 'keyframe'))) return true;
+    return !(await this.lib.blobs.has(VIDEO_ARTIFACTS.keyframeIndex(w.id)));
   }
 
   /** Adds `needs_reindex` where the engine would now make the collection's vectors differently. */
@@ -119,13 +147,13 @@ export class CollectionsService {
     if (!Object.keys(made).length) return summary;
     let expected: Record<string, string>;
     try {
-      const { expectedRecipe } = await import('../analysis/versions.js');
-      expected = await expectedRecipe(this.lib.embedderFor(summary.model));
+      const ctx = capabilityContext(this.lib.embedderFor(summary.model), { setting: summary.speech ?? 'auto', language: summary.language });
+      expected = await expectedRecipe(this.lib.capabilities, ctx);
     } catch {
       return summary; // an embedder this engine does not know: nothing to compare with
     }
     // Speech is compared where the recipe records it (collections made before speech have none).
-    if (made.speech !== undefined) expected.speech = expectedSpeechVersion(summary.speech ?? 'auto', process.env, summary.language);
+    if (made.speech === undefined) delete expected.speech;
     const keys = new Set([...Object.keys(expected), ...Object.keys(made)]);
     summary.needs_reindex = [...keys].some((k) => expected[k] !== made[k]);
     return summary;

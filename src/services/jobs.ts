@@ -1,44 +1,30 @@
 /**
- * One handler per job kind (`video.process`, `task.embedding`, `task.tagging`), run by workers
+ * One handler per job kind (`video.process` plans a video's lanes, `video.pictures` and
+ * `video.speech` run them, `task.embedding`, `task.tagging`), run by workers
  * (src/runtime/worker.ts). Each writes its results only while its claim still holds the job (the
  * fencing token), and completes the job in the same transaction as its results.
  */
 import os from 'node:os';
-import { MediaError, VidembedError, errorMessage } from '../api/errors.js';
+import { JOB_KINDS, type JobKind } from '../api/defaults.js';
 import type { AsyncSubmitRequest, TensorRef } from '../api/types.js';
-import { keywordsOf, recipeOf, storedFacts } from '../analysis/keywords.js';
-import { displaySize } from '../media/probe.js';
-import { phashToHex } from '../media/phash.js';
+import { LANES, type LaneDecl } from '../capabilities/index.js';
 import type { QueuedJob } from '../store/queue/types.js';
-import { asNoSpace, asUnavailable } from '../store/unavailable.js';
+import { asUnavailable } from '../store/unavailable.js';
 import { haveRoom, NO_SPACE_FAILURE, requeueVideo } from './no-space.js';
 import { joinTaskPayload, taskBlobPrefix } from './task-payloads.js';
 import type { CatalogTx } from '../store/catalog/types.js';
-import { DEFAULTS } from '../config.js';
-import { storeSignature } from '../duplicates/duplicates.js';
-import { analyzeVideo } from '../pipeline/pipeline.js';
-import { buildTags } from '../pipeline/tags.js';
-import { speechLanguageOf, speechSettingOf, storeTranscript } from '../speech/store.js';
 import type { AnalysisService } from './analysis.js';
-import { preparePlayback } from './playback.js';
 import type { Library } from './library.js';
-import { emitTaskEvent, emitVideoEvent, failTask, failVideo } from './webhook-events.js';
+import type { JobContext, JobHandler, JobOutcome } from './job-types.js';
+import { failureMessage } from './lane-job.js';
+import { PicturesLaneJob } from './lane-pictures.js';
+import { SpeechLaneJob } from './lane-speech.js';
+import { queueAnalysis } from './video-analysis.js';
+import { sweepArtifacts } from './artifacts.js';
+import { sweepTempDirs } from '../util/temp.js';
+import { emitTaskEvent, failTask, failVideo } from './webhook-events.js';
 
-export interface JobContext {
-  signal: AbortSignal;
-  /** The claim the work runs under: its results land only while the token still holds the job. */
-  job?: { id: string; token: number };
-  /** Set by the handler when it settled the job itself, in the transaction of its results. */
-  settled?: boolean;
-}
-
-export type JobOutcome = 'done' | 'failed';
-
-/** What a job kind's handler does with one claimed job, and with its subject when the queue gives up. */
-export interface JobHandler {
-  run(refId: string, ctx: JobContext): Promise<JobOutcome>;
-  fail(refId: string, message: string): Promise<void>;
-}
+export type { JobContext, JobHandler, JobOutcome } from './job-types.js';
 
 /**
  * Writes `write`'s results and completes the job in one transaction, only while the claim holds
@@ -55,13 +41,14 @@ async function settle(lib: Library, ctx: JobContext, write: (tx: CatalogTx) => P
   return held ? 'done' : 'failed';
 }
 
-function failureMessage(err: unknown): string {
-  if (err instanceof VidembedError) return err.message;
-  return `internal error: ${errorMessage(err)}`;
-}
 
-/** `video.process`: analyses a stored video and replaces its segments, vectors, tags and thumbnails. */
-export class VideoProcessJob implements JobHandler {
+/**
+ * `video.process`: plans a video's analysis — every capability of its collection, as the registry
+ * says now — and queues one job per lane (lane-pictures.ts, lane-speech.ts), in one fenced
+ * transaction. Uploads, reprocessing and the retry after a full disk queue it; a reindex queues
+ * the lanes of only what changed (src/services/collections.ts).
+ */
+export class VideoPlanJob implements JobHandler {
   constructor(private readonly lib: Library) {}
 
   async run(videoId: string, ctx: JobContext): Promise<JobOutcome> {
@@ -70,78 +57,21 @@ export class VideoProcessJob implements JobHandler {
     if (!video) return 'failed';
     const collection = await lib.catalog.collections.byId(video.collection_id);
     if (!collection) return 'failed';
-    await lib.catalog.videos.markProcessing(videoId);
-    let file: { path: string; release(): Promise<void> } | undefined;
+    let plan;
     try {
-      const embedder = lib.embedder(collection.model);
-      if (video.size_bytes === 0) throw new MediaError(`${video.filename} is empty (0 bytes)`);
-      const analyzers = await lib.analyzersFor(embedder);
-      const speechSetting = speechSettingOf(collection.recipe_json);
-      const speech = lib.speechFor(speechSetting, speechLanguageOf(collection.recipe_json));
-      file = await lib.localVideoFile(video);
-      const analyzed = await analyzeVideo(file.path, embedder, {
-        analyzers,
-        speech,
-        thumbnails: true,
-        signature: true,
-        segmentSeconds: DEFAULTS.segmentSeconds,
-        fps: DEFAULTS.fps,
-        signal: ctx.signal,
-        onProgress: (f) => void lib.catalog.videos.setProgress(videoId, f * 99).catch(() => {}),
-      });
-      await this.storeThumbnails(videoId, analyzed.segments.map((s) => s.thumbnail));
-      await storeTranscript(lib.blobs, videoId, analyzed.transcript ?? { engine: '', language: '', words: [], duration: analyzed.media.durationSec, reason: analyzed.noTranscript ?? 'no speech analysis' });
-      // From the same file the analysis read (the video's source, wherever it is kept).
-      const playback = await preparePlayback(lib.blobs, video, file.path, analyzed.media, { signal: ctx.signal });
-      await lib.catalog.videos.setMediaInfo(videoId, {
-        duration: analyzed.media.durationSec,
-        ...displaySize(analyzed.media),
-        fps: analyzed.media.fps,
-        codec: analyzed.media.videoCodec,
-        playback,
-      });
-      const segments = analyzed.segments.map((s) => ({
-        idx: s.idx,
-        start: s.start,
-        end: s.end,
-        description: s.description,
-        details: s.details,
-        keywords: keywordsOf(s.analysis),
-        facts: storedFacts(s.analysis, [...analyzers, speech]),
-        tags: s.tags, // every tag kind's label is filterable (src/store/segments.ts NewSegment.tags)
-        phash: s.phash && !s.phash.flat ? phashToHex(s.phash) : undefined,
-        vector: s.vector,
-      }));
-      return await settle(lib, ctx, async (tx) => {
-        await tx.segments.replaceForVideo(videoId, collection.id, collection.dim, segments);
-        if (analyzed.signature) await storeSignature(tx, videoId, analyzed.signature);
-        await tx.videos.markProcessed(videoId, JSON.stringify(buildTags(analyzed, embedder.id)));
-        await emitVideoEvent(tx, 'video.processed', videoId); // webhooks: the outbox row, in this transaction
-        await tx.collections.setRecipe(collection.id, { ...recipeOf(embedder, analyzers), speech_setting: speechSetting, speech: speech.version });
-      });
+      plan = await lib.capabilities.plan(lib.capabilityContext(collection));
     } catch (err) {
-      // Shutdown, or the store out of reach: the job goes back to the queue (the worker waits for the store).
       if (ctx.signal.aborted || asUnavailable(err)) throw err;
-      // Out of space: a message the retry sweep recognizes (no-space.ts), not a failure for good.
-      await failVideo(lib.catalog, videoId, asNoSpace(err) ? NO_SPACE_FAILURE : failureMessage(lib.redact(err, file ? [[file.path, video.filename]] : [])));
-      await lib.catalog.signatures.delete(videoId); // an upload's quick signature stands for nothing now
+      await failVideo(lib.catalog, videoId, failureMessage(lib.redact(err)));
       return 'failed';
-    } finally {
-      await file?.release();
     }
+    return settle(lib, ctx, async (tx) => {
+      await queueAnalysis(tx, { id: videoId, owner: collection.owner }, plan);
+    });
   }
 
   async fail(videoId: string, message: string): Promise<void> {
     await failVideo(this.lib.catalog, videoId, message);
-  }
-
-  /** Keyframe thumbnails of a video's segments and its poster (the middle segment's), in the blob store. */
-  private async storeThumbnails(videoId: string, jpegs: (Buffer | undefined)[]): Promise<void> {
-    const { blobs } = this.lib;
-    await blobs.deletePrefix(`thumbs/${videoId}`);
-    for (const [i, jpeg] of jpegs.entries()) if (jpeg) await blobs.put(`thumbs/${videoId}/${i}.jpg`, jpeg);
-    const poster = jpegs[jpegs.length >> 1] ?? jpegs.find(Boolean);
-    if (poster) await blobs.put(`thumbs/${videoId}/poster.jpg`, poster);
   }
 }
 
@@ -191,20 +121,34 @@ export class TaskJob implements JobHandler {
 
 /** The handlers by job kind, and what workers call. */
 export class Jobs {
-  private readonly handlers: Record<string, JobHandler>;
+  private readonly handlers: Partial<Record<JobKind, JobHandler>> & Record<string, JobHandler | undefined>;
 
   constructor(
     private readonly lib: Library,
     analysis: AnalysisService,
   ) {
     const task = new TaskJob(lib, analysis);
-    this.handlers = { 'video.process': new VideoProcessJob(lib), 'task.embedding': task, 'task.tagging': task };
+    const lanes: Record<LaneDecl['jobKind'], JobHandler> = { 'video.pictures': new PicturesLaneJob(lib), 'video.speech': new SpeechLaneJob(lib) };
+    this.handlers = { 'video.process': new VideoPlanJob(lib), ...lanes, 'task.embedding': task, 'task.tagging': task };
+    // Every lane's job kind has a handler, and every kind a handler: checked now, not when a job comes.
+    for (const lane of LANES) if (!this.handlers[lane.jobKind]) throw new Error(`lane "${lane.name}" runs jobs of kind ${lane.jobKind}, which no handler takes`);
+    const missing = JOB_KINDS.filter((k) => !this.handlers[k]);
+    if (missing.length) throw new Error(`no handler for job kind(s) ${missing.join(', ')}`);
   }
 
-  /** Runs one claimed job to its end state. Never throws for a failure of the work itself. */
+  /** The job kinds there are handlers for (what workers claim). */
+  kinds(): JobKind[] {
+    return Object.keys(this.handlers) as JobKind[];
+  }
+
+  /**
+   * Runs one claimed job to its end state. Never throws for a failure of the work itself; a job of
+   * a kind nobody handles (an older or newer release queued it) throws, naming it.
+   */
   async run(job: Pick<QueuedJob, 'kind' | 'refId'>, ctx: JobContext): Promise<JobOutcome> {
     const handler = this.handlers[job.kind];
-    return handler ? handler.run(job.refId, ctx) : 'failed';
+    if (!handler) throw new Error(`no handler for job kind "${job.kind}" (known: ${Object.keys(this.handlers).join(', ')})`);
+    return handler.run(job.refId, ctx);
   }
 
   /** Marks the subject of a job failed (used when the queue gives up on a job). */
@@ -239,12 +183,38 @@ export class Jobs {
   }
 
   /**
+   * Removes what stopped processes left behind: this program's temp dirs of processes that are
+   * gone (a playback copy's, a download's: src/util/temp.ts), staged files of jobs that no longer
+   * run and files of videos that no longer exist (src/services/artifacts.ts; at most every
+   * `artifactsEveryMs`, as it lists the blob store). Answers what it did, as log lines.
+   */
+  async sweepLeftovers(opts: { artifactsEveryMs?: number; graceMs?: number } = {}): Promise<string[]> {
+    const out: string[] = [];
+    const dirs = await sweepTempDirs();
+    if (dirs.length) out.push(`removed ${dirs.length} temp dir(s) left by stopped processes`);
+    const every = opts.artifactsEveryMs ?? 60 * 60_000;
+    if (Date.now() - this.artifactsSweptAt >= every) {
+      this.artifactsSweptAt = Date.now();
+      const n = await sweepArtifacts(this.lib.blobs, this.lib.catalog, { graceMs: opts.graceMs });
+      if (n) out.push(`removed ${n} file(s) or staging folder(s) of deleted videos and stopped jobs`);
+    }
+    return out;
+  }
+
+  private artifactsSweptAt = 0;
+
+  /**
    * Loads the embedders the library's collections use (a warm process does this once, so the
    * first search it answers for the CLI is as quick as the next). Failures are left for the call
    * that needs the model to report.
    */
   async preloadEmbedders(): Promise<void> {
     const models = new Set((await this.lib.catalog.collections.list(1000, 0)).map((c) => c.model));
-    for (const id of models) await this.lib.embedder(id).load().catch(() => {});
+    for (const id of models) {
+      // A model that is not installed (any more) throws at once: its videos fail with the fix in their message.
+      await Promise.resolve()
+        .then(() => this.lib.embedder(id).load())
+        .catch(() => {});
+    }
   }
 }

@@ -9,13 +9,15 @@ import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { ConflictError, MediaError, NotFoundError, ValidationError, errorMessage } from '../api/errors.js';
 import { canSee, type Principal } from '../api/principal.js';
+import { capabilityContext, frameAnalyzers, LANE_NAMES, type CapabilityContext, type CapabilityRegistry } from '../capabilities/index.js';
 import type { Analyzer } from '../analysis/types.js';
-import type { Embedder } from '../models/embedder.js';
-import type { QueryTextEncoder } from '../models/text-encoder.js';
+import type { Embedder } from '../embedders/types.js';
+import type { MediaPort } from '../media/port.js';
+import type { QueryTextEncoder } from '../embedders/text-encoder.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import type { SpeechSetting } from '../speech/engines.js';
-import { transcriptKey } from '../speech/store.js';
-import { playbackKey } from './playback.js';
+import { speechLanguageOf, speechSettingOf } from '../speech/store.js';
+import { VIDEO_ARTIFACTS } from './artifacts.js';
 import { BlobNotFoundError, type BlobStore } from '../store/blobs.js';
 import type { Catalog } from '../store/catalog/types.js';
 import type { CollectionRow } from '../store/collections.js';
@@ -57,12 +59,16 @@ export interface LibraryPorts {
   embedderFor: (id: string) => Embedder;
   /** Every model id `embedderFor` knows, when that is a fixed list (the registry's); the server's schemas name them. */
   modelIds?: () => string[];
+  /**
+   * Every analysis the engine runs, declared (src/capabilities): frame and track analyzers and what
+   * derives from them. Checked when the library is built: a registry that does not add up fails then.
+   */
+  capabilities: CapabilityRegistry;
+  /** The video files' media: probe, frames, soundtrack, thumbnails, playback copies (src/media/port.ts; ffmpeg). */
+  media: MediaPort;
   /** Whether a model's files are on this machine (src/models/manifest.ts); absent: every model `embedderFor` knows is. */
   modelInstalled?: (id: string) => boolean;
-  /** The analyzers run before an embedder. */
-  analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
-  /** The speech analyzer for a collection's speech setting (the soundtrack: transcript, audio tag). */
-  /** The speech analyzer for a collection's setting and language (BCP 47; default `en`). */
+  /** The speech analyzer for a collection's setting and language (BCP 47; default `en`): one-off analyses listen with `auto`. */
   speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Encodes query text (search, encodeText); closed with the library. */
   textEncoder: QueryTextEncoder;
@@ -95,8 +101,9 @@ export class Library implements LibraryPorts {
   readonly blobPath?: (key: string) => string;
   readonly embedderFor: (id: string) => Embedder;
   readonly modelIds?: () => string[];
+  readonly capabilities: CapabilityRegistry;
+  readonly media: MediaPort;
   readonly modelInstalled?: (id: string) => boolean;
-  readonly analyzersFor: (embedder: Embedder) => Promise<Analyzer[]>;
   readonly speechFor: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   readonly textEncoder: QueryTextEncoder;
   readonly fetchPolicy: FetchPolicy;
@@ -116,8 +123,9 @@ export class Library implements LibraryPorts {
     this.blobPath = ports.blobPath;
     this.embedderFor = ports.embedderFor;
     this.modelIds = ports.modelIds;
+    this.capabilities = ports.capabilities;
+    this.media = ports.media;
     this.modelInstalled = ports.modelInstalled;
-    this.analyzersFor = ports.analyzersFor;
     this.speechFor = ports.speechFor;
     this.textEncoder = ports.textEncoder;
     this.fetchPolicy = ports.fetchPolicy;
@@ -129,6 +137,21 @@ export class Library implements LibraryPorts {
     this.checkVideo = ports.checkVideo;
     this.webhooks = { ...DEFAULTS.webhooks, firstRetryMs: webhookFirstRetryMs(DEFAULTS.webhooks.firstRetryMs), allowPrivate: false, ...ports.webhooks };
     this.libraryRoots = ports.libraryRoots ?? [];
+    // Fails now, naming it, when an input names no capability, a lane runs nobody's jobs or capabilities depend on each other in a cycle.
+    const ids = this.modelIds?.() ?? [];
+    const contexts = ids.length ? ids.map((id) => capabilityContext(this.embedderFor(id))) : [capabilityContext({ id: 'any', consumes: [] })];
+    this.capabilities.validate(LANE_NAMES, contexts);
+  }
+
+  /** The frame analyzers a collection with `embedder` runs, loaded (queries by example analyse a picture with them). */
+  async analyzersFor(embedder: Embedder): Promise<Analyzer[]> {
+    const ctx = capabilityContext(embedder);
+    return (await frameAnalyzers(this.capabilities, await this.capabilities.plan(ctx), ctx)).analyzers;
+  }
+
+  /** What a collection's capabilities depend on: its embedder, its speech setting and language. */
+  capabilityContext(c: Pick<CollectionRow, 'model' | 'recipe_json'>): CapabilityContext {
+    return capabilityContext(this.embedder(c.model), { setting: speechSettingOf(c.recipe_json), language: speechLanguageOf(c.recipe_json) });
   }
 
   /**
@@ -250,14 +273,14 @@ export class Library implements LibraryPorts {
   }
 
   /**
-   * The video's file, thumbnails, transcript and playback proxy; missing ones are no error (the
+   * The video's file, thumbnails, keyframes, transcript, soundtrack and playback proxy (a job still
+   * running stages its own and removes them when its settle is refused); missing ones are no error (the
    * catalog rows are gone already). A video in place is the user's own file: it is never deleted.
    */
   async removeVideoFiles(v: VideoRow): Promise<void> {
     if (v.fingerprint === null) await (v.blob_key ? this.blobs.delete(v.blob_key) : unlink(v.path)).catch(() => {});
-    await this.blobs.deletePrefix(`thumbs/${v.id}`).catch(() => {});
-    await this.blobs.delete(transcriptKey(v.id)).catch(() => {});
-    await this.blobs.delete(playbackKey(v.id)).catch(() => {});
+    for (const folder of [VIDEO_ARTIFACTS.thumbs(v.id), VIDEO_ARTIFACTS.keyframes(v.id)]) await this.blobs.deletePrefix(folder).catch(() => {});
+    for (const key of [VIDEO_ARTIFACTS.transcript(v.id), VIDEO_ARTIFACTS.playback(v.id), VIDEO_ARTIFACTS.soundtrack(v.id)]) await this.blobs.delete(key).catch(() => {});
   }
 
   /** An error whose message names the user's file, never a path of this machine's data or temp directories. */

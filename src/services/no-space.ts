@@ -37,12 +37,16 @@ export function libraryDirs(lib: { paths: { home: string }; blobPath?: (key: str
   return [...new Set(dirs)];
 }
 
-/** Queues the video's processing again (its waiting or running job cancelled); a failed video is 'processing' again at once, its error cleared. */
+/**
+ * Queues the video's processing again (its waiting or running job cancelled). A failed or processed
+ * video is 'processing' again at once (progress 0, the old error cleared), so what the caller is
+ * answered is the state it is now in; one still 'uploaded' waits for its first processing as it was.
+ */
 export async function requeueVideo(catalog: Catalog, video: Pick<VideoRow, 'id' | 'status'>): Promise<void> {
   await catalog.transaction(async (tx) => {
     await tx.queue.cancelFor(video.id);
     await tx.queue.enqueue('video.process', video.id);
-    if (video.status === 'failed') await tx.videos.markProcessing(video.id);
+    if (video.status !== 'uploaded') await tx.videos.markProcessing(video.id);
   });
 }
 

@@ -4,10 +4,10 @@
  */
 import type { Analyzer } from '../analysis/types.js';
 import { databaseUrl } from '../env.js';
-import type { Embedder } from '../models/embedder.js';
-import { getEmbedder, listEmbedders } from '../models/registry.js';
+import type { Embedder } from '../embedders/types.js';
+import { getEmbedder, listEmbedders } from '../embedders/registry.js';
+import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../embedders/text-encoder.js';
 import { installedModelCheck } from '../models/manifest.js';
-import { CachedTextEncoder, InProcessTextEncoder, type QueryTextEncoder } from '../models/text-encoder.js';
 import type { BlobStore } from '../store/blobs.js';
 import { openSqliteCatalog } from '../store/catalog/sqlite.js';
 import type { Catalog } from '../store/catalog/types.js';
@@ -16,7 +16,9 @@ import { openCatalog } from '../store/open.js';
 import { DEFAULTS, ensureDirs, openBlobStore, pathsFor, resolveHome } from '../config.js';
 import { DEFAULT_FETCH_POLICY, type FetchPolicy } from '../net/fetch-video.js';
 import { Library, type WebhookSettings } from './library.js';
-import { assertVideoFile } from '../media/is-video.js';
+import { ffmpegMedia } from '../media/ffmpeg-media.js';
+import type { MediaPort } from '../media/port.js';
+import { builtinCapabilities, defaultCapabilities, type CapabilityRegistry } from '../capabilities/index.js';
 import type { SpeechAnalyzer } from '../speech/analyzer.js';
 import { speechAnalyzerFor, type SpeechSetting } from '../speech/engines.js';
 
@@ -37,10 +39,17 @@ export interface EngineOptions {
   speechFor?: (setting: SpeechSetting, language?: string) => SpeechAnalyzer;
   /** Embedder lookup by id; defaults to the model registry. */
   embedderFor?: (id: string) => Embedder;
+  /**
+   * The frame analyzers to run instead of the engine's (perception, ImageNet where installed, OCR):
+   * tests and programs that bring their own. Default: the capability registry's (src/capabilities).
+   */
+  analyzers?: Analyzer[];
+  /** Every capability, declared (default: src/capabilities builtin, with `analyzers` and `speechFor`). */
+  capabilities?: CapabilityRegistry;
+  /** The media port (default: ffmpeg, src/media/ffmpeg-media.ts; unit tests pass a fake). */
+  media?: MediaPort;
   /** Whether a model is installed (default with the registry: its manifest's files are here; with `embedderFor`: every one is). */
   modelInstalled?: (id: string) => boolean;
-  /** The analyzers run before an embedder; default: src/analysis (perception always, ImageNet where installed). */
-  analyzersFor?: (embedder: Embedder) => Promise<Analyzer[]>;
   fetchPolicy?: Partial<FetchPolicy>;
   maxUploadBytes?: number;
   /** Keep an exact in-memory SIMD copy of searched collections' vectors (long-running processes). */
@@ -90,18 +99,21 @@ export function openLibrary(opts: EngineOptions = {}): { library: Library; local
   }
   const blobs = opts.blobs ?? openBlobStore(paths, opts.storageUrl ? { ...process.env, VIDEMBED_STORAGE_URL: opts.storageUrl } : process.env);
   const embedderFor = opts.embedderFor ?? getEmbedder;
+  const media = opts.media ?? ffmpegMedia;
+  const speechFor = opts.speechFor ?? ((setting: SpeechSetting, language?: string) => speechAnalyzerFor(setting, process.env, language));
   const library = new Library({
     paths,
     catalog,
     blobs,
     // A directory store keeps each blob as a file on this machine (the CLI shows its path).
     blobPath: hasPaths(blobs) ? (key) => blobs.pathOf(key) : undefined,
-    checkVideo: opts.checkVideo ?? assertVideoFile,
+    checkVideo: opts.checkVideo ?? ((file, name) => media.assertVideo(file, name)),
     embedderFor,
     modelIds: opts.embedderFor ? undefined : () => listEmbedders().map((e) => e.id),
+    capabilities: opts.capabilities ?? (opts.analyzers || opts.speechFor ? builtinCapabilities({ analyzers: opts.analyzers, speechFor: opts.speechFor }) : defaultCapabilities()),
+    media,
     modelInstalled: opts.modelInstalled ?? (opts.embedderFor ? undefined : installedModelCheck()),
-    analyzersFor: opts.analyzersFor ?? (async (e) => (await import('../analysis/index.js')).analyzersFor(e)),
-    speechFor: opts.speechFor ?? ((setting, language) => speechAnalyzerFor(setting, process.env, language)),
+    speechFor,
     textEncoder: opts.textEncoder ?? new CachedTextEncoder(new InProcessTextEncoder(embedderFor), DEFAULTS.textCacheEntries),
     fetchPolicy: { ...DEFAULT_FETCH_POLICY, ...opts.fetchPolicy },
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULTS.maxUploadBytes,

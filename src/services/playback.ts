@@ -4,7 +4,9 @@
  * hands out `playback_url`, the URL that plays — the original's when it plays as it is.
  */
 import { NotFoundError, errorMessage } from '../api/errors.js';
-import { playsInBrowser, withPlaybackProxy, type PlaybackProbe } from '../media/playback.js';
+import { playsInBrowser, type PlaybackProbe } from '../media/playback.js';
+import type { MediaPort } from '../media/port.js';
+import type { StagedArtifacts } from './artifacts.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { VideoPlayback, VideoRow } from '../store/videos.js';
 import type { VideoFile } from './footage-files.js';
@@ -15,20 +17,21 @@ export function playbackKey(videoId: string): string {
 
 /**
  * Decides how a browser will play the video whose file (on this machine, whatever stores it) is
- * `file`, and stores the proxy when one is needed. A proxy that cannot be made leaves the video
+ * `file`, and stages the proxy when one is needed (it moves into place with the job's results). A proxy that cannot be made leaves the video
  * searchable: 'none', and the reason in `note`.
  */
 export async function preparePlayback(
-  blobs: BlobStore,
+  staged: Pick<StagedArtifacts, 'putFile' | 'drop'>,
+  media: Pick<MediaPort, 'playbackProxy'>,
   video: Pick<VideoRow, 'id' | 'filename'>,
   file: string,
-  media: PlaybackProbe,
+  probed: PlaybackProbe,
   opts: { signal?: AbortSignal; note?: (why: string) => void } = {},
 ): Promise<VideoPlayback> {
-  await blobs.delete(playbackKey(video.id)); // a reprocess starts from nothing
-  if (playsInBrowser(media).plays) return 'original';
+  staged.drop(playbackKey(video.id)); // a reprocess starts from nothing
+  if (playsInBrowser(probed).plays) return 'original';
   try {
-    await withPlaybackProxy(file, video.filename, (proxy) => blobs.putFile(playbackKey(video.id), proxy, { move: true }), { signal: opts.signal });
+    await media.playbackProxy(file, video.filename, (proxy) => staged.putFile(playbackKey(video.id), proxy, { move: true }), { signal: opts.signal });
     return 'proxy';
   } catch (err) {
     if (opts.signal?.aborted) throw err;

@@ -4,7 +4,7 @@ import type { Principal } from '../api/principal.js';
 import type { EncodeTextRequest, EncodeTextResponse, SearchRequest, SearchResponse } from '../api/types.js';
 import { LIMITS } from '../api/defaults.js';
 import { readsAsEnglish } from '../analysis/describe.js';
-import { DEFAULT_EMBEDDER_ID } from '../models/registry.js';
+import { DEFAULT_EMBEDDER_ID } from '../embedders/registry.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import { NO_STRONG_MATCH } from '../search/confidence.js';
 import type { CollectionRow } from '../store/collections.js';

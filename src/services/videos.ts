@@ -30,6 +30,8 @@ import { DUPLICATE_THRESHOLDS, findDuplicateGroups, nearDuplicateOf, sampleSigna
 import type { Library, VideoFile } from './library.js';
 import { playbackUrl, proxyFile } from './playback.js';
 import { InPlaceService } from './in-place.js';
+import { findVideos } from './find-videos.js';
+import { withFileState } from './video-summary.js';
 
 export class VideosService {
   constructor(private readonly lib: Library) {}
@@ -53,7 +55,7 @@ export class VideosService {
       checkVideoLength(p.limits, file.filename, seconds);
     }
     // The same bytes twice in one collection are one video: answer with it (unless forced).
-    const sha256 = await sha256File(file.path);
+    const sha256 = await sha256File(file.path, file.onProgress);
     const existing = file.force ? undefined : await lib.catalog.videos.byContent(collection.id, sha256);
     if (existing) {
       if (file.move) await unlink(file.path).catch(() => {});
@@ -99,7 +101,35 @@ export class VideosService {
     if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
     if (v.status === 'processed') out.progress = 100;
     if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
-    return out;
+    return { ...out, ...(await this.analysis(v)) };
+  }
+
+  /**
+   * Each capability's state for the video (`analysis`), and whether it answers searches
+   * (`searchable`: its segments are made; speech may still be on its way). A video processed
+   * before capabilities were recorded has no `analysis` and is searchable once processed.
+   */
+  private async analysis(v: VideoRow): Promise<{ searchable: boolean; analysis?: NonNullable<VideoStatusResponse['analysis']> }> {
+    const rows = await this.lib.catalog.analysis.forVideo(v.id);
+    if (!rows.length) return { searchable: v.status === 'processed' };
+    const lane = (name: string) => (this.lib.capabilities.has(name) ? this.lib.capabilities.get(name).lane : 'pictures');
+    const segmentMakers = new Set(this.lib.capabilities.all().filter((d) => d.outputs.includes('segments')).map((d) => d.name));
+    const analysis: NonNullable<VideoStatusResponse['analysis']> = {};
+    // In the registry's order (the order they run in), the ones it no longer knows last.
+    const order = this.lib.capabilities.names();
+    const rank = (n: string) => (order.includes(n) ? order.indexOf(n) : order.length);
+    rows.sort((a, b) => rank(a.capability) - rank(b.capability));
+    for (const r of rows) {
+      analysis[r.capability] = {
+        status: r.status,
+        lane: lane(r.capability),
+        ...(r.version ? { version: r.version } : {}),
+        ...(r.status === 'skipped' && r.message ? { reason: r.message } : {}),
+        ...(r.status === 'failed' && r.message ? { message: r.message } : {}),
+      };
+    }
+    const made = rows.filter((r) => segmentMakers.has(r.capability));
+    return { searchable: made.length ? made.every((r) => r.status === 'done') : v.status === 'processed', analysis };
   }
 
   /** A video with its tags and segments (`video show`, `GET /videos/{id}`). */
@@ -111,10 +141,17 @@ export class VideosService {
       thumbnail_url: thumbnailUrl(v.id, s.start),
       description: s.description,
       tags: s.tags_json ? (JSON.parse(s.tags_json) as Record<string, unknown>) : undefined,
-      facts: s.facts_json ? (JSON.parse(s.facts_json) as Record<string, unknown>) : undefined,
+      facts: s.facts_json ? publishedFacts(s.facts_json) : undefined,
     }));
     const playback_url = playbackUrl(v);
-    return { ...(await this.withFileState(v)), ...(v.playback ? { playback: v.playback } : {}), ...(playback_url ? { playback_url } : {}), tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined, segments };
+    return {
+      ...(await withFileState(this.lib, v, await this.lib.catalog.folders.list(v.collection_id))),
+      ...(await this.analysis(v)),
+      ...(v.playback ? { playback: v.playback } : {}),
+      ...(playback_url ? { playback_url } : {}),
+      tags: v.tags_json ? (JSON.parse(v.tags_json) as Record<string, unknown>) : undefined,
+      segments,
+    };
   }
 
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
@@ -122,11 +159,21 @@ export class VideosService {
     const v = await this.lib.video(p, videoId);
     const t = await loadTranscript(this.lib.blobs, v.id);
     if (!t) {
-      const reason = v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`;
+      const reason = (await this.noTranscript(v)) ?? (v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`);
       return { video_id: v.id, engine: '', language: '', duration: 0, words: [], reason };
     }
     const words = t.words.map(({ w, start, end, conf }) => ({ w, start, end, conf }));
     return { video_id: v.id, engine: t.engine, language: t.language, duration: t.duration, words, ...(t.reason ? { reason: t.reason } : {}) };
+  }
+
+  /** Why a video has no transcript, from the state of the capability that writes it (skipped: speech off, no engine; running; failed). */
+  private async noTranscript(v: VideoRow): Promise<string | undefined> {
+    const writers = new Set(this.lib.capabilities.all().filter((d) => d.outputs.includes('transcript')).map((d) => d.name));
+    const r = (await this.lib.catalog.analysis.forVideo(v.id)).find((x) => writers.has(x.capability));
+    if (!r) return undefined;
+    if (r.status === 'skipped' || r.status === 'failed') return r.message ?? `${r.capability} ${r.status}`;
+    if (r.status === 'pending' || r.status === 'running') return `not heard yet (${r.capability} ${r.status}; the pictures may already be searchable)`;
+    return undefined;
   }
 
   /**
@@ -173,17 +220,13 @@ export class VideosService {
     const collection = await this.lib.collection(p, collectionIdOrName);
     const status = req.status || undefined;
     const rows = await this.lib.catalog.videos.page(collection.id, { status, limit: req.limit ?? LIMITS.list.default, offset: req.offset ?? 0 });
-    return Promise.all(rows.map((v) => this.withFileState(v)));
+    const folders = await this.lib.catalog.folders.list(collection.id);
+    return Promise.all(rows.map((v) => withFileState(this.lib, v, folders)));
   }
 
-  /** A video's summary, saying whether a video in place still finds its file, and if not why. */
-  private async withFileState(v: VideoRow): Promise<VideoSummary> {
-    const out = toVideoSummary(v);
-    if (v.fingerprint === null) return out;
-    out.in_place = true;
-    const problem = await this.lib.footageProblem(v);
-    if (problem) Object.assign(out, { missing: true, missing_reason: problem });
-    return out;
+  /** The videos a name stands for: an id, a file name or a path in place (GET /videos?name=, src/services/find-videos.ts). */
+  async find(p: Principal, name: string, opts: { collection?: string } = {}): Promise<VideoSummary[]> {
+    return findVideos(this.lib, p, name, opts);
   }
 
   /** Removes a video: its pending job, segments, vectors, keywords and file (the disk is freed; a file in place is the user's and stays). */
@@ -219,22 +262,21 @@ export class VideosService {
   }
 }
 
-export function toVideoSummary(v: VideoRow): VideoSummary {
-  const out: VideoSummary = { video_id: v.id, collection_id: v.collection_id, filename: v.filename, status: v.status, size_bytes: v.size_bytes, created_at: v.created_at };
-  if (v.status === 'processing' && v.progress !== null) out.progress = v.progress;
-  if (v.status === 'failed' && v.error_message) out.error_message = v.error_message;
-  if (v.duration !== null) out.duration = v.duration;
-  if (v.width !== null) out.width = v.width;
-  if (v.height !== null) out.height = v.height;
-  if (v.fps !== null) out.fps = v.fps;
-  if (v.codec) out.codec = v.codec;
-  return out;
+/** Each capability's facts as the API shows them (its version and facts: what is kept beside them for re-runs stays inside). */
+function publishedFacts(json: string): Record<string, unknown> {
+  const stored = JSON.parse(json) as Record<string, { version?: string; facts?: unknown }>;
+  return Object.fromEntries(Object.entries(stored).map(([name, s]) => [name, { version: s.version ?? '', facts: s.facts ?? [] }]));
 }
 
-
-async function sha256File(file: string): Promise<string> {
+/** The file's SHA-256, reporting the bytes read so far (the upload's progress: the copy that follows reads them again from the page cache). */
+async function sha256File(file: string, onProgress?: (bytes: number) => void): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  let read = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    read += (chunk as Buffer).length;
+    onProgress?.(read);
+  }
   return hash.digest('hex');
 }
 

@@ -139,9 +139,9 @@ export class WebhooksService {
 
   // ---- delivery (run by workers: src/runtime/deliveries.ts) ------------------------------------
 
-  /** Leases the delivery due longest ago to `workerId`, if one is due. */
-  claim(workerId: string): Promise<ClaimedDelivery | undefined> {
-    return this.lib.catalog.webhooks.claim(workerId, this.settings.leaseMs);
+  /** Leases up to `limit` deliveries to `workerId`, those due longest ago first. */
+  claim(workerId: string, limit = 1): Promise<ClaimedDelivery[]> {
+    return this.lib.catalog.webhooks.claimMany(workerId, this.settings.leaseMs, limit);
   }
 
   /** Deliveries due now that no worker holds (an idle worker with some does not retire). */

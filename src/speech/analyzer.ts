@@ -68,7 +68,7 @@ export class SpeechAnalyzer {
   }
 
   /** Hears the soundtrack (`undefined`: the video has no audio track). */
-  async listen(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal } = {}): Promise<HeardSoundtrack> {
+  async listen(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal; nice?: number } = {}): Promise<HeardSoundtrack> {
     if (!pcm) return { hasAudio: false, levels: [], reason: 'no audio track' };
     const meter = new LevelMeter();
     const source = pcm[Symbol.asyncIterator]();
@@ -110,7 +110,7 @@ export class SpeechAnalyzer {
     }
     const words: SpokenWord[] = [];
     try {
-      await this.engine.transcribe(rest(), (w) => words.push(w), { signal: opts.signal, narrowband });
+      await this.engine.transcribe(rest(), (w) => words.push(w), { signal: opts.signal, narrowband, nice: opts.nice });
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       return { hasAudio: true, levels: meter.levels, reason: `speech recognition failed: ${(err as Error).message}` };

@@ -6,16 +6,20 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { cmudictPath } from '../env.js';
+import { CompactDict, type PronunciationDict } from './cmudict.js';
 
 const DICT_PATHS = ['/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict', '/usr/local/share/pocketsphinx/model/en-us/cmudict-en-us.dict'];
 
-let dict: Map<string, string[][]> | null | undefined;
+let dict: PronunciationDict | null | undefined;
 
-/** CMUdict as word → pronunciations (phones without stress marks); null when none is installed. */
-export function cmudict(): Map<string, string[][]> | null {
+/**
+ * CMUdict as word → pronunciations (phones without stress marks), read once per process into a
+ * compact form (src/speech/cmudict.ts: a few ms, not a parse of every line); null when none is installed.
+ */
+export function cmudict(): PronunciationDict | null {
   if (dict !== undefined) return dict;
   const file = [cmudictPath(), ...DICT_PATHS].find((p) => p && existsSync(p));
-  dict = file ? parseDict(readFileSync(file, 'utf8')) : null;
+  dict = file ? new CompactDict(readFileSync(file)) : null;
   return dict;
 }
 
@@ -36,7 +40,7 @@ export function parseDict(text: string): Map<string, string[][]> {
 }
 
 /** Only for tests: use this dictionary (null: none) instead of the installed one. */
-export function setDictForTests(d: Map<string, string[][]> | null | undefined): void {
+export function setDictForTests(d: PronunciationDict | null | undefined): void {
   dict = d;
 }
 

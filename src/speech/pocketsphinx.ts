@@ -9,7 +9,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { VidembedError } from '../api/errors.js';
 import { pocketsphinxOverride, speechStallMs } from '../env.js';
-import { StderrTail } from '../media/ffmpeg.js';
+import { lowerPriority, StderrTail } from '../media/ffmpeg.js';
 import { round3 } from '../media/kernels/index.js';
 import { NARROWBAND_VERSION, narrowbandArgs } from './narrowband.js';
 import { isFiller, type PcmChunks, type SpeechEngine, type SpokenWord, type TranscribeOptions } from './types.js';
@@ -93,7 +93,7 @@ export class PocketsphinxEngine implements SpeechEngine {
     private readonly opts: { stallMs?: number; extraArgs?: string[]; searchArgs?: string[]; narrowbandArgs?: string[] } = {},
   ) {}
 
-  transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, { signal, narrowband }: TranscribeOptions = {}): Promise<void> {
+  transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, { signal, narrowband, nice }: TranscribeOptions = {}): Promise<void> {
     let band: string[];
     try {
       band = narrowband ? (this.opts.narrowbandArgs ?? narrowbandArgs()) : [];
@@ -110,6 +110,8 @@ export class PocketsphinxEngine implements SpeechEngine {
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
       });
+      // The shell forks cat and the recognizer after it starts: they inherit its priority.
+      if (nice && child.pid) lowerPriority(child.pid, nice);
       const kill = () => {
         try {
           if (child.pid) process.kill(-child.pid, 'SIGKILL');

@@ -50,6 +50,8 @@ export interface TranscribeOptions {
   signal?: AbortSignal;
   /** The audio carries nothing above ~4 kHz (telephone band): engines that can adapt to it do. */
   narrowband?: boolean;
+  /** Run the recognizer's processes at this lower priority (the speech lane's; in-process engines ignore it). */
+  nice?: number;
 }
 
 /** Words engines print that are not words (fillers, noise markers). */

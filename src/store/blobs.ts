@@ -34,6 +34,18 @@ export interface BlobStore {
   bytesUnder(prefix: string): Promise<number>;
   /** Every blob under `prefix`'s folder with when it was last written (ms since the epoch), in no set order (retention). */
   listUnder(prefix: string): AsyncIterable<{ key: string; modifiedMs: number }>;
+  /**
+   * Optional: puts the blob `from` at `to` (replacing it) and removes `from`, cheaply (a rename).
+   * Stores without it are moved by `moveBlob` (a copy, then a delete).
+   */
+  move?(from: string, to: string): Promise<void>;
+}
+
+/** Moves a blob to another key: the store's own move where it has one, else a streamed copy and a delete. */
+export async function moveBlob(blobs: BlobStore, from: string, to: string): Promise<void> {
+  if (blobs.move) return blobs.move(from, to);
+  await blobs.put(to, blobs.stream(from));
+  await blobs.delete(from);
 }
 
 export const KEY_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
@@ -126,6 +138,16 @@ export class LocalBlobStore implements BlobStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     await rm(this.file(prefix), { recursive: true, force: true });
+  }
+
+  async move(from: string, to: string): Promise<void> {
+    const dest = this.file(to);
+    await mkdir(path.dirname(dest), { recursive: true });
+    try {
+      await rename(this.file(from), dest);
+    } catch (e) {
+      throw isNotFound(e) ? new BlobNotFoundError(from) : e;
+    }
   }
 
   async *listUnder(prefix: string): AsyncGenerator<{ key: string; modifiedMs: number }> {

@@ -305,6 +305,23 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN playback TEXT;`,
   },
   {
+    // Capabilities with lanes (issue 31): each capability's state per video — what ran, with which
+    // version, how it ended — from which a reindex plans what must run again.
+    version: 20,
+    name: 'the state of each capability per video',
+    sql: `
+      CREATE TABLE video_capabilities (
+        video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        capability TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'skipped', 'failed')),
+        version TEXT,
+        message TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (video_id, capability)
+      );
+    `,
+  },
+  {
     // Webhooks (issue 34; src/store/webhooks): endpoints an owner registered, and the outbox — one
     // delivery per (event, endpoint), written in the transaction that settles a video or a task —
     // drained by workers under leases with fencing tokens; each attempt's answer in the log. No
@@ -356,6 +373,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         PRIMARY KEY (delivery_id, attempt)
       );
     `,
+  },
+  {
+    // Videos found by name (issue 33): \`video show C0001.MP4\` looks a name up in the caller's
+    // collections (VideosCatalog.byFilename) without reading every row.
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos(collection_id, filename);`,
   },
   {
     // Files the user deleted from a collection indexed in place (issue 30): \`rescan\` leaves a

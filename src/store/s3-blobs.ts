@@ -16,7 +16,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat, unlink } from 'node:fs/promises';
+import { rm, stat, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
@@ -24,6 +24,7 @@ import path from 'node:path';
 import { PassThrough, pipeline as pipelineCb, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobNotFoundError, checkBlobKey, type BlobStore } from './blobs.js';
+import { makeTempDir } from '../util/temp.js';
 
 const MiB = 1024 ** 2;
 /** The smallest part this store uploads (S3's own floor is 5 MiB for every part but the last). */
@@ -257,7 +258,7 @@ export class S3BlobStore implements BlobStore {
 
   async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
     checkBlobKey(key);
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'vidembed-blob-'));
+    const dir = await makeTempDir('blob');
     const release = () => rm(dir, { recursive: true, force: true });
     const file = path.join(dir, path.basename(key));
     try {

@@ -25,6 +25,17 @@ export interface NewSegment {
   vector: Float32Array;
 }
 
+/** A segment's analysis, rewritten (SegmentsCatalog.reviseForVideo): keywords always, the rest where given. */
+export interface SegmentRevision {
+  idx: number;
+  keywords: string;
+  description?: string;
+  facts?: Record<string, unknown>;
+  details?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+  vector?: Float32Array;
+}
+
 export interface SegmentRow {
   id: number;
   video_id: string;

@@ -96,6 +96,15 @@ export class VideosRepo {
     return this.db.prepare('SELECT * FROM videos WHERE collection_id = ? AND fingerprint = ? ORDER BY created_at, rowid LIMIT 1').get(collectionId, fingerprint) as VideoRow | undefined;
   }
 
+  /** The videos of these collections named exactly `filename`, oldest first (index videos_filename). */
+  byFilename(collectionIds: string[], filename: string, limit: number): VideoRow[] {
+    if (!collectionIds.length) return [];
+    const marks = collectionIds.map(() => '?').join(', ');
+    return this.db
+      .prepare(`SELECT * FROM videos WHERE collection_id IN (${marks}) AND filename = ? ORDER BY created_at, rowid LIMIT ?`)
+      .all(...collectionIds, filename, limit) as VideoRow[];
+  }
+
   /** A video in place seen again (moved, renamed or changed): its path, name, size, fingerprint, mtime. */
   fileSeen(id: string, f: VideoFileSeen): void {
     this.db
@@ -146,6 +155,10 @@ export class VideosRepo {
     this.db
       .prepare('UPDATE videos SET duration = ?, width = ?, height = ?, fps = ?, codec = ?, playback = ?, updated_at = ? WHERE id = ?')
       .run(info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null, nowIso(), id);
+  }
+
+  setTags(id: string, tagsJson: string | null): void {
+    this.db.prepare('UPDATE videos SET tags_json = ?, updated_at = ? WHERE id = ?').run(tagsJson, nowIso(), id);
   }
 
   markProcessed(id: string, tagsJson: string | null): void {

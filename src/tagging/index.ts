@@ -43,6 +43,12 @@ export type { LightingLabel, LightingTag, LightingStats, HorizonEstimate, Horizo
 /** Seconds of frames on each side that the cut detector's adaptive threshold looks at. */
 export const CUT_CONTEXT_S = WINDOW_S;
 
+/**
+ * Bump when the pixel taggers' segments (cuts) or tags for the same frames can change: a new
+ * version re-runs the picture lane of every video (src/capabilities).
+ */
+export const PIXEL_TAGGING_VERSION = 'pixels-1';
+
 /** The sampling the engine should feed these taggers. */
 export const PIXEL_TAGGING_SAMPLING = { fps: 4, maxSide: 256 } as const;
 

@@ -318,6 +318,9 @@ export function conformance(backend: () => Backend): void {
       expect(await get()).toMatchObject({ duration: 12.5, width: 1080, height: 1920, fps: 29.97, codec: null, status: 'processing' });
       await c.videos.setMediaInfo(v.id, { duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
       expect(await get()).toMatchObject({ duration: 3, width: 640, height: 360, fps: 25, codec: 'hevc', playback: 'proxy' });
+      // The tags alone, while still processing (the picture lane is done, speech is not).
+      await c.videos.setTags(v.id, '{"early":true}');
+      expect(await get()).toMatchObject({ status: 'processing', tags_json: '{"early":true}', progress: 0 });
 
       const tags = JSON.stringify({ tags: ['beach', 'sunset'], score: 0.5 });
       await c.videos.markProcessed(v.id, tags);
@@ -419,6 +422,25 @@ export function conformance(backend: () => Backend): void {
       const held = await video(col.id);
       await c.videos.fileSeen(held.id, seen);
       expect(await c.videos.byId(held.id)).toEqual(held);
+    });
+
+    it('byFilename: exactly that name (case and all) in the collections given, oldest first, limited', async () => {
+      const a = await collection('a');
+      const b = await collection('b');
+      const elsewhere = await collection('elsewhere');
+      const mtime = '2026-05-01T10:00:00.000Z';
+      const first = await c.videos.insert({ id: 'vid_card1', collection_id: a.id, filename: 'C0001.MP4', path: '/cards/card-01/C0001.MP4', size_bytes: 7, fingerprint: 'fp1:01', file_mtime: mtime });
+      nextMillisecond();
+      const second = await c.videos.insert({ id: 'vid_card2', collection_id: b.id, filename: 'C0001.MP4', blob_key: 'videos/vid_card2.mp4', size_bytes: 7 });
+      nextMillisecond();
+      await c.videos.insert({ id: 'vid_card3', collection_id: elsewhere.id, filename: 'C0001.MP4', blob_key: 'videos/vid_card3.mp4', size_bytes: 7 });
+      await c.videos.insert({ id: 'vid_lower', collection_id: a.id, filename: 'c0001.mp4', blob_key: 'videos/vid_lower.mp4', size_bytes: 7 });
+      expect((await c.videos.byFilename([a.id, b.id], 'C0001.MP4', 10)).map((v) => v.id)).toEqual([first.id, second.id]);
+      expect(await c.videos.byFilename([a.id, b.id], 'C0001.MP4', 10)).toEqual([first, second]);
+      expect((await c.videos.byFilename([a.id, b.id], 'C0001.MP4', 1)).map((v) => v.id)).toEqual([first.id]);
+      expect((await c.videos.byFilename([a.id], 'c0001.mp4', 10)).map((v) => v.id)).toEqual(['vid_lower']);
+      expect(await c.videos.byFilename([a.id, b.id], 'C0002.MP4', 10)).toEqual([]);
+      expect(await c.videos.byFilename([], 'C0001.MP4', 10)).toEqual([]);
     });
 
     it('folders in place: added once per collection, listed in the order added, forgotten with the collection', async () => {

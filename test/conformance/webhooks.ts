@@ -130,6 +130,20 @@ export function conformance(backend: () => Backend): void {
     expect(await h.webhooks.claim('C', LONG)).toBeUndefined();
   });
 
+  it('claimMany leases up to the limit in due order, and two claimers never share one', async () => {
+    await h.webhooks.addEndpoint(endpoint());
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(...(await h.webhooks.emit(event())));
+    const first = await h.webhooks.claimMany('A', LONG, 3);
+    expect(first.map((d) => d.id)).toEqual(ids.slice(0, 3));
+    expect(first.every((d) => d.token === 1 && d.attempts === 1 && d.lease_owner === 'A' && d.url === endpoint().url)).toBe(true);
+    const other = await another();
+    const second = await other.webhooks.claimMany('B', LONG, 10);
+    expect(second.map((d) => d.id)).toEqual(ids.slice(3));
+    expect(await h.webhooks.claimMany('C', LONG, 10)).toEqual([]);
+    for (const d of [...first, ...second]) expect(await h.webhooks.settle(d.id, d.token, ok, { delivered: true })).toBe(true);
+  });
+
   it('a retry is due after retryInMs, logged attempt by attempt; failed is for good', async () => {
     await h.webhooks.addEndpoint(endpoint());
     const [id] = await h.webhooks.emit(event());

@@ -59,8 +59,8 @@ describe('analysis apart from embedding', () => {
       expect((await engine.videoStatus(videoId)).status).toBe('processed');
       const seg = engine.store.segments.listForVideo(videoId)[0];
       const facts = JSON.parse(seg.facts_json!) as Record<string, { version: string; facts: { kind: string; label: string }[] }>;
-      // The speech analyzer runs on every video too (its audio tag; this clip has no audio track).
-      expect(Object.keys(facts).sort()).toEqual(['ocr', 'perception', 'speech']);
+      // The speech lane runs on every video too (speech, and levels: its audio tag; this clip has no audio track).
+      expect(Object.keys(facts).sort()).toEqual(['levels', 'ocr', 'perception', 'speech']);
       expect(facts.ocr.version).toMatch(/^pp-ocrv4@/);
       expect(facts.ocr.facts.some((f) => f.label.split(' ').includes('EXIT')), JSON.stringify(facts.ocr.facts)).toBe(true);
       const tags = JSON.parse(seg.tags_json!) as Record<string, { label: string }>;

@@ -54,7 +54,7 @@ describe.skipIf(!have)('near-duplicates (check half of ../shared/eval)', () => {
     const fake = new FakeEmbedder();
     // Frames as large as production decodes them (the perception analyzer asks for 512 px), no facts.
     const frames512: Analyzer = { name: 'frames-512', version: '1', frameMaxSide: 512, load: async () => {}, analyzeSegment: async () => ({ facts: [] }), dispose: async () => {} };
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [frames512] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [frames512] } });
     // Owned by the test key's owner, as if made over HTTP; the local engine (full rights) sees it too.
     collectionId = (await s.engine.as({ owner: 'test', admin: false }).createCollection({ name: 'dups', model: fake.id })).collection_id;
     for (const f of CHECK_VIDEOS) await upload(path.basename(f), f);

@@ -257,7 +257,11 @@ describe('the CLI, as a user types it', () => {
     expect(none.stderr.trim()).toBe('vidembed: error: the last search ("a dog") showed results 1–2, not 7');
 
     const status = await runCli(['video', 'status', up.json.video_id, '--json'], env);
-    expect(status.json).toEqual({ video_id: up.json.video_id, status: 'processed', progress: 100 });
+    expect(status.json).toMatchObject({ video_id: up.json.video_id, status: 'processed', progress: 100, searchable: true });
+    // Each capability's state: done, or skipped with why (ImageNet is not pulled here).
+    for (const [name, a] of Object.entries(status.json.analysis as Record<string, { status: string; reason?: string }>)) expect(['done', 'skipped'], name).toContain(a.status);
+    expect(status.json.analysis.perception).toMatchObject({ status: 'done', lane: 'pictures' });
+    expect(status.json.analysis.speech.lane).toBe('speech');
     const list = await runCli(['collection', 'list', '--json'], env);
     expect(list.json[0]).toMatchObject({ name: 'demo', video_count: 2 });
     const text = await runCli(['embed', 'text', 'sunset over the sea', '--json'], env);

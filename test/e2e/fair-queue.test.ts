@@ -42,7 +42,7 @@ describe('one owner\'s long video does not hold up another owner\'s clip', () =>
     await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
     const fake = new FakeEmbedder();
     const analyzer = new FakeAnalyzer();
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [analyzer] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [analyzer] } });
     const store = s.engine.store.keys;
     keys.alice = store.create({ name: 'alice', qps: 1000 }).key;
     keys.bob = store.create({ name: 'bob', qps: 1000 }).key;
@@ -89,7 +89,7 @@ describe('one owner\'s long video does not hold up another owner\'s clip', () =>
     const jobs = (await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs as { job_id: string; subject_id: string; owner: string; status: string }[];
     expect(jobs).toEqual([expect.objectContaining({ subject_id: a.body.video_id, owner: 'alice', status: 'running' })]);
     expect((await http(s.url, 'POST', `/jobs/${jobs[0].job_id}/cancel`, { key: keys.admin })).status).toBe(200);
-    expect(await status(keys.alice, a.body.video_id)).toEqual({ video_id: a.body.video_id, status: 'failed', error_message: 'cancelled by an admin' });
+    expect(await status(keys.alice, a.body.video_id)).toMatchObject({ video_id: a.body.video_id, status: 'failed', error_message: 'cancelled by an admin', searchable: false });
     expect((await http(s.url, 'GET', '/jobs', { key: keys.admin })).body.jobs).toEqual([]);
   });
 });

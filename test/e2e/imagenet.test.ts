@@ -23,7 +23,7 @@ import { tfliteToOnnx, tfPadding } from '../../src/models/imagenet/convert.js';
 import { BuiltinOp, readTflite, TensorType } from '../../src/models/imagenet/tflite.js';
 import { checkUsable, ModelManager } from '../../src/models/manager.js';
 import { loadManifests, validateManifest } from '../../src/models/manifest.js';
-import { hasEmbedder, listEmbedders } from '../../src/models/registry.js';
+import { hasEmbedder, listEmbedders } from '../../src/embedders/registry.js';
 import { evalPhoto, evalPhotosDir, isCI, removeDir, requireSharedData, sharedModelsDir, tempDir } from '../helpers/clips.js';
 import { runQuantisedReference } from '../helpers/tflite-reference.js';
 

@@ -61,7 +61,8 @@ describe('upload DIR --in-place, then rescan after renames, moves and deletions 
     await clip(path.join(card, 'DCIM', 'C0003.mp4'), 2, '192x108');
 
     const listed = await cli('video', 'list', '--collection', 'card');
-    expect(listed.stdout).toMatch(/C0002\.mov\s+│ file missing \(vidembed rescan\)/);
+    expect(listed.stdout).toMatch(/│ DCIM\/C0002\.mov\s+│ missing, uploaded/);
+    expect(listed.stderr).toMatch(/^3 files are missing \(moved, renamed or deleted outside vidembed\): `vidembed rescan` follows moved files$/m);
     const scan = await cli('rescan', '--collection', 'card', '--json');
     expect(scan.code, scan.stderr).toBe(0);
     expect(scan.json.moved).toEqual(
@@ -119,7 +120,7 @@ describe('processing reads the file where it lies', () => {
 
   it('makes thumbnails and segments from the user file; a file gone before processing fails naming it', async () => {
     const fake = new FakeEmbedder();
-    const engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => fake, analyzersFor: async () => [] });
+    const engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => fake, analyzers: [] });
     try {
       const c = await engine.createCollection({ name: 'here', model: fake.id, speech: 'off' });
       const f = await clip(path.join(dir, 'footage', 'take 1.mp4'), 2);
@@ -144,7 +145,7 @@ describe('processing reads the file where it lies', () => {
   it('a file swapped for a link (to the catalog) or for a FIFO is never read: its processing fails at once, naming the user file', async () => {
     const fake = new FakeEmbedder();
     const home = path.join(dir, 'home-swap');
-    const engine = new LocalEngine({ home, embedderFor: () => fake, analyzersFor: async () => [] });
+    const engine = new LocalEngine({ home, embedderFor: () => fake, analyzers: [] });
     try {
       const c = await engine.createCollection({ name: 'swap', model: fake.id, speech: 'off' });
       const a = await clip(path.join(dir, 'swap', 'a.mp4'), 1);
@@ -181,7 +182,7 @@ describe('a server indexes in place only inside its --library folders', () => {
     symlinkSync(outside, path.join(root, 'link-out'));
     symlinkSync(path.join(outside, 'secret.mp4'), path.join(root, 'card', 'secret-link.mp4'));
     const fake = new FakeEmbedder();
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] }, server: { libraryRoots: [root] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [] }, server: { libraryRoots: [root] } });
     cid = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'lib', model: fake.id } })).body.collection_id;
   });
   afterAll(async () => {

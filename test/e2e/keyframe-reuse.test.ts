@@ -16,7 +16,7 @@ import { analyzeFrames, analyzeVideo, type AnalyzedVideo } from '../../src/pipel
 import { closePixelWorkers } from '../../src/pipeline/pixel-thread.js';
 import type { Frame } from '../../src/media/types.js';
 import type { ImagenetClassifier } from '../../src/models/imagenet/classifier.js';
-import { PerceptionEmbedder } from '../../src/models/perception/embedder.js';
+import { PerceptionEmbedder } from '../../src/embedders/perception.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { evalPhoto, evalPhotosDir, makePanClip, makeStillClip, removeDir, requireSharedData, tempDir } from '../helpers/clips.js';
 

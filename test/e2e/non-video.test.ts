@@ -28,7 +28,7 @@ describe('files that are not videos are refused before they are stored', () => {
     await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-c:a', 'aac', files.audio]);
     files.clip = await makeTestPatternClip(path.join(dir, 'clip.mp4'), 1);
     const fake = new FakeEmbedder();
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [] } });
     cid = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'card', model: fake.id } })).body.collection_id;
   });
   afterAll(async () => {

@@ -21,6 +21,7 @@ import { freePort } from '../../src/store/pg/throwaway.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { evalPhotos, makeStillClip, removeDir, tempDir } from '../helpers/clips.js';
 import { pgTestAvailable, startTestDatabase, type PgTestDatabase } from '../helpers/postgres.js';
+import { expectedSegmentDeletions } from '../helpers/pg-exactly-once.js';
 import { http, type Reply } from '../helpers/server.js';
 
 const CLIPS = 6;
@@ -164,18 +165,23 @@ describe.skipIf(!pgOk)('PostgreSQL stopped for 20 s under a serve and a worker t
     for (const p of procs) expect(p.child.exitCode, `${p.name} still running`).toBeNull();
     expect(logs()).toContain('cannot reach the database');
 
-    // Exactly once: one job per video, done; each video's segments written once (none ever deleted).
+    // Exactly once: one job of each kind per video (its plan, its picture lane, its speech lane:
+    // issue 31), done; each video's segments written once (none deleted but by a later speech revision).
     const check = openPgPool(db.url, 1);
     try {
-      const jobs = (await check.query<{ ref_id: string; status: string }>(`SELECT ref_id, status FROM jobs ORDER BY ref_id`)).rows;
-      expect(jobs.map((j) => j.ref_id).sort()).toEqual([...ids].sort());
+      const jobs = (await check.query<{ ref_id: string; kind: string; status: string }>(`SELECT ref_id, kind, status FROM jobs ORDER BY ref_id`)).rows;
+      const kinds = [...new Set(jobs.map((j) => j.kind))].sort();
+      expect(kinds).toEqual(expect.arrayContaining(['video.pictures', 'video.process']));
+      for (const k of kinds) expect(jobs.filter((j) => j.kind === k).map((j) => j.ref_id).sort(), k).toEqual([...ids].sort());
       expect(jobs.every((j) => j.status === 'done')).toBe(true);
       const segs = (await check.query<{ video_id: string; n: number; distinct_idx: number }>(
         `SELECT video_id, count(*)::int AS n, count(DISTINCT idx)::int AS distinct_idx FROM segments GROUP BY video_id`,
       )).rows;
       expect(segs.length).toBe(CLIPS);
       for (const s of segs) expect(s.n, s.video_id).toBe(s.distinct_idx);
-      expect(Number((await check.query('SELECT count(*) AS n FROM segment_deletions')).rows[0].n)).toBe(0);
+      // No segment deleted but by a speech lane that landed after its picture lane (its revision).
+      const deletions = await expectedSegmentDeletions(check);
+      expect(deletions.actual, JSON.stringify(deletions)).toBe(deletions.expected);
     } finally {
       await check.end();
     }

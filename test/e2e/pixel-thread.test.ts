@@ -12,7 +12,7 @@ import { PerceptionAnalyzer } from '../../src/analysis/perception.js';
 import { analyzeVideo, type AnalyzedVideo } from '../../src/pipeline/pipeline.js';
 import { closePixelWorkers, workerThreadEvents, type PixelEvent } from '../../src/pipeline/pixel-thread.js';
 import type { Frame } from '../../src/media/types.js';
-import type { Embedder, SegmentContext, SegmentEmbedding } from '../../src/models/embedder.js';
+import type { Embedder, SegmentContext, SegmentEmbedding } from '../../src/embedders/types.js';
 import { evalPhoto, evalPhotosDir, makeConcatClip, makePanClip, makeStillClip, makeTextFileAsMp4, makeZoomClip, removeDir, requireSharedData, tempDir } from '../helpers/clips.js';
 
 const haveData = requireSharedData([evalPhotosDir]);

@@ -18,14 +18,14 @@ import { makeTestPatternClip, removeDir, repoRoot, tempDir } from '../helpers/cl
 
 const README = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
 
-/** The README's line that runs `npx vidembed <command…>` (the first one), as written. */
+/** The README's line that runs `vidembed <command…>` (the first one), as written. */
 function readmeLine(re: RegExp): string {
   const line = README.split('\n').find((l) => re.test(l));
   if (!line) throw new Error(`README.md has no line matching ${re}`);
   return line.replace(/\s+#.*$/, '').trim();
 }
 
-/** A shell line → env assignments and argv after `npx vidembed` (double-quoted words kept whole). */
+/** A shell line → env assignments and argv after `vidembed` (double-quoted words kept whole). */
 function parse(line: string): { env: Record<string, string>; args: string[] } {
   const words = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]);
   const env: Record<string, string> = {};
@@ -33,8 +33,8 @@ function parse(line: string): { env: Record<string, string>; args: string[] } {
     const [k, ...v] = words.shift()!.split('=');
     env[k] = v.join('=');
   }
-  expect(words.slice(0, 2)).toEqual(['npx', 'vidembed']);
-  return { env, args: words.slice(2) };
+  expect(words[0]).toBe('vidembed');
+  return { env, args: words.slice(1) };
 }
 
 async function freePort(): Promise<number> {
@@ -58,7 +58,7 @@ describe("the README's remote example, as written", () => {
     removeDir(dir);
   });
 
-  /** Runs `vidembed` (what `npx vidembed` runs) in the folder the reader is in, with this home. */
+  /** Runs `vidembed` (the installed command; `npx vidembed` in a clone) in the folder the reader is in, with this home. */
   const run = (args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, CI: '1', VIDEMBED_HOME: home, VIDEMBED_NO_AUTO_WORKER: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -72,18 +72,18 @@ describe("the README's remote example, as written", () => {
   it('keys create, serve, then a remote search on the local library', async () => {
     // The local library the quick start makes (its clip left for the server's worker to process).
     await makeTestPatternClip(path.join(dir, 'clip.mp4'), 3);
-    const create = await run(parse(readmeLine(/^npx vidembed collection create demo /)).args);
+    const create = await run(parse(readmeLine(/^vidembed collection create demo /)).args);
     expect(create.code, create.stderr).toBe(0);
-    const upload = parse(readmeLine(/^npx vidembed upload \.\/clip\.mp4 /)).args.filter((a) => a !== '--wait');
+    const upload = parse(readmeLine(/^vidembed upload \.\/clip\.mp4 /)).args.filter((a) => a !== '--wait');
     const up = await run(upload);
     expect(up.code, up.stderr).toBe(0);
 
     // The remote example.
-    const keys = await run(parse(readmeLine(/^npx vidembed keys create --name me --qps 5/)).args);
+    const keys = await run(parse(readmeLine(/^vidembed keys create --name me --qps 5/)).args);
     expect(keys.code, keys.stderr).toBe(0);
     expect(keys.stdout).toMatch(/for owner default/);
     const key = /^vk_\S+$/m.exec(keys.stdout)![0];
-    const serveLine = readmeLine(/^npx vidembed serve --port 8080/);
+    const serveLine = readmeLine(/^vidembed serve --port 8080/);
     const port = await freePort();
     const serveArgs = parse(serveLine).args.map((a) => (a === '8080' ? String(port) : a));
     const server = spawn(process.execPath, [BIN, ...serveArgs], { cwd: dir, env: { ...process.env, CI: '1', VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -97,7 +97,7 @@ describe("the README's remote example, as written", () => {
       server.once('exit', (code) => reject(new Error(`serve exited ${code}: ${serverLog}`)));
     });
 
-    const remote = parse(readmeLine(/^VIDEMBED_BASE_URL=\S+ VIDEMBED_API_KEY=vk_\.\.\. npx vidembed search /));
+    const remote = parse(readmeLine(/^VIDEMBED_BASE_URL=\S+ VIDEMBED_API_KEY=vk_\.\.\. vidembed search /));
     expect(remote.env.VIDEMBED_BASE_URL).toBe('http://127.0.0.1:8080');
     const env = { ...remote.env, VIDEMBED_BASE_URL: `http://127.0.0.1:${port}`, VIDEMBED_API_KEY: key };
     // The server's worker processes the clip; the remote CLI finds the default collection by name.

@@ -27,7 +27,7 @@ describe.skipIf(!haveData)('search by example (real clips, fake embedder)', () =
   beforeAll(async () => {
     requireSharedData([evalPhotosDir]);
     dir = tempDir('vidembed-example-');
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [] } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [] } });
     cid = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'examples', model: fake.id } })).body.collection_id;
     for (const [i, photo] of PHOTOS.entries()) {
       const clip = await makeStillClip(evalPhoto(photo), path.join(dir, `clip${i}.mp4`), { seconds: 6 });
@@ -107,7 +107,7 @@ describe.skipIf(!haveData)('search by example (real clips, fake embedder)', () =
 
   it('refuses a picture for a model that does not take pictures', async () => {
     const textOnly = Object.assign(new FakeEmbedder('fake-text-only'), { queryKinds: ['text'] });
-    const t = await startTestServer({ engine: { embedderFor: () => textOnly, analyzersFor: async () => [] } });
+    const t = await startTestServer({ engine: { embedderFor: () => textOnly, analyzers: [] } });
     try {
       const c = (await http(t.url, 'POST', '/collections', { key: t.key, json: { name: 'words', model: textOnly.id } })).body.collection_id;
       const r = await http(t.url, 'POST', `/collections/${c}/search`, { key: t.key, json: { image_base64: readFileSync(evalPhoto(PHOTOS[0])).toString('base64') } });

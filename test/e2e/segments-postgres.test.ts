@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PgCatalog } from '../../src/store/catalog/postgres.js';
 import { openPgPool } from '../../src/store/pg/migrate.js';
 import { conformance, DIM, seg, segmentIds, sortedIds, vec } from '../conformance/segments.js';
+import { conformance as analysisConformance } from '../conformance/analysis.js';
 import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
 
 /* The segment, signature and transaction rules (test/conformance/segments.ts) on PostgreSQL (a throwaway cluster), and what only several machines can do. */
@@ -9,9 +10,10 @@ import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
 const pgOk = pgTestAvailable();
 
 describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
-  const db = usePgTestDatabase(['segment_deletions', 'video_signatures', 'segments', 'collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers']);
+  const db = usePgTestDatabase(['segment_deletions', 'video_signatures', 'video_capabilities', 'segments', 'collections', 'videos', 'tasks', 'api_keys', 'jobs', 'workers']);
 
   conformance(() => ({ open: async () => new PgCatalog(openPgPool(db.url, 3), true) }));
+  analysisConformance(() => ({ open: async () => new PgCatalog(openPgPool(db.url, 3), true), concurrentTransactions: true }));
 
   it('a search view catches up once: one round trip for all the calls of a search', async () => {
     const c = new PgCatalog(openPgPool(db.url, 3), true);

@@ -46,13 +46,18 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs =
   }
 }
 
-/** Pids of ffmpeg processes whose parent is `pid`. */
-function ffmpegChildren(pid: number): number[] {
+/** Pids of the processes whose parent is `pid` (named `name`, if given). */
+function childrenOf(pid: number, name?: string): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(pid), 'ffmpeg']).toString().split(/\s+/).filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid), ...(name ? [name] : [])]).toString().split(/\s+/).filter(Boolean).map(Number);
   } catch {
     return [];
   }
+}
+
+/** Pids of ffmpeg processes under `pid`: its own, and those of its children (serve's worker is one). */
+function ffmpegChildren(pid: number): number[] {
+  return [...childrenOf(pid, 'ffmpeg'), ...childrenOf(pid).flatMap((c) => childrenOf(c, 'ffmpeg'))];
 }
 
 /** True while the process exists and is not a zombie (state Z: dead, waiting to be reaped). */
@@ -121,7 +126,7 @@ describe('the CLI behaves the same against the local engine and a real vidembed 
       expect(r.badTopK.code).toBe(2);
       expect(r.badTopK.stderr).toMatch(/top_k must be between 1 and 100/);
       expect(r.task).toMatchObject({ status: 'completed' });
-      expect(r.status).toEqual({ video_id: r.uploadDog.video_id, status: 'processed', progress: 100 });
+      expect(r.status).toMatchObject({ video_id: r.uploadDog.video_id, status: 'processed', progress: 100, searchable: true });
       expect(r.missing.code).toBe(3);
     }
     // Same models, same inputs: the same numbers, whichever face computed them.
@@ -191,7 +196,7 @@ describe('server failures and limits that need real media', () => {
       ids.push(r.body.request_id);
     }
     await until(() => call(s.url, 'GET', `/async_status/${ids[0]}`, { key }), (r) => r.body.status === 'processing');
-    // Kill it while ffmpeg decodes for it: the decoder must die with its parent, not run on.
+    // Kill it while ffmpeg decodes for it (in its worker process): no decoder may run on without it.
     const decoders = await until(async () => ffmpegChildren(s.proc.pid!), (pids) => pids.length > 0, 60_000);
     s.proc.kill('SIGKILL');
     await new Promise((r) => s.proc.once('exit', r));

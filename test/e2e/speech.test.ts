@@ -44,7 +44,7 @@ describe('speech end to end (pocketsphinx)', () => {
     expect(findPocketsphinx(), 'pocketsphinx_continuous must be installed (apt-get install pocketsphinx pocketsphinx-en-us)').toBeDefined();
     dir = tempDir('vidembed-e2e-speech-');
     // The fake embedder keeps the pictures' cost out of it; the speech analyzer and search are real.
-    engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => new FakeEmbedder(), analyzersFor: async () => [] });
+    engine = new LocalEngine({ home: path.join(dir, 'home'), embedderFor: () => new FakeEmbedder(), analyzers: [] });
     col = (await engine.createCollection({ name: 'talks' })).collection_id;
     const clips: Record<string, string> = {
       talk: await makeSpeechClip(TALK, path.join(dir, 'talk.mp4'), { lead: LEAD }),

@@ -3,14 +3,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../src/runtime/engine.js';
-import { DEFAULT_EMBEDDER_ID, getEmbedder } from '../../src/models/registry.js';
-import { CachedTextEncoder } from '../../src/models/text-encoder.js';
-import { TextEncoderPool } from '../../src/models/text-encoder-pool.js';
+import { DEFAULT_EMBEDDER_ID, getEmbedder } from '../../src/embedders/registry.js';
+import { CachedTextEncoder } from '../../src/embedders/text-encoder.js';
+import { TextEncoderPool } from '../../src/embedders/text-encoder-pool.js';
 import { http, startTestServer, type TestServer } from '../helpers/server.js';
 import { isCI } from '../helpers/clips.js';
 
 // The pool's threads run the compiled worker (dist/, built by `npm test`'s pretest).
-const BUILT_WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/models/text-encoder-worker.js');
+const BUILT_WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/embedders/text-encoder-worker.js');
 
 const TEXTS = [
   'a dog on the grass',

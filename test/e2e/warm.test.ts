@@ -25,7 +25,7 @@ describe('warm process for the CLI', () => {
   let cid: string;
 
   beforeAll(async () => {
-    engine = new LocalEngine({ home, embedderFor: () => fake, analyzersFor: async () => [] });
+    engine = new LocalEngine({ home, embedderFor: () => fake, analyzers: [] });
     cid = (await engine.createCollection({ name: 'warm', model: fake.id })).collection_id;
     const videos = ['a.mp4', 'b.mp4'].map((f) => engine.store.videos.insert({ id: `vid_${f[0]}`, collection_id: cid, filename: f, path: path.join(home, f), size_bytes: 1 }));
     for (const [i, v] of videos.entries()) {
@@ -75,7 +75,7 @@ describe('warm process for the CLI', () => {
     await new Promise((r) => child.once('exit', r));
     expect(existsSync(sock)).toBe(true);
     expect(await callWarm(other, 'listCollections', [])).toEqual({ answered: false });
-    const e2 = new LocalEngine({ home: other, embedderFor: () => fake, analyzersFor: async () => [] });
+    const e2 = new LocalEngine({ home: other, embedderFor: () => fake, analyzers: [] });
     const h2 = await startWarmHost(e2, other);
     try {
       expect(h2).toBeDefined();

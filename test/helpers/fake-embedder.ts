@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from '../../src/models/embedder.js';
+import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from '../../src/embedders/types.js';
 import type { Frame } from '../../src/media/types.js';
 
 /**

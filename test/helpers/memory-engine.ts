@@ -31,7 +31,7 @@ export function memoryEngine(opts: EngineOptions & { analyzers?: Analyzer[] } = 
     catalog,
     blobs,
     embedderFor: () => embedder,
-    analyzersFor: async () => analyzers ?? [analyzer],
+    analyzers: analyzers ?? [analyzer],
     ...rest,
   });
   return { engine, catalog, blobs, embedder, analyzer };

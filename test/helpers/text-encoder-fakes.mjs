@@ -1,7 +1,7 @@
 // Fake embedders for TextEncoderPool tests, registered inside each worker thread (the pool's
 // `preload` option). Plain JavaScript on the compiled registry: a worker thread runs dist/, not
 // the TypeScript sources vitest runs. No model, no weights.
-import { registerEmbedder } from '../../dist/src/models/registry.js';
+import { registerEmbedder } from '../../dist/src/embedders/registry.js';
 import { ModelError, ValidationError } from '../../dist/src/api/errors.js';
 
 const DIM = 4;

@@ -114,6 +114,7 @@ describe("every method of the client sends a request the document has", () => {
       ['deleteCollection', () => c.deleteCollection('demo')],
       ['listVideos', () => c.listVideos('demo', { status: 'processed', limit: 3 })],
       ['videoDetails', () => c.videoDetails('vid_1')],
+      ['findVideos', () => c.findVideos({ name: 'card-01/C0001.MP4', collection: 'demo' })],
       ['videoTranscript', () => c.videoTranscript('vid_1')],
       ['deleteVideo', () => c.deleteVideo('vid_1')],
       ['reprocessVideo', () => c.reprocessVideo('vid_1')],
@@ -137,6 +138,7 @@ describe("every method of the client sends a request the document has", () => {
       ['deleteWebhook', () => c.deleteWebhook('whk_1')],
       ['testWebhook', () => c.testWebhook('whk_1')],
       ['webhookDeliveries', () => c.webhookDeliveries('whk_1', { limit: 3 })],
+      ['downloadVideo', () => c.downloadVideo('vid_1', path.join(dir, 'download.mp4'))],
     ];
     const service = Object.getOwnPropertyNames(Object.getPrototypeOf(c)).filter((n) => !['constructor', 'close', 'request', 'send'].includes(n) && !n.startsWith('_'));
     const covered = new Set(calls.map(([n]) => n));

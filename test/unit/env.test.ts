@@ -29,6 +29,20 @@ describe('src/env.ts', () => {
     expect(env.inCi({ CI: 'true' })).toBe(true);
   });
 
+  it('the library and the models: VIDEMBED_HOME, else an existing ~/.vidembed, else XDG on Linux (issue 33)', () => {
+    const none = () => false;
+    const legacy = (p: string) => p === '/home/ann/.vidembed';
+    expect(env.homeDir({ HOME: '/home/ann' }, 'linux', none)).toBe('/home/ann/.local/share/vidembed');
+    expect(env.homeDir({ HOME: '/home/ann', XDG_DATA_HOME: '/data/ann' }, 'linux', none)).toBe('/data/ann/vidembed');
+    expect(env.homeDir({ HOME: '/home/ann', XDG_DATA_HOME: 'relative/ignored' }, 'linux', none)).toBe('/home/ann/.local/share/vidembed');
+    expect(env.homeDir({ HOME: '/home/ann', XDG_DATA_HOME: '/data/ann' }, 'linux', legacy)).toBe('/home/ann/.vidembed');
+    expect(env.homeDir({ HOME: '/Users/ann' }, 'darwin', none)).toBe('/Users/ann/.vidembed');
+    expect(env.homeDir({ HOME: '/home/ann', VIDEMBED_HOME: 'lib' }, 'linux', legacy)).toBe(path.resolve('lib'));
+    expect(env.modelsDir({ HOME: '/home/ann' })).toBe('/home/ann/.cache/vidembed/models');
+    expect(env.modelsDir({ HOME: '/home/ann', XDG_CACHE_HOME: '/cache/ann' })).toBe('/cache/ann/vidembed/models');
+    expect(env.modelsDir({ HOME: '/home/ann', XDG_CACHE_HOME: '/cache/ann', VIDEMBED_MODELS_DIR: '/m' })).toBe('/m');
+  });
+
   it('is the only module that reads VIDEMBED_ variables or CI from the environment', () => {
     const src = path.join(repoRoot, 'src');
     const files: string[] = [];

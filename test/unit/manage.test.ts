@@ -21,7 +21,7 @@ describe('managing collections and videos over HTTP', () => {
   };
 
   beforeAll(async () => {
-    s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [], checkVideo: anyFileIsVideo } });
+    s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [], checkVideo: anyFileIsVideo } });
     collectionId = (await http(s.url, 'POST', '/collections', { key: s.key, json: { name: 'footage', model: fake.id } })).body.collection_id;
     vids.push((await upload('first.mp4')).video_id);
     vids.push((await upload('second.mov', Buffer.from(bytes).reverse())).video_id);

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRequest } from '../../src/api/validate.js';
-import { listEmbedders } from '../../src/models/registry.js';
+import { listEmbedders } from '../../src/embedders/registry.js';
 import { http, openApiDocument, startTestServer, type TestServer } from '../helpers/server.js';
 
 /* What the server enforces is stated where /openapi.json can say it (issue 21 part 6). */

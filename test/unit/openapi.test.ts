@@ -89,6 +89,7 @@ describe('GET /openapi.json', () => {
         'updateCollection',
         'deleteCollection',
         'listVideos',
+        'findVideos',
         'getVideo',
         'deleteVideo',
         'reprocessVideo',

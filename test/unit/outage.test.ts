@@ -117,7 +117,7 @@ describe('the server while its database is out of reach', () => {
       catalog: db.wrap(memory) as Catalog,
       blobs: new MemoryBlobStore(),
       embedderFor: () => embedder,
-      analyzersFor: async () => [],
+      analyzers: [],
       maxUploadBytes: 1024 * 1024,
     });
     const app = await buildServer(engine.services, { keys: engine.catalog.keys });
@@ -244,6 +244,19 @@ describe('a worker whose job store goes away', () => {
     const waits = lines.filter((l) => l.startsWith('cannot reach the blob store')).map((l) => Number(/retrying in ([\d.]+) s/.exec(l)![1]));
     expect(waits).toEqual([0.005, 0.01, 0.02]);
     expect(lines.some((l) => l.startsWith('what the job needs answers again'))).toBe(true);
+  });
+
+  it('exits once idle for its idle time even while the store is out of reach (a worker left by a stopped database)', async () => {
+    const db = new Switch();
+    db.down = true;
+    const { h } = host(db, async () => 'done');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    // Without the exit it would wait out the outage until stopped: the test's timeout would fail it.
+    await new Worker(h, { ...opts, idleExitMs: 50, backoffMs: [5, 20], log: (l) => void lines.push(l) }).run(stop.signal);
+    expect(stop.signal.aborted).toBe(false);
+    expect(lines.some((l) => /^idle for \d+ s, the job store out of reach: exiting$/.test(l))).toBe(true);
+    expect(lines.some((l) => l.startsWith('cannot reach the database'))).toBe(true);
   });
 
   it("backs off in the fair lane too: its claims during an outage beside a long job wait longer each time", async () => {

@@ -34,7 +34,7 @@ const cookieOf = (r: Reply): string => {
 
 async function setUp(opts: { auth?: boolean; sessions?: UiSessions } = {}) {
   const fake = new FakeEmbedder();
-  const s = await startTestServer({ engine: { embedderFor: () => fake, analyzersFor: async () => [], checkVideo: anyFileIsVideo }, server: { auth: opts.auth, ui: opts.sessions } });
+  const s = await startTestServer({ engine: { embedderFor: () => fake, analyzers: [], checkVideo: anyFileIsVideo }, server: { auth: opts.auth, ui: opts.sessions } });
   const key = opts.auth === false ? null : s.key;
   const collectionId = (await http(s.url, 'POST', '/collections', { key, json: { name: 'footage', model: fake.id } })).body.collection_id as string;
   const form = new FormData();

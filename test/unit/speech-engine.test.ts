@@ -1,7 +1,7 @@
 /**
- * The API's audio, used: an embedding task on an uploaded `audio_input` tensor hears it (a
- * deterministic fake engine here), and the segment vectors stay the picture's alone: the same
- * frames without audio give the same vectors. In-memory stores, fake models.
+ * The API's audio, used: a task on an uploaded `audio_input` tensor hears it (a deterministic
+ * fake engine here): the segments say what the soundtrack is (the `audio` tag), and the vectors
+ * stay the picture's — speech never changes a vector. In-memory stores, fake models.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -42,34 +42,38 @@ function audioTensor(seconds: number) {
   return { data: Buffer.from(samples.buffer).toString('base64'), shape: [1, 1, samples.length], dtype: 'float32' };
 }
 
-async function embed(withAudio: boolean): Promise<{ embeddings: number[][]; text: string[] }> {
+async function run(kind: 'embedding' | 'tagging', withAudio: boolean): Promise<{ embeddings: number[][]; tags: { segments: Array<Record<string, { label: string }>> }; text: string[] }> {
   const m = memoryEngine({ speechFor: () => new SpeechAnalyzer(new SayingEngine()) });
   const up = await m.engine.uploadTensors({
-    service: 'embedding',
+    service: kind,
     request_id: 'r1',
     video_input: framesToTensor(frames(4)),
     ...(withAudio ? { audio_input: audioTensor(4) } : {}),
     video_kwargs: { fps: 1 },
   });
-  const sub = await m.engine.submitTask('embedding', { tensor: { video_input_key: up.r2_keys.video_input, audio_input_key: up.r2_keys.audio_input, video_kwargs_key: up.r2_keys.video_kwargs } });
+  const sub = await m.engine.submitTask(kind, { tensor: { video_input_key: up.r2_keys.video_input, audio_input_key: up.r2_keys.audio_input, video_kwargs_key: up.r2_keys.video_kwargs } });
   await new Worker(m.engine, { idleExitMs: 0, pollMs: 5 }).run(new AbortController().signal);
-  const status = (await m.engine.taskStatus(sub.request_id)) as unknown as { status: string; embeddings: number[][] };
+  const status = (await m.engine.taskStatus(sub.request_id)) as unknown as { status: string; embeddings: number[][]; tags: { segments: Array<Record<string, { label: string }>> } };
   expect(status.status).toBe('completed');
-  return { embeddings: status.embeddings, text: m.embedder.texts };
+  return { embeddings: status.embeddings, tags: status.tags, text: m.embedder.texts };
 }
 
-describe('encode_video hears the audio_input tensor', () => {
-  it("hears what is said and leaves the segment vectors the picture's alone", async () => {
+describe('a task hears the audio_input tensor', () => {
+  it("tags each segment by what its soundtrack is; the vectors are the picture's, with or without audio", async () => {
     SayingEngine.words = 0;
-    const heard = await embed(true);
+    const heard = await run('embedding', true);
     expect(SayingEngine.words).toBeGreaterThan(0); // the audio reached the recognizer
     const words = SayingEngine.words;
-    const silent = await embed(false);
+    const silent = await run('embedding', false);
     expect(SayingEngine.words).toBe(words); // no audio, nothing heard
     // What was said never reached the text encoder, and never moved a vector.
     expect(heard.text).toEqual([]);
     expect(heard.embeddings).toEqual(silent.embeddings);
     for (const v of heard.embeddings) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    const tagged = await run('tagging', true);
+    const quiet = await run('tagging', false);
+    expect(tagged.tags.segments.map((s) => s.audio?.label)).toEqual(tagged.tags.segments.map(() => 'speech'));
+    expect(quiet.tags.segments.map((s) => s.audio?.label)).toEqual(quiet.tags.segments.map(() => 'silence'));
   });
 });
 

@@ -59,7 +59,7 @@ describe('storage that can be reclaimed', () => {
     alice = (await catalog.keys.create({ name: 'alice', qps: 1000 })).key;
     bob = (await catalog.keys.create({ name: 'bob', qps: 1000 })).key;
     const embedder = new FakeEmbedder();
-    engine = new LocalEngine({ home, catalog, blobs, embedderFor: () => embedder, analyzersFor: async () => [], retentionMs: RETENTION_MS, maxUploadBytes: 1024 * 1024, checkVideo: anyFileIsVideo });
+    engine = new LocalEngine({ home, catalog, blobs, embedderFor: () => embedder, analyzers: [], retentionMs: RETENTION_MS, maxUploadBytes: 1024 * 1024, checkVideo: anyFileIsVideo });
     const app = await buildServer(engine.services, { keys: engine.catalog.keys });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
     close = async () => {
@@ -198,9 +198,16 @@ describe('storage that can be reclaimed', () => {
     expect(again.status).toBe(202);
     expect(again.body.status).toBe('processing');
     expect(again.body).not.toHaveProperty('error_message');
+    // A processed video too (issue 30: it answered "processed"): it is being processed again.
+    await catalog.videos.insert({ id: 'vid_done', collection_id: col, filename: 'done.mp4', blob_key: 'videos/vid_done.mp4', size_bytes: 10 });
+    await catalog.videos.markProcessed('vid_done', '{}');
+    const redo = await http(url, 'POST', '/videos/vid_done/reprocess', { key: alice });
+    expect(redo.status).toBe(202);
+    expect(redo.body).toMatchObject({ video_id: 'vid_done', status: 'processing', progress: 0 });
+    expect((await http(url, 'GET', '/videos/vid_done/status', { key: alice })).body.status).toBe('processing');
     const queued = new Set<string>();
     for (let job = await catalog.queue.claim('w_test', 60_000); job; job = await catalog.queue.claim('w_test', 60_000)) queued.add(job.refId);
-    expect([...queued]).toEqual(expect.arrayContaining(['vid_full1', 'vid_full2', 'vid_bad']));
+    expect([...queued]).toEqual(expect.arrayContaining(['vid_full1', 'vid_full2', 'vid_bad', 'vid_done']));
   });
 });
 
@@ -236,7 +243,7 @@ describe('the per-owner storage quota', () => {
       catalog,
       blobs,
       embedderFor: () => embedder,
-      analyzersFor: async () => [],
+      analyzers: [],
       storageQuotaBytes: 1000,
       checkVideo: anyFileIsVideo,
     });

@@ -6,16 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelError, ValidationError } from '../../src/api/errors.js';
 import { encoderThreads } from '../../src/config.js';
 import { LocalEngine } from '../../src/runtime/engine.js';
-import type { TextEmbedding } from '../../src/models/embedder.js';
-import { CachedTextEncoder, normalizeQueryText, type QueryTextEncoder } from '../../src/models/text-encoder.js';
+import type { TextEmbedding } from '../../src/embedders/types.js';
+import { CachedTextEncoder, normalizeQueryText, type QueryTextEncoder } from '../../src/embedders/text-encoder.js';
 import { errorFromWire, errorToWire } from '../../src/api/errors.js';
-import { TextEncoderPool } from '../../src/models/text-encoder-pool.js';
+import { TextEncoderPool } from '../../src/embedders/text-encoder-pool.js';
 import { FakeEmbedder } from '../helpers/fake-embedder.js';
 import { isCI } from '../helpers/clips.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FAKES = pathToFileURL(path.join(here, '../helpers/text-encoder-fakes.mjs')).href;
-const BUILT_WORKER = path.join(here, '../../dist/src/models/text-encoder-worker.js');
+const BUILT_WORKER = path.join(here, '../../dist/src/embedders/text-encoder-worker.js');
 
 /** Counts what reaches "the model"; a text's vector is [length, first char code]. */
 class CountingEncoder implements QueryTextEncoder {

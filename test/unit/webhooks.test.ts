@@ -207,7 +207,7 @@ describe('webhooks: deliveries', () => {
     const a = m.engine.as(alice);
     const hook = await a.createWebhook({ url: r.url }, { allowPrivate: true });
     const sent = await a.testWebhook(hook.webhook_id);
-    const lost = await m.engine.services.webhooks.claim('wrk_dead'); // claimed, never settled
+    const [lost] = await m.engine.services.webhooks.claim('wrk_dead'); // claimed, never settled
     expect(lost?.event_id).toBe(sent.event_id);
     expect(await m.catalog.webhooks.expireLeasesOf('wrk_dead')).toBe(1); // what reaping a stopped worker does
     await deliverUntil(m.engine, async () => (await a.webhookDeliveries(hook.webhook_id)).deliveries[0]?.status === 'delivered');

@@ -1,3 +1,4 @@
+import { waitForReindex } from '../wait.js';
 import { isSpeechSetting, resolveSpeech, SPEECH_SETTINGS } from '../../speech/engines.js';
 import { imagenetEnabled } from '../../env.js';
 import type { Command } from 'commander';
@@ -95,12 +96,12 @@ export function registerCollection(program: Command, run: Run): void {
     .command('delete')
     .argument('<name>', 'collection name or id')
     .option('-y, --yes', 'do not ask (scripts)')
-    .description('delete a collection with all its videos, their files, segments and vectors')
+    .description("delete a collection with all its videos, their segments and vectors, and the library's copies of uploaded files (files indexed in place stay)")
     .addHelpText('after', '\nExamples:\n  $ vidembed collection delete demo\n  $ vidembed collection delete demo --yes --json')
     .action(async (name: string, opts: { yes?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
         const c = await ctx.service.collectionDetails(name);
-        await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'} (files included)?`, opts.yes, globals.json);
+        await confirmOrRefuse(`Delete collection ${c.name} and its ${c.video_count} video${c.video_count === 1 ? '' : 's'}? The library's copies of uploaded files are deleted; files indexed in place stay where they are.`, opts.yes, globals.json);
         const res = await ctx.service.deleteCollection(c.id);
         const config = readUserConfig(ctx.paths);
         if (config.default_collection === c.id || config.default_collection === c.name) writeUserConfig(ctx.paths, { default_collection: undefined, default_collection_name: undefined });
@@ -112,20 +113,37 @@ export function registerCollection(program: Command, run: Run): void {
   collection
     .command('reindex')
     .argument('<name>', 'collection name or id')
-    .description('process every video of a collection again in the background (after installing or updating an analyzer)')
+    .option('-w, --wait', 'wait until every video is done, with progress and the time left')
+    .option('--all', 'run every capability of every video again (by default only what changed)')
+    .description("run again what changed for a collection's videos (a model pulled or updated, the speech setting), in the background")
     .addHelpText(
       'after',
-      '\nSearch keeps answering from each video\'s old vectors until its new ones are complete.\n\nExamples:\n  $ vidembed models pull imagenet-mobilenet-v2\n  $ vidembed collection reindex demo',
+      "\nOnly what changed runs again, and what derives from it: after pulling the ImageNet model, ImageNet runs\non each video's stored keyframes and the vectors are made again from the facts — no decode.\nSearch keeps answering from each video's old results until its new ones are complete.\n\nExamples:\n  $ vidembed models pull imagenet-mobilenet-v2\n  $ vidembed collection reindex demo --wait\n  $ vidembed collection reindex demo --all",
     )
-    .action(async (name: string, _opts: unknown, cmd: Command) =>
+    .action(async (name: string, opts: { wait?: boolean; all?: boolean }, cmd: Command) =>
       run(cmd, async (ctx, globals) => {
-        const res = await ctx.service.reindexCollection(name);
-        if (globals.json) return printJson(res);
-        process.stdout.write(
-          res.queued
-            ? `queued ${res.queued} video${res.queued === 1 ? '' : 's'} of ${name} to be processed again; search answers from the old vectors until each is done (vidembed video status ID)\n`
-            : `${name} has no processed videos to reindex\n`,
-        );
+        const res = await ctx.service.reindexCollection(name, opts.all ? { all: true } : {});
+        if (!res.queued) {
+          if (globals.json) return printJson(res);
+          process.stdout.write(`${name}: nothing to run again (every video is up to date; --all runs everything again)\n`);
+          return;
+        }
+        const what = Object.entries(res.capabilities ?? {})
+          .map(([c, n]) => (n === res.queued ? c : `${c} (${n})`))
+          .join(', ');
+        if (!globals.json) {
+          process.stdout.write(
+            `queued ${res.queued} video${res.queued === 1 ? '' : 's'} of ${name}: ${what}${res.decodes !== undefined ? `; ${res.decodes} decoded again, ${res.queued - res.decodes} from stored keyframes` : ''}\n`,
+          );
+        }
+        if (!opts.wait) {
+          if (globals.json) return printJson(res);
+          process.stderr.write('search answers from the old results until each video is done (vidembed collection reindex NAME --wait to follow it)\n');
+          return;
+        }
+        const done = await waitForReindex(ctx.service, res, { json: globals.json, label: name });
+        if (globals.json) printJson({ ...res, failed: done.failed, seconds: Math.round(done.seconds * 10) / 10 });
+        return done.failed ? 6 : 0;
       }),
     );
 

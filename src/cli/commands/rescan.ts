@@ -28,8 +28,17 @@ export function registerRescan(program: Command, run: Run): void {
     );
 }
 
-/** One line per change, then the counts (`rescan`, `upload DIR --in-place`). */
+/** One line per change, then the counts (`rescan`). */
 export function printScan(res: RescanResponse): void {
+  printScanLines(res);
+  const rel = (f: string) => path.relative(process.cwd(), f) || f;
+  process.stderr.write(
+    `collection ${res.collection_name}: ${res.added.length} added, ${res.changed.length} changed, ${res.moved.length} moved, ${res.missing.length} missing, ${res.unchanged} unchanged, ${res.skipped.length} skipped (folders: ${res.folders.map(rel).join(', ') || 'none'})\n`,
+  );
+}
+
+/** One line per change (`upload DIR --in-place` counts them in its own summary line). */
+export function printScanLines(res: RescanResponse): void {
   const rel = (f: string) => path.relative(process.cwd(), f) || f;
   const out: string[] = [];
   for (const a of res.added) out.push(`added    ${a.video_id}  ${rel(a.file)}`);
@@ -41,7 +50,4 @@ export function printScan(res: RescanResponse): void {
   for (const s of res.skipped) if (!byName.includes(s)) out.push(`skipped  ${rel(s.file)}: ${s.reason}`);
   if (byName.length) out.push(`skipped  ${byName.length} file${byName.length === 1 ? '' : 's'} that are not videos by their extension${byName.length <= 3 ? ` (${byName.map((s) => rel(s.file)).join(', ')})` : ''}`);
   if (out.length) process.stdout.write(`${out.join('\n')}\n`);
-  process.stderr.write(
-    `collection ${res.collection_name}: ${res.added.length} added, ${res.changed.length} changed, ${res.moved.length} moved, ${res.missing.length} missing, ${res.unchanged} unchanged, ${res.skipped.length} skipped (folders: ${res.folders.map(rel).join(', ') || 'none'})\n`,
-  );
 }

@@ -4,6 +4,7 @@ import { BadRequestError } from '../../api/errors.js';
 import { EXPORT_FORMATS, exportMoments, SELECT_DEFAULTS, type ExportFormat } from '../export.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
+import { resolveVideo } from '../video-ref.js';
 import { saveLastSearch } from '../last-search.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';
 import { LIMITS } from '../../api/defaults.js';
@@ -22,10 +23,10 @@ function parseSeconds(v: string): number {
   return n;
 }
 
-/** `VIDEO_ID` or `VIDEO_ID@SECONDS` → a `like` query. */
+/** `VIDEO` or `VIDEO@SECONDS` → a `like` query; VIDEO is an id, a file name or a path in place (src/cli/video-ref.ts). */
 export function parseLike(v: string): { video_id: string; t?: number } {
-  const m = /^([A-Za-z0-9_-]+)(?:@(\d+(?:\.\d+)?))?$/.exec(v.trim());
-  if (!m) throw new BadRequestError(`--like takes VIDEO_ID or VIDEO_ID@SECONDS, not "${v}"`);
+  const m = /^(.+?)(?:@(\d+(?:\.\d+)?))?$/.exec(v.trim());
+  if (!m) throw new BadRequestError(`--like takes VIDEO or VIDEO@SECONDS, not "${v}"`);
   return m[2] === undefined ? { video_id: m[1] } : { video_id: m[1], t: Number(m[2]) };
 }
 
@@ -56,7 +57,7 @@ export function registerSearch(program: Command, run: Run): void {
     .option('--said <words>', 'words somebody says: searches what is said only (transcripts, matched exactly and by sound)')
     .option('--seen <words>', 'words for what is seen: searches the pictures only (what analysis saw and the picture embedding; never what is said or written)')
     .option('--image <photo>', 'a picture as the query (a still, a frame grab), alone or with text')
-    .option('--like <video[@seconds]>', 'a moment as the query: the segment at that time, or the whole video; it is left out of the results')
+    .option('--like <video[@seconds]>', 'a moment as the query (a video id, file name or path in place, @ seconds into it): the segment at that time, or the whole video; it is left out of the results')
     .option('--explain', 'show what the engine saw in each matching moment');
   // One option per filterable tag kind (src/tags/registry.ts): `--shot <label>` and so on.
   for (const k of FILTERABLE_KINDS) {
@@ -83,6 +84,7 @@ export function registerSearch(program: Command, run: Run): void {
         if ((opts.handles !== undefined || opts.minLength !== undefined) && format === undefined) throw new BadRequestError('--handles and --min-length shape exports: give --export too');
         const like = opts.like ? parseLike(opts.like) : undefined;
         const collectionId = await resolveCollection(ctx, opts.collection);
+        if (like) like.video_id = await resolveVideo(ctx, like.video_id);
         const res = await ctx.service.search(
           collectionId,
           {

@@ -88,12 +88,12 @@ export async function serveUntilStopped(
   hooks: { ui?: UiSessions; ready: (address: string, engine: LocalEngine) => void | Promise<void> },
 ): Promise<void> {
   const threads = encoderThreads(opts.encoderThreads); // a bad value fails before anything starts
-  const [{ LocalEngine }, { Worker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
+  const [{ LocalEngine }, { startAttachedWorker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
     import('../../runtime/engine.js'),
-    import('../../runtime/worker.js'),
+    import('../../runtime/launcher.js'),
     import('../../server/app.js'),
-    import('../../models/text-encoder.js'),
-    import('../../models/text-encoder-pool.js'),
+    import('../../embedders/text-encoder.js'),
+    import('../../embedders/text-encoder-pool.js'),
   ]);
   const engine = new LocalEngine({
     // Query text is encoded on worker threads, so the event loop keeps reading requests.
@@ -127,21 +127,22 @@ export async function serveUntilStopped(
     if (code === 'EACCES') throw new BadRequestError(`not allowed to listen on ${opts.host}:${opts.port}: pick a port above 1024 with --port`);
     throw err;
   }
-  const stopWorker = new AbortController();
   const log = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
-  const worker = opts.worker ? new Worker(engine, { log }) : undefined;
-  // The worker waits out outages itself; were it ever to stop on an error, the server keeps serving.
-  const working = worker?.run(stopWorker.signal).catch((err: unknown) => log(`the worker stopped: ${errorMessage(err)}`));
+  // The worker is a process of its own: its jobs' model inference and ffmpeg piping never hold up
+  // this event loop, which only does I/O (src/runtime/launcher.ts). It fetches tasks' video_url
+  // under this server's settings; it waits out outages itself and is started again should it exit.
+  const workerArgs = [...(opts.allowPrivateUrls ? ['--allow-private-urls'] : []), ...(opts.maxUploadMb ? ['--max-upload-mb', String(opts.maxUploadMb)] : [])];
+  const worker = opts.worker ? startAttachedWorker(home, { log, args: workerArgs }) : undefined;
   // The CLI on this machine sends its searches here (no model load per call).
   const warm = warmIdleMs() > 0 ? await startWarmHost(engine, home) : undefined;
   await hooks.ready(address, engine);
   await new Promise<void>((resolve) => {
     const shutdown = async (sig: string) => {
       process.stderr.write(`${sig}: stopping (in-flight requests finish; the running job goes back to the queue)\n`);
-      stopWorker.abort();
+      const workerStopped = worker?.stop();
       await warm?.close();
       await app.close();
-      await working?.catch(() => {});
+      await workerStopped;
       await engine.close();
       resolve();
     };

@@ -17,8 +17,8 @@ export const collectionRoutes: FastifyPluginAsync<RoutesOptions> = async (app, {
   );
   routes.add(
     app,
-    { method: 'POST', url: '/collections/:collection_id/reindex', operationId: 'reindexCollection', tags: ['collections'], errors: [400, 404, 409, 414], summary: "process a collection's videos again (search answers from the old vectors until each is redone)", schema: schemas.reindexCollection, status: 202 },
-    async (request) => services.collections.reindex(who(request), collectionParam(request.params)),
+    { method: 'POST', url: '/collections/:collection_id/reindex', operationId: 'reindexCollection', tags: ['collections'], errors: [400, 404, 409, 414], summary: "run again what changed for a collection's videos (a model pulled, a version, the speech setting; `all`: everything); search answers from the old results until each video's are redone", schema: schemas.reindexCollection, status: 202 },
+    async (request) => services.collections.reindex(who(request), collectionParam(request.params), request.query),
   );
   routes.add(
     app,

@@ -63,6 +63,19 @@ export const videoRoutes: FastifyPluginAsync<RoutesOptions> = async (app, { ctx 
   );
   routes.add(
     app,
+    {
+      method: 'GET',
+      url: '/videos',
+      operationId: 'findVideos',
+      tags: ['videos'],
+      errors: [400, 404, 409, 414, 422],
+      summary: 'videos by name: a video id, a file name or a path in place (card-01/C0001.MP4); every match, for the caller to choose from',
+      schema: schemas.findVideos,
+    },
+    async (request) => services.videos.find(who(request), request.query.name, { collection: request.query.collection }),
+  );
+  routes.add(
+    app,
     { method: 'GET', url: '/videos/:video_id', operationId: 'getVideo', tags: ['videos'], errors: [400, 404, 414], summary: 'a video: metadata, tags and segments with what the engine saw in each', schema: schemas.videoDetails },
     async (request) => services.videos.details(who(request), request.params.video_id),
   );

@@ -6,7 +6,8 @@ import { filterEntries, filterKey, labelsOf } from '../labels.js';
 import { cosineTo, normOf } from '../vector-index.js';
 import { loadIndex, PgSegmentsIndex } from './pg-index.js';
 import { PgvectorSearch, type CollectionCounts } from './pg-vectors.js';
-import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
+import type { NewSegment, SegmentKeyRow, SegmentRevision, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from './types.js';
+import { reviseSegments } from '../segments-revise.js';
 
 export { PgSegmentsIndex };
 
@@ -127,6 +128,10 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     Object.defineProperty(view, 'pin', { value: { counts: new Map(), videoOf: new Map() } satisfies SearchPin });
     if (this.index) Object.defineProperty(view, 'index', { value: this.index.pinned() });
     return view;
+  }
+
+  async reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void> {
+    await reviseSegments(this, videoId, collectionId, dim, revisions);
   }
 
   /** The library's vector-store phase: inside a transaction as it sees it, on a pool as read at most 5 s ago. */

@@ -27,6 +27,9 @@ import {
   type VideoRow,
   type MediaInfo,
   type VideosCatalog,
+  type AnalysisCatalog,
+  type CapabilityStateInput,
+  type VideoCapabilityRow,
 } from './types.js';
 import { checkNewVideo } from '../videos.js';
 
@@ -161,6 +164,15 @@ export class PgVideosCatalog implements VideosCatalog {
     return rows[0];
   }
 
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    if (!collectionIds.length) return [];
+    const { rows } = await this.q.query<VideoRow>(
+      `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = ANY($1) AND filename = $2 ORDER BY created_at, seq LIMIT $3`,
+      [collectionIds, filename, limit],
+    );
+    return rows;
+  }
+
   async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
     await this.q.query(
       `UPDATE videos SET path = $2, filename = $3, size_bytes = $4, fingerprint = $5, file_mtime = $6, updated_at = clock_timestamp()
@@ -219,6 +231,10 @@ export class PgVideosCatalog implements VideosCatalog {
       'UPDATE videos SET duration = $2, width = $3, height = $4, fps = $5, codec = $6, playback = $7, updated_at = clock_timestamp() WHERE id = $1',
       [id, info.duration, info.width, info.height, info.fps, info.codec ?? null, info.playback ?? null],
     );
+  }
+
+  async setTags(id: string, tagsJson: string | null): Promise<void> {
+    await this.q.query('UPDATE videos SET tags_json = $2, updated_at = clock_timestamp() WHERE id = $1', [id, tagsJson]);
   }
 
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
@@ -404,6 +420,53 @@ export class PgKeysCatalog implements KeysCatalog {
   }
 }
 
+/** Capabilities' states per video (video_capabilities, PostgreSQL migration 10). */
+export class PgAnalysisCatalog implements AnalysisCatalog {
+  constructor(private readonly q: Queryable) {}
+
+  async set(videoId: string, states: CapabilityStateInput[]): Promise<void> {
+    if (!states.length) {
+      if (!(await this.q.query('SELECT 1 FROM videos WHERE id = $1', [videoId])).rowCount) throw new Error(`analysis.set: no video ${videoId}`);
+      return;
+    }
+    // One statement: every state lands or none does; a video that is not there is a foreign-key error.
+    const rows = states.map((st) => [st.capability, st.status, st.version ?? null, st.message ?? null]);
+    try {
+      await this.q.query(
+        `INSERT INTO video_capabilities (video_id, capability, status, version, message, updated_at)
+         SELECT $1, x->>0, x->>1, x->>2, x->>3, now() FROM jsonb_array_elements($2::jsonb) AS x
+         ON CONFLICT (video_id, capability) DO UPDATE SET status = excluded.status, version = excluded.version, message = excluded.message, updated_at = excluded.updated_at`,
+        [videoId, JSON.stringify(rows)],
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === '23503') throw new Error(`analysis.set: no video ${videoId}`, { cause: err });
+      throw err;
+    }
+  }
+
+  async forVideo(videoId: string): Promise<VideoCapabilityRow[]> {
+    const r = await this.q.query<VideoCapabilityRow>(
+      `SELECT video_id, capability, status, version, message, ${iso('updated_at')} AS updated_at FROM video_capabilities WHERE video_id = $1 ORDER BY capability COLLATE "C"`,
+      [videoId],
+    );
+    return r.rows;
+  }
+
+  async forCollection(collectionId: string): Promise<VideoCapabilityRow[]> {
+    const r = await this.q.query<VideoCapabilityRow>(
+      `SELECT a.video_id, a.capability, a.status, a.version, a.message, ${iso('a.updated_at')} AS updated_at FROM video_capabilities a JOIN videos v ON v.id = a.video_id
+       WHERE v.collection_id = $1 ORDER BY a.video_id COLLATE "C", a.capability COLLATE "C"`,
+      [collectionId],
+    );
+    return r.rows;
+  }
+
+  /** The video's row FOR UPDATE: another transaction's lock of it waits until this one ends. */
+  async lock(videoId: string): Promise<void> {
+    await this.q.query('SELECT 1 FROM videos WHERE id = $1 FOR UPDATE', [videoId]);
+  }
+}
+
 /**
  * The catalog on a pool whose schema is migrated; close() ends the pool only when this catalog
  * opened it. `segments` keeps this process's in-memory vector index (src/store/catalog/pg-segments.ts).
@@ -415,6 +478,7 @@ export class PgCatalog implements Catalog {
   readonly keys: PgKeysCatalog;
   readonly segments: PgSegmentsCatalog;
   readonly signatures: PgSignaturesCatalog;
+  readonly analysis: PgAnalysisCatalog;
   readonly folders: PgFoldersCatalog;
   readonly queue: PgJobQueue;
   readonly registry: PgWorkerRegistry;
@@ -436,6 +500,7 @@ export class PgCatalog implements Catalog {
     this.segments = new PgSegmentsCatalog(pool, undefined, { settings: opts.vectorSettings });
     this.signatures = new PgSignaturesCatalog(pool);
     this.folders = new PgFoldersCatalog(pool);
+    this.analysis = new PgAnalysisCatalog(pool);
     this.queue = new PgJobQueue(pool);
     this.registry = new PgWorkerRegistry(pool);
     this.webhooks = new PgWebhooks(pool);
@@ -454,6 +519,7 @@ export class PgCatalog implements Catalog {
         tasks: new PgTasksCatalog(client),
         segments: new PgSegmentsCatalog(client, undefined, { settings: this.opts.vectorSettings }),
         signatures: new PgSignaturesCatalog(client),
+        analysis: new PgAnalysisCatalog(client),
         folders: new PgFoldersCatalog(client),
         queue: new PgTxJobQueue(client),
         webhooks: new PgWebhooks(client),

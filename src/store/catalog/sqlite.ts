@@ -33,7 +33,12 @@ import {
   type SignatureRow,
   type SignaturesCatalog,
   type TagFilter,
+  type AnalysisCatalog,
+  type CapabilityStateInput,
+  type SegmentRevision,
+  type VideoCapabilityRow,
 } from './types.js';
+import { reviseSegments } from '../segments-revise.js';
 import type { SegmentsRepo } from '../segments.js';
 import type { SignaturesRepo } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
@@ -95,6 +100,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
     return maybe(this.repo.byFingerprint(collectionId, fingerprint), video);
   }
 
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    return this.repo.byFilename(collectionIds, filename, limit).map(video);
+  }
+
   async fileSeen(id: string, file: VideoFileSeen): Promise<void> {
     this.repo.fileSeen(id, file);
   }
@@ -129,6 +138,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
 
   async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
     this.repo.setMediaInfo(id, info);
+  }
+
+  async setTags(id: string, tagsJson: string | null): Promise<void> {
+    this.repo.setTags(id, tagsJson);
   }
 
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
@@ -240,6 +253,10 @@ export class SqliteSegmentsCatalog implements SegmentsCatalog {
     this.repo.deleteForVideo(videoId, dim);
   }
 
+  async reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void> {
+    await reviseSegments(this, videoId, collectionId, dim, revisions);
+  }
+
   async byIds(ids: number[]): Promise<Map<number, SegmentRow>> {
     return this.repo.byIds(ids);
   }
@@ -327,6 +344,39 @@ class SqliteFoldersCatalog implements FoldersCatalog {
   }
 }
 
+/** Capabilities' states per video (video_capabilities, SQLite migration 20). */
+class SqliteAnalysisCatalog implements AnalysisCatalog {
+  constructor(private readonly db: Store['db']) {}
+
+  async set(videoId: string, states: CapabilityStateInput[]): Promise<void> {
+    const upsert = this.db.prepare(
+      `INSERT INTO video_capabilities (video_id, capability, status, version, message, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (video_id, capability) DO UPDATE SET status = excluded.status, version = excluded.version, message = excluded.message, updated_at = excluded.updated_at`,
+    );
+    this.db.transaction(() => {
+      if (!this.db.prepare('SELECT 1 FROM videos WHERE id = ?').get(videoId)) throw new Error(`analysis.set: no video ${videoId}`);
+      const now = new Date().toISOString();
+      for (const st of states) upsert.run(videoId, st.capability, st.status, st.version ?? null, st.message ?? null, now);
+    })();
+  }
+
+  async forVideo(videoId: string): Promise<VideoCapabilityRow[]> {
+    return this.db.prepare('SELECT video_id, capability, status, version, message, updated_at FROM video_capabilities WHERE video_id = ? ORDER BY capability').all(videoId) as VideoCapabilityRow[];
+  }
+
+  async forCollection(collectionId: string): Promise<VideoCapabilityRow[]> {
+    return this.db
+      .prepare(
+        `SELECT a.video_id, a.capability, a.status, a.version, a.message, a.updated_at FROM video_capabilities a JOIN videos v ON v.id = a.video_id
+         WHERE v.collection_id = ? ORDER BY a.video_id, a.capability`,
+      )
+      .all(collectionId) as VideoCapabilityRow[];
+  }
+
+  /** One transaction at a time (BEGIN IMMEDIATE): holding the video is holding the database. */
+  async lock(_videoId: string): Promise<void> {}
+}
+
 /** The catalog on an open Store's repos; close() closes the store only when this catalog opened it. */
 export class SqliteCatalog implements Catalog {
   readonly collections: SqliteCollectionsCatalog;
@@ -335,6 +385,7 @@ export class SqliteCatalog implements Catalog {
   readonly keys: SqliteKeysCatalog;
   readonly segments: SqliteSegmentsCatalog;
   readonly signatures: SqliteSignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
@@ -354,10 +405,11 @@ export class SqliteCatalog implements Catalog {
     this.segments = g(new SqliteSegmentsCatalog(store.segments));
     this.signatures = g(new SqliteSignaturesCatalog(store.signatures));
     this.folders = g(new SqliteFoldersCatalog(store.db));
+    this.analysis = g(new SqliteAnalysisCatalog(store.db));
     this.queue = g(store.queue);
     this.registry = g(store.registry);
     this.webhooks = g(store.webhooks);
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

@@ -1,15 +1,16 @@
+import type { CapabilityStatus } from '../../api/defaults.js';
 import type { KeyLimitSettings } from '../../api/limits.js';
 import type { TaskKind, VideoStatus } from '../../api/types.js';
 import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
 import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js';
-import type { NewSegment, SegmentRow, TagFilter } from '../segments.js';
+import type { NewSegment, SegmentRevision, SegmentRow, TagFilter } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 import type { WebhooksStore, WebhooksTx } from '../webhooks/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
+export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRevision, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -71,6 +72,8 @@ export interface CollectionsCatalog {
  *   (the user's file, issue 22) is stored by path with a fingerprint and a file_mtime, both or
  *   neither (else it rejects); other videos read null in both.
  * - byFingerprint: the oldest video in place of that collection with that fingerprint.
+ * - byFilename: the videos of those collections whose filename is exactly `filename` (case and
+ *   all), oldest first, at most `limit` (a lookup by name: `video show C0001.MP4`).
  * - fileSeen: a video in place found at a new path or with new bytes: path, filename, size,
  *   fingerprint and file_mtime replaced, updated_at moved; of a video not in place it does nothing.
  * - byContent: the oldest video of that collection (only that one) with those bytes (SHA-256).
@@ -79,8 +82,9 @@ export interface CollectionsCatalog {
  * - markProcessing: status 'processing', progress 0, error cleared. setProgress counts only while
  *   processing: clamped to 0..100 and rounded to one decimal. markProcessed: 'processed', progress
  *   100, error cleared, tags stored. markFailed: 'failed', progress null, the message stored.
- *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given). Each of
- *   these moves updated_at.
+ *   setMediaInfo: duration, displayed width and height, fps, codec, playback (null when not given).
+ *   setTags: the tags alone, whatever the status (a video searchable while a later lane still runs).
+ *   Each of these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
  * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
  *   recently updated first, at most `limit` (those failed for lack of space are retried).
@@ -93,6 +97,7 @@ export interface VideosCatalog {
   insert(v: NewVideo): Promise<VideoRow>;
   byContent(collectionId: string, sha256: string): Promise<VideoRow | undefined>;
   byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined>;
+  byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]>;
   fileSeen(id: string, file: VideoFileSeen): Promise<void>;
   byId(id: string): Promise<VideoRow | undefined>;
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;
@@ -102,6 +107,7 @@ export interface VideosCatalog {
   setProgress(id: string, progress: number): Promise<void>;
   setMediaInfo(id: string, info: MediaInfo): Promise<void>;
   markProcessed(id: string, tagsJson: string | null): Promise<void>;
+  setTags(id: string, tagsJson: string | null): Promise<void>;
   stranded(): Promise<Array<{ id: string; last_error: string | null }>>;
   markFailed(id: string, message: string): Promise<void>;
   failedWith(message: string, limit: number): Promise<string[]>;
@@ -205,6 +211,16 @@ export interface KeysCatalog {
  */
 export interface SegmentsCatalog {
   replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void>;
+  /**
+   * Rewrites what analysis says of a video's segments, keeping what a revision does not give (its
+   * vector unless it gives one, its times and keyframe hash always): one revision per segment of
+   * the video, by idx, each with the segment's new keywords; facts, tags, description and details
+   * replace the stored ones where given. A revision for an idx the video lacks, or a segment
+   * without one, rejects and changes nothing. The revised segments get new ids (ids only grow, as
+   * a replace gives them), so every cache of answers sees the change. Call it inside a transaction
+   * (it reads, then writes): a lane that lands later (speech) merges its output this way.
+   */
+  reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void>;
   deleteForVideo(videoId: string, dim: number): Promise<void>;
   byIds(ids: number[]): Promise<Map<number, SegmentRow>>;
   listForVideo(videoId: string): Promise<SegmentRow[]>;
@@ -221,6 +237,39 @@ export interface SegmentsCatalog {
    * one round trip per search). Writes committed before the search began are seen.
    */
   forSearch?(): SegmentsCatalog;
+}
+
+/** A capability's state for one video, as stored (src/capabilities: what ran, with which version, how it ended). */
+export interface VideoCapabilityRow {
+  video_id: string;
+  capability: string;
+  status: CapabilityStatus;
+  /** The version that made its output (done), or that will (pending, running); null when skipped before knowing. */
+  version: string | null;
+  /** Why it was skipped, or how it failed. */
+  message: string | null;
+  updated_at: string;
+}
+
+export type CapabilityStateInput = Pick<VideoCapabilityRow, 'capability' | 'status'> & Partial<Pick<VideoCapabilityRow, 'version' | 'message'>>;
+
+/**
+ * Per video, the state of each capability that runs on it (src/capabilities/types.ts).
+ *
+ * - set upserts each given capability's state (version and message null when not given), moving
+ *   its updated_at; the video's other capabilities keep theirs. The video must exist (else it
+ *   rejects and changes nothing). Deleting the video deletes its states.
+ * - forVideo: the video's states, by capability name. forCollection: the states of the
+ *   collection's videos, by video id then capability name.
+ * - lock (inside a transaction): holds the video until the transaction ends; another
+ *   transaction's lock of it waits until then (PostgreSQL: the video's row FOR UPDATE; SQLite and
+ *   memory run one transaction at a time). Two lanes that settle the same video take turns.
+ */
+export interface AnalysisCatalog {
+  set(videoId: string, states: CapabilityStateInput[]): Promise<void>;
+  forVideo(videoId: string): Promise<VideoCapabilityRow[]>;
+  forCollection(collectionId: string): Promise<VideoCapabilityRow[]>;
+  lock(videoId: string): Promise<void>;
 }
 
 /**
@@ -248,6 +297,7 @@ export interface CatalogTx {
   readonly tasks: TasksCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly folders: FoldersCatalog;
   readonly queue: {
     enqueue(kind: Parameters<JobQueue['enqueue']>[0], refId: string, maxAttempts?: number, owner?: string): Promise<string>;
@@ -268,6 +318,7 @@ export interface Catalog {
   readonly keys: KeysCatalog;
   readonly segments: SegmentsCatalog;
   readonly signatures: SignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;

@@ -44,9 +44,19 @@ export class MemoryBlobStore implements BlobStore {
     for (const key of [...this.blobs.keys()]) if (key.startsWith(`${prefix}/`)) yield { key, modifiedMs: this.written.get(key) ?? 0 };
   }
 
+  /**
+   * No file on disk: `memory:<key>`, a name only the fake media of unit tests reads (from this
+   * store: test/helpers/fake-media.ts). ffmpeg cannot open it: decoding media is for end-to-end tests.
+   */
   async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
     this.bytes(key);
-    throw new Error(`in-memory blob ${key} has no file on disk: decoding media is for end-to-end tests`);
+    return { path: `memory:${key}`, release: async () => {} };
+  }
+
+  async move(from: string, to: string): Promise<void> {
+    const b = this.bytes(from);
+    this.set(checkBlobKey(to), b);
+    this.blobs.delete(from);
   }
 
   async delete(key: string): Promise<void> {

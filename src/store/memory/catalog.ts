@@ -21,6 +21,9 @@ import {
   type VideoRow,
   type MediaInfo,
   type VideosCatalog,
+  type AnalysisCatalog,
+  type CapabilityStateInput,
+  type VideoCapabilityRow,
 } from '../catalog/types.js';
 import { checkNewVideo } from '../videos.js';
 import { nowIso } from '../db.js';
@@ -47,6 +50,7 @@ const TASK_KINDS: readonly TaskKind[] = ['embedding', 'tagging'];
 function deleteVideo(state: MemoryState, id: string): void {
   if (!state.videos.delete(id)) return;
   state.signatures.delete(id);
+  state.capabilities.delete(id);
   for (const [sid, s] of state.segments) if (s.row.video_id === id) state.segments.delete(sid);
 }
 
@@ -171,6 +175,15 @@ class MemoryVideosCatalog implements VideosCatalog {
     return v && video(v);
   }
 
+  async byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]> {
+    const wanted = new Set(collectionIds);
+    return [...this.store.state.videos.values()]
+      .filter((v) => wanted.has(v.collection_id) && v.filename === filename)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, limit)
+      .map(video);
+  }
+
   async fileSeen(id: string, f: VideoFileSeen): Promise<void> {
     this.set(id, { path: f.path, filename: f.filename, size_bytes: f.size_bytes, fingerprint: f.fingerprint, file_mtime: f.file_mtime }, (v) => v.fingerprint !== null);
   }
@@ -211,6 +224,10 @@ class MemoryVideosCatalog implements VideosCatalog {
 
   async setMediaInfo(id: string, info: MediaInfo): Promise<void> {
     this.set(id, { duration: info.duration, width: info.width, height: info.height, fps: info.fps, codec: info.codec ?? null, playback: info.playback ?? null });
+  }
+
+  async setTags(id: string, tagsJson: string | null): Promise<void> {
+    this.set(id, { tags_json: tagsJson });
   }
 
   async markProcessed(id: string, tagsJson: string | null): Promise<void> {
@@ -412,6 +429,35 @@ class MemoryFoldersCatalog implements FoldersCatalog {
   }
 }
 
+/** Capabilities' states per video. */
+class MemoryAnalysisCatalog implements AnalysisCatalog {
+  constructor(private readonly store: MemoryStore) {}
+
+  async set(videoId: string, states: CapabilityStateInput[]): Promise<void> {
+    const { state } = this.store;
+    if (!state.videos.has(videoId)) throw new Error(`analysis.set: no video ${videoId}`);
+    const of = state.capabilities.get(videoId) ?? new Map<string, VideoCapabilityRow>();
+    const now = new Date().toISOString();
+    for (const st of states) of.set(st.capability, { video_id: videoId, capability: st.capability, status: st.status, version: st.version ?? null, message: st.message ?? null, updated_at: now });
+    state.capabilities.set(videoId, of);
+  }
+
+  async forVideo(videoId: string): Promise<VideoCapabilityRow[]> {
+    return [...(this.store.state.capabilities.get(videoId)?.values() ?? [])].sort(byCapability).map((r) => ({ ...r }));
+  }
+
+  async forCollection(collectionId: string): Promise<VideoCapabilityRow[]> {
+    const { state } = this.store;
+    const ids = [...state.videos.values()].filter((v) => v.collection_id === collectionId).map((v) => v.id).sort();
+    return ids.flatMap((id) => [...(state.capabilities.get(id)?.values() ?? [])].sort(byCapability).map((r) => ({ ...r })));
+  }
+
+  /** One transaction at a time: holding the video is holding the store. */
+  async lock(_videoId: string): Promise<void> {}
+}
+
+const byCapability = (a: VideoCapabilityRow, b: VideoCapabilityRow) => (a.capability < b.capability ? -1 : a.capability > b.capability ? 1 : 0);
+
 /** A catalog on an in-memory store. Several catalogs on one store act as connections to one database. */
 export class MemoryCatalog implements Catalog {
   readonly collections: CollectionsCatalog;
@@ -420,6 +466,7 @@ export class MemoryCatalog implements Catalog {
   readonly keys: KeysCatalog;
   readonly segments: MemorySegmentsCatalog;
   readonly signatures: MemorySignaturesCatalog;
+  readonly analysis: AnalysisCatalog;
   readonly folders: FoldersCatalog;
   readonly queue: JobQueue;
   readonly registry: WorkerRegistry;
@@ -435,10 +482,11 @@ export class MemoryCatalog implements Catalog {
     this.segments = g(new MemorySegmentsCatalog(store));
     this.signatures = g(new MemorySignaturesCatalog(store));
     this.folders = g(new MemoryFoldersCatalog(store));
+    this.analysis = g(new MemoryAnalysisCatalog(store));
     this.queue = g(new MemoryJobQueue(store));
     this.registry = g(new MemoryWorkerRegistry(store));
     this.webhooks = g(new MemoryWebhooks(store));
-    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
+    this.tx = { collections: this.collections, videos: this.videos, tasks: this.tasks, segments: this.segments, signatures: this.signatures, analysis: this.analysis, folders: this.folders, queue: this.queue, webhooks: this.webhooks };
   }
 
   transaction<T>(fn: (tx: CatalogTx) => Promise<T>): Promise<T> {

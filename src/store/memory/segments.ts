@@ -1,9 +1,10 @@
 import { insertBest } from '../vector-index.js';
 import { filterEntries, labelsOf, matches as labelsMatch } from '../labels.js';
-import type { NewSegment, SegmentKeyRow, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from '../catalog/types.js';
+import type { NewSegment, SegmentKeyRow, SegmentRevision, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from '../catalog/types.js';
 import { nowIso } from '../db.js';
 import type { MemoryStore, SegmentRecord } from './state.js';
 import { tokens } from './words.js';
+import { reviseSegments } from '../segments-revise.js';
 
 /*
  * Segments and signatures of an in-memory store (rules: src/store/catalog/types.ts).
@@ -53,6 +54,10 @@ export class MemorySegmentsCatalog implements SegmentsCatalog {
 
   private inCollection(collectionId: string): SegmentRecord[] {
     return [...this.segments.values()].filter((s) => s.row.collection_id === collectionId);
+  }
+
+  async reviseForVideo(videoId: string, collectionId: string, dim: number, revisions: SegmentRevision[]): Promise<void> {
+    await reviseSegments(this, videoId, collectionId, dim, revisions);
   }
 
   async replaceForVideo(videoId: string, collectionId: string, dim: number, segments: NewSegment[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { CollectionRow, SegmentRow, SignatureRow, TaskRow, VideoRow, ApiKeyRow } from '../catalog/types.js';
+import type { CollectionRow, SegmentRow, SignatureRow, TaskRow, VideoRow, ApiKeyRow, VideoCapabilityRow } from '../catalog/types.js';
 import { Gate } from '../gate.js';
 import type { LiveWorker, QueuedJob } from '../queue/types.js';
 import type { DeliveryAttempt, WebhookDelivery, WebhookEndpointRow } from '../webhooks/types.js';
@@ -37,6 +37,8 @@ export class MemoryState {
   workers = new Map<string, LiveWorker>();
   /** Folders indexed in place, by collection id, in the order added. */
   folders = new Map<string, string[]>();
+  /** Capabilities' states, by video id then capability name. */
+  capabilities = new Map<string, Map<string, VideoCapabilityRow>>();
   /** Webhook endpoints and the delivery outbox (src/store/memory/webhooks.ts), in insertion order; attempts by delivery. */
   webhookEndpoints = new Map<string, WebhookEndpointRow>();
   webhookDeliveries = new Map<string, WebhookDelivery & { seq: number }>();
@@ -64,6 +66,7 @@ export class MemoryState {
     out.jobs = copy(this.jobs);
     out.workers = copy(this.workers, (w) => ({ ...w, kinds: w.kinds && [...w.kinds] }));
     out.folders = new Map([...this.folders].map(([k, v]) => [k, [...v]]));
+    out.capabilities = new Map([...this.capabilities].map(([k, v]) => [k, copy(v)]));
     out.webhookEndpoints = copy(this.webhookEndpoints, (e) => ({ ...e, events: [...e.events] }));
     out.webhookDeliveries = copy(this.webhookDeliveries);
     out.webhookAttempts = new Map([...this.webhookAttempts].map(([k, v]) => [k, v.map((a) => ({ ...a }))]));

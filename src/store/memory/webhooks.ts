@@ -96,18 +96,21 @@ export class MemoryWebhooks implements WebhooksStore {
   }
 
   async claim(workerId: string, leaseMs: number): Promise<ClaimedDelivery | undefined> {
+    return (await this.claimMany(workerId, leaseMs, 1))[0];
+  }
+
+  async claimMany(workerId: string, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
     const lease = checkLeaseMs(leaseMs);
     const now = Date.now();
-    let best: (WebhookDelivery & { seq: number }) | undefined;
-    for (const d of this.state.webhookDeliveries.values()) {
-      if (d.status !== 'pending' || d.next_attempt_at === null || d.next_attempt_at > now) continue;
-      if (d.lease_expires_at !== null && d.lease_expires_at >= now) continue;
-      if (!best || d.next_attempt_at < best.next_attempt_at! || (d.next_attempt_at === best.next_attempt_at && d.seq < best.seq)) best = d;
-    }
-    if (!best) return undefined;
-    Object.assign(best, { attempts: best.attempts + 1, lease_owner: workerId, token: best.token + 1, lease_expires_at: now + lease, updated_at: now });
-    const e = this.state.webhookEndpoints.get(best.endpoint_id)!;
-    return { ...copyDelivery(best), url: e.url, secret: e.secret, allow_private: e.allow_private, claimed_at: now };
+    const due = [...this.state.webhookDeliveries.values()]
+      .filter((d) => d.status === 'pending' && d.next_attempt_at !== null && d.next_attempt_at <= now && (d.lease_expires_at === null || d.lease_expires_at < now))
+      .sort((a, b) => a.next_attempt_at! - b.next_attempt_at! || a.seq - b.seq)
+      .slice(0, Math.max(1, Math.floor(limit)));
+    return due.map((d) => {
+      Object.assign(d, { attempts: d.attempts + 1, lease_owner: workerId, token: d.token + 1, lease_expires_at: now + lease, updated_at: now });
+      const e = this.state.webhookEndpoints.get(d.endpoint_id)!;
+      return { ...copyDelivery(d), url: e.url, secret: e.secret, allow_private: e.allow_private, claimed_at: now };
+    });
   }
 
   async settle(deliveryId: string, token: number, attempt: AttemptResult, outcome: AttemptOutcome): Promise<boolean> {

@@ -12,7 +12,7 @@ export interface CopyCounts {
 }
 
 /** The tables copied, in order (parents before children), with how each side counts them. */
-const TABLES = ['collections', 'videos', 'library_folders', 'excluded_files', 'segments', 'video_signatures', 'tasks', 'api_keys', 'jobs'] as const;
+const TABLES = ['collections', 'videos', 'library_folders', 'excluded_files', 'segments', 'video_signatures', 'video_capabilities', 'tasks', 'api_keys', 'jobs'] as const;
 type Table = (typeof TABLES)[number];
 
 /** Jobs still to do: the others (done, failed) are history the queue does not need. */
@@ -25,7 +25,7 @@ const ms = (n: number | null) => (n === null ? null : new Date(n).toISOString())
 
 /**
  * Copies a SQLite library into an empty PostgreSQL database (migrated first): collections, videos,
- * segments with their vectors, keywords and facts, signatures, tasks, API keys (hashes: the keys
+ * segments with their vectors, keywords and facts, signatures, capabilities' states, tasks, API keys (hashes: the keys
  * themselves were never stored) and the open jobs (a job that was running starts again as queued:
  * its worker belonged to the old library). Segment ids are kept. One transaction: on any error
  * nothing is left behind. Blobs are not touched (see `vidembed migrate --storage-to`).
@@ -131,6 +131,7 @@ export async function copySqliteToPg(
     await client.query(`SELECT setval(pg_get_serial_sequence('segments', 'id'), GREATEST((SELECT max(id) FROM segments), 1), (SELECT count(*) > 0 FROM segments))`);
 
     await copyRows('video_signatures', ['video_id', 'version', 'frames', 'data', 'updated_at'], 'video_id');
+    await copyRows('video_capabilities', ['video_id', 'capability', 'status', 'version', 'message', 'updated_at'], 'video_id, capability');
     await copyRows('tasks', ['id', 'kind', 'owner', 'status', 'request_json', 'result_json', 'error_message', 'created_at', 'updated_at'], 'created_at, rowid');
     await copyRows('api_keys', ['id', 'name', 'key_hash', 'prefix', 'qps', 'quota', 'used', 'created_at', 'revoked_at', 'owner', 'role', 'limits_json'], 'created_at, rowid');
 

@@ -231,6 +231,22 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `ALTER TABLE videos ADD COLUMN playback text;`,
   },
   {
+    // As SQLite migration 20: each capability's state per video (issue 31).
+    version: 10,
+    name: 'the state of each capability per video',
+    sql: `
+      CREATE TABLE video_capabilities (
+        video_id text NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        capability text NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'running', 'done', 'skipped', 'failed')),
+        version text,
+        message text,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (video_id, capability)
+      );
+    `,
+  },
+  {
     // Vector search inside PostgreSQL (issue 32, src/store/pg/vector-store.ts). The library's vector
     // store: 'memory' (each process keeps an in-memory index fed from the bytea vectors, as before),
     // 'migrating' (`vidembed db migrate` is filling the pgvector column: writers fill both) or
@@ -328,6 +344,12 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
         PRIMARY KEY (delivery_id, attempt)
       );
     `,
+  },
+  {
+    // As SQLite migration 50: a video looked up by its file name (VideosCatalog.byFilename).
+    version: 50,
+    name: 'videos looked up by file name',
+    sql: `CREATE INDEX videos_filename ON videos (collection_id, filename);`,
   },
   {
     // As SQLite migration 80: files deleted from a collection in place, left out by \`rescan\`.

@@ -1,5 +1,6 @@
-/** What a job does: process an uploaded video, or run an async embedding / tagging task. */
-export type JobKind = 'video.process' | 'task.embedding' | 'task.tagging';
+import { JOB_KINDS, type JobKind } from '../../api/defaults.js';
+
+export { JOB_KINDS, type JobKind };
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
 
 /** A job as the queue holds it. Times are milliseconds since the epoch, of the backend's clock. */

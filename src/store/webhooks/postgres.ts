@@ -39,14 +39,14 @@ const CLAIM = `
     WHERE c.status = 'pending' AND c.next_attempt_at <= clock_timestamp()
       AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp())
     ORDER BY c.next_attempt_at, c.seq
-    LIMIT 1
+    LIMIT $3
     FOR UPDATE OF c SKIP LOCKED
   )
   UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_owner = $1, lease_token = d.lease_token + 1,
     lease_expires_at = clock_timestamp() + ${interval('$2')}, updated_at = clock_timestamp()
   FROM cand, webhook_endpoints e
   WHERE d.id = cand.id AND e.id = d.endpoint_id
-  RETURNING ${deliveryCols('d.')}, e.url, e.secret, e.allow_private, ${ms('clock_timestamp()')} AS claimed_at`;
+  RETURNING ${deliveryCols('d.')}, d.seq, e.url, e.secret, e.allow_private, ${ms('clock_timestamp()')} AS claimed_at`;
 
 /**
  * Webhooks on PostgreSQL (migration 30): the rules of ./types.ts. Each call runs on a Queryable:
@@ -101,10 +101,15 @@ export class PgWebhooks implements WebhooksStore {
   }
 
   async claim(workerId: string, leaseMs: number): Promise<ClaimedDelivery | undefined> {
-    const { rows } = await this.q.query<DeliveryRecord & { url: string; secret: string; allow_private: boolean; claimed_at: number }>(CLAIM, [workerId, checkLeaseMs(leaseMs)]);
-    const r = rows[0];
-    if (!r) return undefined;
-    return { ...deliveryFromRecord(r), url: r.url, secret: r.secret, allow_private: r.allow_private, claimed_at: Math.round(Number(r.claimed_at)) };
+    return (await this.claimMany(workerId, leaseMs, 1))[0];
+  }
+
+  async claimMany(workerId: string, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+    type Row = DeliveryRecord & { seq: string; url: string; secret: string; allow_private: boolean; claimed_at: number };
+    const { rows } = await this.q.query<Row>(CLAIM, [workerId, checkLeaseMs(leaseMs), Math.max(1, Math.floor(limit))]);
+    // RETURNING keeps no order: the due order, as claimed.
+    rows.sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.seq) - Number(b.seq));
+    return rows.map((r) => ({ ...deliveryFromRecord(r), url: r.url, secret: r.secret, allow_private: r.allow_private, claimed_at: Math.round(Number(r.claimed_at)) }));
   }
 
   async settle(deliveryId: string, token: number, attempt: AttemptResult, outcome: AttemptOutcome): Promise<boolean> {

@@ -83,11 +83,15 @@ export class SqliteWebhooks implements WebhooksStore {
   }
 
   async claim(workerId: string, leaseMs: number): Promise<ClaimedDelivery | undefined> {
+    return (await this.claimMany(workerId, leaseMs, 1))[0];
+  }
+
+  async claimMany(workerId: string, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
     const lease = checkLeaseMs(leaseMs);
     const next = this.db.prepare(
       `SELECT id FROM webhook_deliveries
        WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at < @now)
-       ORDER BY next_attempt_at, rowid LIMIT 1`,
+       ORDER BY next_attempt_at, rowid LIMIT @limit`,
     );
     const take = this.db.prepare(
       `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_owner = @worker, lease_token = lease_token + 1,
@@ -95,13 +99,14 @@ export class SqliteWebhooks implements WebhooksStore {
     );
     const endpoint = this.db.prepare('SELECT url, secret, allow_private FROM webhook_endpoints WHERE id = ?');
     return this.db
-      .transaction((): ClaimedDelivery | undefined => {
+      .transaction((): ClaimedDelivery[] => {
         const now = Date.now();
-        const found = next.get({ now }) as { id: string } | undefined;
-        if (!found) return undefined;
-        const row = deliveryFromRecord(take.get({ worker: workerId, expires: now + lease, now, id: found.id }) as DeliveryRecord);
-        const e = endpoint.get(row.endpoint_id) as { url: string; secret: string; allow_private: number };
-        return { ...row, url: e.url, secret: e.secret, allow_private: Boolean(e.allow_private), claimed_at: now };
+        const found = next.all({ now, limit: Math.max(1, Math.floor(limit)) }) as { id: string }[];
+        return found.map(({ id }) => {
+          const row = deliveryFromRecord(take.get({ worker: workerId, expires: now + lease, now, id }) as DeliveryRecord);
+          const e = endpoint.get(row.endpoint_id) as { url: string; secret: string; allow_private: number };
+          return { ...row, url: e.url, secret: e.secret, allow_private: Boolean(e.allow_private), claimed_at: now };
+        });
       })
       .immediate();
   }

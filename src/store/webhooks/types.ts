@@ -17,7 +17,8 @@
  *   under a live lease — and leases it to `workerId` for `leaseMs`: attempt + 1, token + 1. Two
  *   claimers never get the same delivery while its lease runs: one attempt in flight per delivery
  *   across every worker. The claim hands over the endpoint's URL and secret and the backend's clock
- *   at the claim (`claimedAt`, the clock `createdAt` was read on).
+ *   at the claim (`claimed_at`, the clock `created_at` was read on). claimMany leases up to `limit`
+ *   due deliveries in one go, each as claim would (a worker filling its free delivery slots).
  * - settle takes the claim's token and records the attempt (status code, error, duration) in the
  *   delivery's log and its outcome: delivered, failed for good, or pending again after
  *   `retryInMs`. It is refused (false, nothing recorded) once the token no longer holds the
@@ -127,6 +128,7 @@ export interface WebhooksStore {
   removeEndpoint(id: string): Promise<boolean>;
   emit(event: NewWebhookEvent, endpointId?: string): Promise<string[]>;
   claim(workerId: string, leaseMs: number): Promise<ClaimedDelivery | undefined>;
+  claimMany(workerId: string, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>;
   settle(deliveryId: string, token: number, attempt: AttemptResult, outcome: AttemptOutcome): Promise<boolean>;
   release(deliveryId: string, token: number): Promise<boolean>;
   expireLeasesOf(workerId: string): Promise<number>;

@@ -8,12 +8,12 @@
  * (every collection gets their tags whatever its embedder) and hands their output over in
  * `ctx.analysis`; a caller without analysis (tests, eval) gets the perception analyzer run here.
  */
-import type { Frame } from '../../media/types.js';
-import { PerceptionAnalyzer, type PerceptionOptions } from '../../analysis/perception.js';
-import { analysisDescription, analysisParts, type WeightedPart } from '../../analysis/describe.js';
-import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from '../embedder.js';
-import { UseTextEncoder, getUseTextEncoder, l2normalize } from '../use/text-encoder.js';
-import { PERCEPTION_EMBEDDER_ID } from './id.js';
+import type { Frame } from '../media/types.js';
+import { PerceptionAnalyzer, type PerceptionOptions } from '../analysis/perception.js';
+import { analysisDescription, analysisParts, type WeightedPart } from '../analysis/describe.js';
+import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from './types.js';
+import { UseTextEncoder, getUseTextEncoder, l2normalize } from '../models/use/text-encoder.js';
+import { PERCEPTION_EMBEDDER_ID } from '../models/perception/id.js';
 
 export { PERCEPTION_EMBEDDER_ID };
 export type { PerceptionOptions };

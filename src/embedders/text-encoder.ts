@@ -8,7 +8,7 @@
  *
  * The Embedder interface stays as it is: these wrap it.
  */
-import type { Embedder, TextEmbedding } from './embedder.js';
+import type { Embedder, TextEmbedding } from './types.js';
 
 export interface QueryTextEncoder {
   /** The embedding of `text` by the embedder registered as `embedderId`. */

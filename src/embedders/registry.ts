@@ -3,10 +3,10 @@
  * the engine asks this registry for that embedder. Instances are created lazily and shared per
  * process (weights load once). CLIP tiers register here later through `registerEmbedder`.
  */
-import type { Embedder } from './embedder.js';
+import type { Embedder } from './types.js';
 import { LazyEmbedder } from './lazy.js';
-import { PERCEPTION_EMBEDDER_ID } from './perception/id.js';
-import { registerClipModels } from './clip/index.js';
+import { PERCEPTION_EMBEDDER_ID } from '../models/perception/id.js';
+import { registerClipModels } from './clip.js';
 
 /** The offline default (SPEC §2 tier 1). Its code loads on first use: see LazyEmbedder. */
 export const DEFAULT_EMBEDDER_ID = PERCEPTION_EMBEDDER_ID;
@@ -43,7 +43,7 @@ registerEmbedder(
       512,
       PERCEPTION_FRAME_MAX_SIDE,
       async () => {
-        const [{ PerceptionEmbedder }, { sharedPerceptionAnalyzer }] = await Promise.all([import('./perception/embedder.js'), import('../analysis/index.js')]);
+        const [{ PerceptionEmbedder }, { sharedPerceptionAnalyzer }] = await Promise.all([import('./perception.js'), import('../analysis/index.js')]);
         return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE }, undefined, sharedPerceptionAnalyzer());
       },
       PERCEPTION_CONSUMES,

@@ -4,18 +4,18 @@
  * float input (or the one called `pixel_values`), the text input is `input_ids` (plus
  * `attention_mask` when the model declares it), and the output is the one named `*_embeds`.
  */
-import { l2normalize } from '../vectors.js';
+import { l2normalize } from '../models/vectors.js';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type * as OrtTypes from 'onnxruntime-node';
-import { ModelError, ValidationError } from '../../api/errors.js';
-import type { Frame } from '../../media/types.js';
-import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from '../embedder.js';
-import { modelsDir as defaultModelsDir, type ModelManifest } from '../manifest.js';
-import { ClipPreprocessor, CLIP_PREPROCESS, type ClipPreprocessConfig } from './preprocess.js';
-import { ClipTokenizer, CLIP_CONTEXT } from './tokenizer.js';
+import { ModelError, ValidationError } from '../api/errors.js';
+import type { Frame } from '../media/types.js';
+import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from './types.js';
+import { loadAllManifests, loadManifests, modelsDir as defaultModelsDir, type ModelManifest } from '../models/manifest.js';
+import { ClipPreprocessor, CLIP_PREPROCESS, type ClipPreprocessConfig } from '../models/clip/preprocess.js';
+import { ClipTokenizer, CLIP_CONTEXT } from '../models/clip/tokenizer.js';
 
-import { loadOrt, onnxThreads, sessionOptions, type Ort } from '../onnx/runtime.js';
+import { loadOrt, onnxThreads, sessionOptions, type Ort } from '../models/onnx/runtime.js';
 type Session = OrtTypes.InferenceSession;
 
 export interface ClipEmbedderOptions {
@@ -272,4 +272,60 @@ export class ClipEmbedder implements Embedder {
     this.loading = undefined;
     await Promise.all(sessions.map((s) => s?.release().catch(() => undefined)));
   }
+}
+
+/*
+ * Tier 2 — CLIP models described by manifests in models/ (kind "clip"), registered with the
+ * embedder registry (src/embedders/registry.ts) by `registerClipModels`. Each factory builds a
+ * ClipEmbedder on the models dir (VIDEMBED_MODELS_DIR or ~/.cache/vidembed/models); load() fails
+ * with "model <id> is not installed: run `vidembed models pull <id>`" when the files are missing.
+ */
+
+/** Shaped to pass straight to the registry's `registerEmbedder(info, create)`. */
+export interface ClipModelInfo {
+  id: string;
+  dim: number;
+  description: string;
+  kind: 'clip';
+  name: string;
+  frameMaxSide: number;
+}
+
+export type RegisterEmbedder = (id: string, factory: () => Embedder, info: ClipModelInfo) => void;
+
+/**
+ * Registers one factory per CLIP manifest. The models dir is read when a factory runs, so a
+ * VIDEMBED_MODELS_DIR set after registration still applies.
+ */
+export function registerClipModels(
+  register: RegisterEmbedder,
+  opts: { manifests?: ModelManifest[]; modelsDir?: string; embedder?: Partial<Omit<ClipEmbedderOptions, 'manifest'>> } = {},
+): string[] {
+  let all = opts.manifests;
+  if (!all) {
+    try {
+      all = loadAllManifests();
+    } catch {
+      // A broken VIDEMBED_MANIFESTS_DIR must not take the shipped models down at import time;
+      // `vidembed models list` reports the error.
+      all = loadManifests();
+    }
+  }
+  const manifests = all.filter((m) => m.kind === 'clip');
+  for (const manifest of manifests) {
+    const frameMaxSide = opts.embedder?.frameMaxSide ?? 400;
+    register(
+      manifest.id,
+      () => new ClipEmbedder({ ...opts.embedder, manifest, modelsDir: opts.modelsDir ?? defaultModelsDir() }),
+      {
+        id: manifest.id,
+        dim: manifest.dimension,
+        description: `${manifest.name} (pull with \`vidembed models pull ${manifest.id}\`)`,
+        kind: 'clip',
+        name: manifest.name,
+        frameMaxSide,
+      },
+    );
+  }
+  return manifests.map((m) => m.id);
 }

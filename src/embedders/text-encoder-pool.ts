@@ -23,7 +23,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
 import { errorFromWire, type WireError } from '../api/errors.js';
-import type { TextEmbedding } from './embedder.js';
+import type { TextEmbedding } from './types.js';
 import { workerScript } from '../threads/worker-script.js';
 import type { QueryTextEncoder } from './text-encoder.js';
 
@@ -93,7 +93,7 @@ export function cores(): number {
 }
 
 function defaultWorkerUrl(): URL {
-  return workerScript(import.meta.url, 'src/models/text-encoder-worker.js', (m) => new errors.ModelError(`the text encoder's worker script: ${m}`));
+  return workerScript(import.meta.url, 'src/embedders/text-encoder-worker.js', (m) => new errors.ModelError(`the text encoder's worker script: ${m}`));
 }
 
 export class TextEncoderPool implements QueryTextEncoder {

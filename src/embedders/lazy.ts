@@ -1,5 +1,5 @@
 import type { Frame } from '../media/types.js';
-import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from './embedder.js';
+import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from './types.js';
 
 /**
  * An embedder whose code (tfjs, onnxruntime) is imported only when it is first loaded, so that
