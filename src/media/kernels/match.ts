@@ -41,10 +41,15 @@ export type MatchOptions = Partial<typeof MATCH_DEFAULTS>;
 
 const NONE: PictureMatch = { matches: 0, inliers: 0, scale: 1, tx: 0, ty: 0, inside: 0 };
 
-/** Hamming distance of descriptors `i` of `a` and `j` of `b`. */
-function hamming(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
+/**
+ * Hamming distance of descriptors `i` of `a` and `j` of `b`, or any value ≥ `bound` as soon as the
+ * partial sum reaches it (neither the best nor the second best: the rest need not be read).
+ */
+function hammingWithin(a: Uint32Array, i: number, b: Uint32Array, j: number, bound: number): number {
   let d = 0;
-  for (let k = 0; k < 8; k++) d += popcount32(a[i * 8 + k] ^ b[j * 8 + k]);
+  const ai = i * 8;
+  const bj = j * 8;
+  for (let k = 0; k < 8 && d < bound; k++) d += popcount32(a[ai + k] ^ b[bj + k]);
   return d;
 }
 
@@ -57,7 +62,7 @@ export function matchDescriptors(a: Keypoints, b: Keypoints, options: MatchOptio
     let second = 257;
     let at = -1;
     for (let j = 0; j < b.n; j++) {
-      const d = hamming(a.desc, i, b.desc, j);
+      const d = hammingWithin(a.desc, i, b.desc, j, second);
       if (d < best) {
         second = best;
         best = d;
