@@ -10,7 +10,7 @@
  */
 export { RemoteService as VidembedClient, type RemoteOptions as VidembedClientOptions } from './remote.js';
 export { OPERATIONS, type OperationId } from './operations.js';
-export type { OperationBody, OperationParams, OperationQuery, OperationRequest, OperationResponse, RawResponse } from './request-types.js';
+export type { OperationBody, OperationParams, OperationQuery, OperationRequest, OperationResponse, OperationTypes, RawResponse } from './request-types.js';
 export * from '../api/errors.js';
 export type * from '../api/types.js';
 export { WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT, type WebhookEvent } from '../api/schemas.js';

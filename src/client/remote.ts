@@ -54,7 +54,7 @@ import type {
 } from '../api/types.js';
 import { errorFromResponse } from './http-errors.js';
 import { OPERATIONS, type OperationId } from './operations.js';
-import type { OperationRequest, OperationResponse, RawResponse } from './request-types.js';
+import type { OperationTypes, RawResponse } from './request-types.js';
 
 export interface RemoteOptions {
   baseUrl: string;
@@ -88,15 +88,15 @@ export class RemoteService implements VideoService {
    * Errors are the typed errors of src/api/errors.ts, with the retries every call gets (connection
    * errors, 429 and 503 honouring Retry-After, 502).
    */
-  async request<K extends OperationId>(op: K, parts: OperationRequest<K> = {} as OperationRequest<K>): Promise<OperationResponse<K>> {
-    return this.ok(await this.send(op, parts)) as OperationResponse<K>;
+  async request<K extends OperationId>(op: K, parts: OperationTypes[K]['request'] = {} as OperationTypes[K]['request']): Promise<OperationTypes[K]['response']> {
+    return this.ok(await this.send(op, parts)) as OperationTypes[K]['response'];
   }
 
   /**
    * One operation as it came back, whatever its status (after the same retries): status, headers and
    * body (JSON parsed, else text; a file's bytes for file operations). `retries: 0` sends it once.
    */
-  async send<K extends OperationId>(op: K, parts: OperationRequest<K> = {} as OperationRequest<K>, opts: { retries?: number } = {}): Promise<RawResponse> {
+  async send<K extends OperationId>(op: K, parts: OperationTypes[K]['request'] = {} as OperationTypes[K]['request'], opts: { retries?: number } = {}): Promise<RawResponse> {
     return this.sendParts(op, parts as UntypedParts, opts);
   }
 

@@ -32,6 +32,13 @@ export type OperationRequest<K extends OperationId> = (OperationParams<K> extend
   (OperationQuery<K> extends undefined ? { query?: undefined } : { query?: OperationQuery<K> }) &
   (OperationBody<K> extends undefined ? { body?: undefined } : { body: OperationBody<K> }) & { form?: import('undici').FormData };
 
+/**
+ * Each operation's request and response, looked up one operation at a time: `request(op, …)` reads
+ * `OperationTypes[K]` for the one K of the call, so a consumer's compiler never expands the types of
+ * every operation at once (OperationRequest<K> over the union of all ids is too deep: TS2589).
+ */
+export type OperationTypes = { [K in OperationId]: { request: OperationRequest<K>; response: OperationResponse<K> } };
+
 /** An answer as it came: status, headers, body (parsed JSON, else text; a file's bytes for file operations). */
 export interface RawResponse {
   /** What was asked: the method and the path with its query. */
