@@ -78,7 +78,11 @@ function fastScore(d: Float32Array, o: number, t: number, ring: Int32Array): num
   const c = d[o];
   const hi = c + t;
   const lo = c - t;
-  // Any arc of 9 of 16 holds at least two of the four compass points (0, 4, 8, 12).
+  // Any arc of 9 of 16 holds pixel 0 or pixel 8 (they are 8 apart both ways round): most pixels end here.
+  const top = d[o + ring[0]];
+  const bottom = d[o + ring[8]];
+  if (top <= hi && top >= lo && bottom <= hi && bottom >= lo) return 0;
+  // And at least two of the four compass points (0, 4, 8, 12).
   let nb = 0;
   let nd = 0;
   for (let k = 0; k < 16; k += 4) {
