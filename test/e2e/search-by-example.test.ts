@@ -69,7 +69,8 @@ describe('search by example with a CLIP-shaped model (check half)', () => {
       await engine.close();
       await clip.dispose();
     }
-  });
+    // Four passes of queries (two with the check) after the ingest.
+  }, 600_000);
 });
 
 // Set from the tuning half (R@1 8/34 = 0.235 with this model; chance 1/34) before the check half
