@@ -1,12 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { FILE_NEEDS, inCi, missingNeeds, skipLine } from './test/needs.js';
-import LongestFirst from './test/sequencer.js';
 
 /**
- * End-to-end files that load real models or hold long real-process scenarios. They run in the same
- * pool as every other file (2 workers), longest first (test/sequencer.ts): run one at a time after
- * the others, as before, they left a core idle for most of a quarter of an hour.
+ * End-to-end files that load real models: one at a time, after everything else, so that model-heavy
+ * suites do not contend for the 2 cores a CI machine has (and their timings stay sane).
  */
 const MODEL_SUITES = [
   'test/e2e/analysis-threads.test.ts',
@@ -60,7 +58,6 @@ export default defineConfig({
     // Both cores: vitest's default (cores − 1) runs one file at a time on a 2-core machine. The
     // model-heavy project still runs its files one at a time (fileParallelism: false).
     maxWorkers: 2,
-    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
@@ -97,6 +94,8 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, ...leftOut],
           testTimeout: 300_000,
           hookTimeout: 600_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

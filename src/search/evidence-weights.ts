@@ -39,6 +39,15 @@ export const EVIDENCE_WEIGHTS = {
    */
   example: { similarity: 20, intercept: -17 },
   /**
+   * A picture as the query with its geometric check (src/search/picture-check.ts): logistic curve of
+   * the similarity and log(1 + inliers). Fitted by `node dist/eval/fit-picture.js` on the tuning
+   * half's 61 picture queries cropped to 70 % and colour-shifted (1,220 results, 57 right, 20
+   * sources; ImageNet library), 2026-11-27. Held out by source: log-loss 0.023 (majority 0.189);
+   * first results high 51/51 right, medium 1/1, low 3/9. The similarity weight is small: once the
+   * check has spoken, how close the embedding is adds little (docs/eval.md, "Search by picture").
+   */
+  picture: { similarity: 0.552, inliers: 3.011, intercept: -10.802 },
+  /**
    * Written: logistic curve of the sure share of the query's words read on screen. Not fitted: no
    * first five result of the tuning half read a query word on screen; the seen curve's word weight
    * before this fit stands.

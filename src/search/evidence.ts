@@ -93,10 +93,20 @@ export function preRankProbability(preRank: number): number {
   return sigmoid(w.preRank * preRank + w.intercept);
 }
 
-/** A picture or a moment as the query: how close the moment's picture is, alone. */
+/** A picture or a moment as the query, unchecked (a moment; a picture with the check off): how close the moment's picture is, alone. */
 export function exampleProbability(similarity: number): number {
   const w = EVIDENCE_WEIGHTS.example;
   return sigmoid(w.similarity * similarity + w.intercept);
+}
+
+/**
+ * A picture as the query, its geometric check run (src/search/picture-check.ts): the similarity and
+ * how many keypoints of the query agree on one crop and zoom of the moment's keyframe (log-scaled:
+ * the first dozen tell most; 0 for a moment not checked).
+ */
+export function pictureProbability(similarity: number, inliers: number): number {
+  const w = EVIDENCE_WEIGHTS.picture;
+  return sigmoid(w.similarity * similarity + w.inliers * Math.log1p(inliers) + w.intercept);
 }
 
 export function writtenProbability(f: WrittenFeatures): number {

@@ -13,6 +13,7 @@ import {
   combineKinds,
   EVIDENCE_KINDS,
   exampleProbability,
+  pictureProbability,
   factsOfKind,
   preRankProbability,
   saidProbability,
@@ -28,6 +29,8 @@ export interface EvidenceMode {
   example: boolean;
   /** `search --seen`: the picture alone. */
   seenOnly: boolean;
+  /** A picture alone whose geometric check ran: the picture curve (similarity and inliers). */
+  pictureChecked?: boolean;
 }
 
 export interface HitEvidence {
@@ -61,6 +64,8 @@ export interface HitInput {
   idf: Map<string, number>;
   said?: { hit: SpokenHit; features: SaidFeatures };
   description?: string;
+  /** A picture query's geometric check on this moment's keyframe: matches in one geometry (src/search/picture-check.ts). */
+  inliers?: number;
   /** The best other video of the same result list (rivalsOf): what the margin is measured against. */
   rival?: Rival;
 }
@@ -135,17 +140,24 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
   const said = mode.seenOnly ? undefined : h.said;
   const seenMatched = mode.example || seenSure.length > 0 || (writtenSure.length === 0 && !said);
   if (seenMatched) {
-    p.seen = mode.example ? exampleProbability(h.similarity) : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified, margin, agree: Math.min(sureImagenet, surePerception) });
-    parts.seen = mode.example
-      ? { similarity: h.similarity }
-      : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity, margin, sim_margin: simMargin, sure_imagenet: sureImagenet, sure_perception: surePerception };
+    p.seen = mode.pictureChecked
+      ? pictureProbability(h.similarity, h.inliers ?? 0)
+      : mode.example
+        ? exampleProbability(h.similarity)
+        : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified, margin, agree: Math.min(sureImagenet, surePerception) });
+    parts.seen = mode.pictureChecked
+      ? { similarity: h.similarity, inliers: h.inliers ?? 0 }
+      : mode.example
+        ? { similarity: h.similarity }
+        : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity, margin, sim_margin: simMargin, sure_imagenet: sureImagenet, sure_perception: surePerception };
     if (seenSure.length) matched.seen = seenSure.map(([t]) => t);
     const words = seenSnippet(seenWords);
     if (words) snippet.seen = words;
     else if (h.description) snippet.seen = h.description.split(/(?<=\.)\s/)[0];
     const named = [...seenWords].filter(([, w]) => w.strength > 0);
     const saw = named.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}${w.via ? `, from ${w.via}` : ''}, ${pct(w.strength)}${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`));
-    reasons.push(`seen ${pct(p.seen)}: the picture matches at ${h.similarity.toFixed(2)}${saw.length ? `; analysis saw ${saw.join(', ')}` : mode.example ? '' : '; no query word was seen'}`);
+    const held = h.inliers ? `; the query picture is in its keyframe (${h.inliers} keypoints agree on one crop and zoom)` : '';
+    reasons.push(`seen ${pct(p.seen)}: the picture matches at ${h.similarity.toFixed(2)}${held}${saw.length ? `; analysis saw ${saw.join(', ')}` : mode.example ? '' : '; no query word was seen'}`);
   }
   if (writtenSure.length) {
     const sureWritten = sureWordShare(h.idf, writtenWords);
