@@ -20,7 +20,7 @@
  * VIDEMBED_PGVECTOR_DIR (default: a temp dir), removed afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -188,14 +188,74 @@ async function search(base: string, collectionId: string, like: { video_id: stri
   return r.statusCode;
 }
 
+/**
+ * maintenance_work_mem for building the HNSW index over `segments` 512-d rows: the whole graph in
+ * memory (pgvector's element ≈ the halfvec + its neighbour lists ≈ 1.4 KB, plus a quarter for
+ * headroom), at least 256 MB, never more than a quarter of the machine's memory nor half of what is
+ * free now (a build that asks for more than the machine has is what gets a server killed).
+ */
+export function buildMemoryFor(segments: number, total = os.totalmem(), free = os.freemem()): string {
+  const mb = (b: number) => Math.floor(b / 1048576);
+  const want = mb(segments * 1400 * 1.25);
+  const cap = Math.max(256, Math.min(mb(total / 4), mb(free / 2)));
+  return `${Math.max(256, Math.min(want, cap))}MB`;
+}
+
+/** The last lines of the throwaway cluster's server log (where PostgreSQL says why a backend died). */
+function serverLogTail(dir: string, lines = 25): string {
+  const log = path.join(dir, 'server.log');
+  if (!existsSync(log)) return '(no server log)';
+  return readFileSync(log, 'utf8').split('\n').slice(-lines).join('\n');
+}
+
+/** What the bench is doing now: named in every failure, signal or early exit, so a death is never silent. */
+const progress = { phase: 'starting', since: performance.now() };
+function phase(name: string): void {
+  progress.phase = name;
+  progress.since = performance.now();
+  process.stderr.write(`pgvector bench: ${name}\n`);
+}
+function where(): string {
+  return `${progress.phase} (${((performance.now() - progress.since) / 1000).toFixed(0)} s into it)`;
+}
+
 export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
   const sizes = (process.env.VIDEMBED_PGVECTOR_SIZES ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
   if (!findPgBin()) return { skipped: 'PostgreSQL server not installed' };
   const parent = process.env.VIDEMBED_PGVECTOR_DIR;
-  const cluster = await startThrowawayCluster({ durable: true, parent, settings: { shared_buffers: '2GB', max_wal_size: '8GB', checkpoint_timeout: '30min' } });
+  // shared_buffers: 2 GB, or an eighth of a smaller machine; one parallel maintenance worker at most
+  // (2 cores here: the leader and one worker), and the log keeps what a dying backend says.
+  const sharedBuffers = `${Math.min(2048, Math.floor(os.totalmem() / 1048576 / 8))}MB`;
+  const parallel = String(Math.max(0, Math.min(1, os.cpus().length - 1)));
+  const cluster = await startThrowawayCluster({
+    durable: true,
+    parent,
+    settings: {
+      shared_buffers: sharedBuffers,
+      max_wal_size: '8GB',
+      checkpoint_timeout: '30min',
+      max_parallel_maintenance_workers: parallel,
+      log_min_messages: 'notice',
+      log_error_verbosity: 'default',
+    },
+  });
   const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-pgv-home-'));
   const url = cluster.url('postgres');
   const pool = openPgPool(url, 4);
+  // A pool's idle client whose backend dies emits 'error': without a listener that kills this
+  // process with nothing said; with it the death is named (and the query in flight fails loudly).
+  pool.on('error', (err) => process.stderr.write(`pgvector bench: a database connection died during ${where()}: ${err.message}\n`));
+  let failed = false;
+  // A signal (the session ending, the run stopped, a timeout's SIGTERM) names the phase and the server
+  // log, stops the cluster and exits non-zero: never an exit without a word. (SIGHUP is left alone so
+  // `nohup` keeps working; SIGKILL cannot be caught: then the cluster dir and its server.log stay.)
+  const onSignal = (sig: NodeJS.Signals) => {
+    process.stderr.write(`pgvector bench: stopped by ${sig} during ${where()}\n--- server log (last lines) ---\n${serverLogTail(cluster.dir)}\n`);
+    cluster.stop();
+    rmSync(home, { recursive: true, force: true });
+    process.exit(sig === 'SIGINT' ? 130 : 143);
+  };
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, onSignal);
   try {
     await migratePg(pool);
     const status = await prepareVectorStore(pool, 'pgvector', PG_VECTOR_DEFAULTS);
@@ -216,13 +276,23 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
     for (const size of sizes) {
       let t = performance.now();
       await pool.query(`DROP INDEX IF EXISTS ${hnswIndexName(DIM)}`);
+      phase(`writing segments ${n} → ${size}`);
       n = await grow(pool, big, shapes, n, size, truth, 'big');
       const insertS = (performance.now() - t) / 1000;
       await pool.query('VACUUM (ANALYZE) segments');
-      process.stderr.write(`pgvector bench: building the HNSW index over ${n + SMALL_OWNER} segments\n`);
+      const buildMemory = buildMemoryFor(n + SMALL_OWNER);
+      phase(`building the HNSW index over ${n + SMALL_OWNER} segments (maintenance_work_mem ${buildMemory}, ${parallel} parallel worker)`);
       t = performance.now();
-      await ensureHnswIndex(pool, DIM, 'halfvec', PG_VECTOR_DEFAULTS);
+      let lastReport = 0;
+      await ensureHnswIndex(pool, DIM, 'halfvec', { ...PG_VECTOR_DEFAULTS, buildMemory }, {
+        onProgress: (p) => {
+          if (performance.now() - lastReport < 30_000) return;
+          lastReport = performance.now();
+          process.stderr.write(`pgvector bench: index build ${p.phase}: ${p.done}/${p.total}, ${((performance.now() - t) / 1000).toFixed(0)} s\n`);
+        },
+      });
       const buildS = (performance.now() - t) / 1000;
+      process.stderr.write(`pgvector bench: index built in ${buildS.toFixed(1)} s\n`);
       const sizes_mb = (
         await pool.query<{ table_mb: number; index_mb: number }>(
           `SELECT round(pg_table_size('segments') / 1048576.0)::float8 AS table_mb, round(pg_relation_size('${hnswIndexName(DIM)}') / 1048576.0)::float8 AS index_mb`,
@@ -230,6 +300,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       ).rows[0];
 
       // One client, the repositories as the server calls them.
+      phase(`one client's searches at ${n + SMALL_OWNER} segments`);
       const vectorTimes: number[] = [];
       let recall = 0;
       for (const [i, q] of queries.entries()) {
@@ -266,6 +337,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       }
 
       // The server: start → first answered search, RSS, then 32 clients.
+      phase(`serve at ${n + SMALL_OWNER} segments: start, then 32 clients for 20 s`);
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const like = { video_id: 'big_0', t: 1 };
@@ -317,6 +389,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
         segments: n + SMALL_OWNER,
         insert_s: round(insertS, 1),
         index_build_s: round(buildS, 1),
+        index_build_memory: buildMemory,
         ...sizes_mb,
         vector_search_k200: stats(vectorTimes),
         recall_at_10: round(recall / queries.length, 4),
@@ -334,13 +407,24 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
     return {
       vectors: c.source,
       dim: DIM,
-      settings: PG_VECTOR_DEFAULTS,
-      postgres: 'local throwaway cluster, PostgreSQL 15 + pgvector, fsync on, shared_buffers 2GB',
+      settings: { ...PG_VECTOR_DEFAULTS, buildMemory: 'per size: the graph plus a quarter, capped by the machine (index_build_memory)' },
+      postgres: `local throwaway cluster, PostgreSQL 15 + pgvector, fsync on, shared_buffers ${sharedBuffers}, max_parallel_maintenance_workers ${parallel}`,
       sizes: out,
       targets: 'at 1M: recall@10 >= 0.95, vector p50 <= 40 ms, hybrid p50 <= 60 ms and p99 <= 150 ms, 32 clients >= 100 rps with 0 errors, serve RSS <= 400 MB and flat, start <= 2 s',
     };
+  } catch (err) {
+    failed = true;
+    const msg = `pgvector bench failed during ${where()}: ${(err as Error).message}\n--- server log (last lines) ---\n${serverLogTail(cluster.dir)}`;
+    if (parent) {
+      // Keep the whole log beside the data dir: the cluster goes, the reason stays.
+      const keep = path.join(parent, `server-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
+      if (existsSync(path.join(cluster.dir, 'server.log'))) copyFileSync(path.join(cluster.dir, 'server.log'), keep);
+    }
+    throw new Error(msg);
   } finally {
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.off(sig, onSignal);
     await pool.end().catch(() => {});
+    if (!failed) phase('done: stopping the cluster');
     cluster.stop();
     rmSync(home, { recursive: true, force: true });
   }

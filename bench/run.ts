@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const names = asked.length ? asked : Object.keys(SECTIONS);
   const out: Record<string, unknown> = { machine: { cpus: (await import('node:os')).cpus().length, node: process.version } };
+  const failed: string[] = [];
   for (const name of names) {
     const fn = SECTIONS[name];
     if (!fn) throw new Error(`unknown bench section ${name} (known: ${Object.keys(SECTIONS).join(', ')})`);
@@ -49,16 +50,33 @@ async function main(): Promise<void> {
     try {
       out[name] = await fn();
     } catch (err) {
+      // Said on stderr at once and counted in the exit status: a section that died is never just a JSON field.
       out[name] = { error: (err as Error).message };
+      failed.push(name);
+      process.stderr.write(`bench: ${name} FAILED: ${(err as Error).message}\n`);
     }
     process.stderr.write(`bench: ${name} done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
   }
   process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  if (failed.length) throw new Error(`${failed.length} section(s) failed: ${failed.join(', ')}`);
 }
 
+// Node exits quietly with status 0 when its event loop empties while a promise still waits (a
+// socket gone without an error, a child's pipe closed): then say so and fail instead.
+let settled = false;
+process.on('beforeExit', () => {
+  if (settled) return;
+  process.stderr.write('bench failed: the process ran out of work before the bench finished (a promise that can no longer settle)\n');
+  process.exit(1);
+});
+
 main().then(
-  () => process.exit(0),
+  () => {
+    settled = true;
+    process.exit(0);
+  },
   (err) => {
+    settled = true;
     process.stderr.write(`bench failed: ${err.message}\n`);
     process.exit(1);
   },

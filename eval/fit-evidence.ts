@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { EVIDENCE_WEIGHTS } from '../src/search/evidence-weights.js';
 import { combineKinds, EVIDENCE_KINDS, stretchScore, type EvidenceKind, type KindProbabilities } from '../src/search/evidence.js';
 import { confidenceLabel } from '../src/search/confidence.js';
+import { seenModelChoice, seenX } from './fit-seen.js';
 import { fitLogistic } from './metrics.js';
 import type { Sample } from './mixed.js';
 
@@ -86,14 +87,24 @@ function main(): void {
       return { x: [p.similarity, p.sure_words, p.classified], y: s.right ? 1 : 0, group: groupOf(s) };
     });
   const nowSeen = (r: Row) => sigmoid(W.seen.similarity * r.x[0] + W.seen.sureWords * r.x[1] + W.seen.classified * r.x[2] + W.seen.intercept);
+  // (The engine's margin and agreement terms are left out of "engine now" here: the base model's own comparison; eval/fit-seen.ts judges them.)
   let seenW: number[];
   if (seenRows.every((r) => r.x[2] === seenRows[0].x[2])) {
     // One library only (every moment classified, or none): `classified` cannot be fitted; its
     // weight stands, and the intercept is moved so that this library's moments get the fitted curve.
     const c = seenRows[0]?.x[2] ?? 1;
     const w = report('seen (similarity, sure words; classified constant)', seenRows.map((r) => ({ ...r, x: r.x.slice(0, 2) })), (r) => nowSeen({ ...r, x: [...r.x, c] }));
-    seenW = [w[0], w[1], W.seen.classified, w[2] - c * W.seen.classified];
-  } else seenW = report('seen (similarity, sure words, classified)', seenRows, nowSeen);
+    seenW = [w[0], w[1], W.seen.classified, 0, 0, w[2] - c * W.seen.classified];
+  } else {
+    const w = report('seen (similarity, sure words, classified)', seenRows, nowSeen);
+    seenW = [w[0], w[1], w[2], 0, 0, w[3]];
+  }
+
+  // Sharper seen curves: the same samples, with the margin to the best other video of the result
+  // list and the agreement of ImageNet and perception words with the query (src/search/evidence.ts).
+  // Each judged held out by source: log-loss on the first five, and the labels of first results.
+  const seenModel = seenModelChoice(samples, W);
+  if (seenModel) seenW = seenModel;
 
   // The ranking's seen side: the pre-rank (similarity + keyword bonus) alone, same samples.
   const rankRows: Row[] = samples
@@ -123,7 +134,7 @@ function main(): void {
     const e = s.evidence;
     if (e.seen?.parts) {
       const q = e.seen.parts;
-      p.seen = q.sure_words === undefined ? e.seen.probability : sigmoid(dot(seenW, [q.similarity, q.sure_words, q.classified]));
+      p.seen = q.sure_words === undefined ? e.seen.probability : sigmoid(dot(seenW, seenX(q)));
     }
     if (e.said?.parts) {
       const q = e.said.parts;
@@ -179,7 +190,7 @@ function main(): void {
 
   const c = (x: number) => Number(x.toFixed(3));
   const out = {
-    seen: { similarity: c(seenW[0]), sureWords: c(seenW[1]), classified: c(seenW[2]), intercept: c(seenW[3]) },
+    seen: { similarity: c(seenW[0]), sureWords: c(seenW[1]), classified: c(seenW[2]), margin: c(seenW[3]), agree: c(seenW[4]), intercept: c(seenW[5]) },
     rank: { preRank: c(rankW[0]), intercept: c(rankW[1]) },
     said: { score: c(saidW[0]), exact: c(saidW[1]), content: c(saidW[2]), rarity: c(saidW[3]), intercept: c(saidW[4]) },
     ...(writtenW ? { written: { sureWords: c(writtenW[0]), intercept: c(writtenW[1]) } } : {}),

@@ -23,6 +23,10 @@
  *               with `--home`, every query's results with their evidence are kept in
  *               HOME/mixed-<variant>-<half>.json for eval/fit-evidence.ts (`--variant base|imagenet`:
  *               one library only)
+ *   picture     search by picture (issue 29): each item's picture cropped to 70 % and colour-shifted
+ *               (and the milder change), searched on the picture-only library with ImageNet, before
+ *               and after the geometric check in the same run: R@1/R@5 for photos, the eight
+ *               photos (eval/example-queries.ts eightPhotos), video frames; ms a query (eval/picture-eval.ts)
  * Aliases: `framing` = shot_size + angle; `all`.
  */
 import { cpus } from 'node:os';
@@ -47,9 +51,10 @@ import { evaluateSpeech, SPEECH_CONDITIONS, type SpeechEval } from './speech.js'
 import { evaluateMixed, formatMixed, type MixedFigures } from './mixed.js';
 import { ensureMixedLibrary, openVariant, VARIANTS } from './mixed-library.js';
 import { loadSpeechItems } from './speech-data.js';
+import { evaluatePictureQueries, formatPictureFigures, pictureFigures, type PictureFigures } from './picture-eval.js';
 import { writeFileSync } from 'node:fs';
 
-const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search', 'speech', 'mixed'] as const;
+const SECTIONS = ['shot_size', 'angle', 'reliability', 'camera', 'retrieval', 'search', 'speech', 'mixed', 'picture'] as const;
 type Section = (typeof SECTIONS)[number];
 const ALIASES: Record<string, Section[]> = { framing: ['shot_size', 'angle'], all: [...SECTIONS], quality: ['search'], shot: ['shot_size'], camera_movement: ['camera'] };
 
@@ -197,6 +202,26 @@ async function main(): Promise<void> {
     }
   }
 
+  let picture: Partial<Record<Half, PictureFigures[]>> | undefined;
+  if (sections.has('picture')) {
+    picture = {};
+    const items = loadSearchCatalog(dir);
+    const pictureHome = home ?? tempDir('vidembed-eval-picture-').dir;
+    err(`picture (with ImageNet): libraries in ${join(pictureHome, 'imagenet')}`);
+    const engine = await openVariant(pictureHome, 'imagenet');
+    try {
+      for (const half of halves) {
+        const rows = inHalf(items, half);
+        const id = await ensureLibrary(engine, rows, half, { home: join(pictureHome, 'imagenet'), log: err });
+        const figures = pictureFigures(await evaluatePictureQueries(engine, id, rows, join(pictureHome, 'imagenet', 'picture-queries'), ['crop-shift', 'mild']), rows);
+        err(formatPictureFigures(half, figures));
+        picture[half] = figures;
+      }
+    } finally {
+      await engine.close();
+    }
+  }
+
   let speech: SpeechEval | undefined;
   if (sections.has('speech')) {
     const conditions = process.argv.slice(2).filter((a) => SPEECH_CONDITIONS.some((c) => c.name === a));
@@ -262,6 +287,7 @@ async function main(): Promise<void> {
     out.search = search;
     err(formatSearch(search));
   }
+  if (picture) out.picture = picture;
   if (mixed) {
     out.mixed = mixed;
     for (const [variant, halves] of Object.entries(mixed)) {

@@ -63,6 +63,7 @@ import { DeliveryLoop } from './deliveries.js';
 
 export type { EngineOptions, JobContext, VideoFile };
 export { MAX_TEXT_CHARS, boundText, uncoveredScript } from '../services/search.js';
+import type { SearchOptions } from '../services/search.js';
 export { toEncodeVideoResponse } from '../services/analysis.js';
 
 export class LocalEngine implements VideoService {
@@ -201,7 +202,7 @@ export class LocalEngine implements VideoService {
 
   // ---- search and embeddings -------------------------------------------------------------
 
-  async search(collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
+  async search(collectionIdOrName: string, req: SearchRequest, opts: SearchOptions = {}): Promise<SearchResponse> {
     return this.services.search.search(this.principal, collectionIdOrName, validateRequest('search', 'body', req), opts);
   }
   async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {

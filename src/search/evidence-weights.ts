@@ -18,8 +18,18 @@ export const EVIDENCE_WEIGHTS = {
    * 34/112.) `classified` could not be fitted (the base library was not built for this fit: every
    * tuning moment was classified); it keeps the weight of the curve before (fitted on both
    * libraries, 2026-11-25), and the intercept is the fitted one less that weight.
+   *
+   * `agree` (the smaller of the sure shares of the query's words named by ImageNet and by
+   * perception) and `margin` (the hit's pre-rank over the best other video's, marginTerm) were
+   * fitted the same way (eval/fit-seen.ts, 2026-11-27; adopted only if the held-out log-loss beats
+   * the base curve's and held-out "high" first results stay ≥ 90 % right). First results, log-loss
+   * held out by source / labels of first results held out (all 180 plain queries, high / medium /
+   * low right): base 0.580 / 41/45, 16/23, 35/112; + agreement 0.578 / 42/46, 15/22, 35/112
+   * (adopted: these weights); + margin 0.571 / 43/48 (89.6 %), 24/34, 25/98 — sharper, and the
+   * low label far purer, but high under 90 %: not adopted, `margin` weighs 0 (it is measured and
+   * shown with explain); + both 0.569 / 43/48, 24/34, 25/98: not adopted either.
    */
-  seen: { similarity: 2.656, sureWords: 3.052, classified: 0.94, intercept: -3.316 },
+  seen: { similarity: 2.616, sureWords: 2.917, classified: 0.94, margin: 0, agree: 1.012, intercept: -3.301 },
   /** The ranking's seen side: logistic curve of the pre-rank (similarity + keyword bonus). */
   rank: { preRank: 3.532, intercept: -4.527 },
   /**
@@ -28,6 +38,15 @@ export const EVIDENCE_WEIGHTS = {
    * measured with it.
    */
   example: { similarity: 20, intercept: -17 },
+  /**
+   * A picture as the query with its geometric check (src/search/picture-check.ts): logistic curve of
+   * the similarity and log(1 + inliers). Fitted by `node dist/eval/fit-picture.js` on the tuning
+   * half's 61 picture queries cropped to 70 % and colour-shifted (1,220 results, 57 right, 20
+   * sources; ImageNet library), 2026-11-27. Held out by source: log-loss 0.023 (majority 0.189);
+   * first results high 51/51 right, medium 1/1, low 3/9. The similarity weight is small: once the
+   * check has spoken, how close the embedding is adds little (docs/eval.md, "Search by picture").
+   */
+  picture: { similarity: 0.552, inliers: 3.011, intercept: -10.802 },
   /**
    * Written: logistic curve of the sure share of the query's words read on screen. Not fitted: no
    * first five result of the tuning half read a query word on screen; the seen curve's word weight

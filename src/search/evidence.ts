@@ -10,7 +10,15 @@
  * from a logistic curve of that kind's evidence alone; the hit's confidence combines them by a
  * logistic model over the kinds' log-odds. Every number is in EVIDENCE_WEIGHTS
  * (src/search/evidence-weights.ts), fitted on the tuning half with whole sources held out
- * (eval/fit-evidence.ts, docs/eval.md). Nothing about other results, the page or a filter enters.
+ * (eval/fit-evidence.ts, docs/eval.md).
+ *
+ * Other results: one feature reads them — the seen *margin*, how far the hit's pre-rank stands
+ * above the best moment of a different video in the same result list (src/search/hit-evidence.ts
+ * rivalsOf, the one place it is measured; it depends on what else the collection and the filter
+ * hold). It is measured and shown with explain, but weighs 0 in the seen curve today: fitted on
+ * the tuning half, it made the curve sharper but its held-out "high" first results fell under 90 %
+ * right (evidence-weights.ts). While its weight is 0, a moment's confidence depends only on its own
+ * evidence and the query; the ranking never reads the margin.
  */
 import type { Fact } from '../analysis/types.js';
 import type { SaidFeatures } from '../speech/search.js';
@@ -37,6 +45,13 @@ export interface SeenFeatures {
   sureWords: number;
   /** ImageNet named the moment (richer facts: the same match means more). */
   classified: boolean;
+  /**
+   * How far the hit's pre-rank stands above the best moment of a different video in the same
+   * result list (negative below it; 0 alone): src/search/hit-evidence.ts seenMargins.
+   */
+  margin?: number;
+  /** Agreement: the smaller of the sure shares of the query's words named by ImageNet and by perception. */
+  agree?: number;
 }
 
 /** What the written curve reads. */
@@ -53,9 +68,19 @@ const logit = (p: number): number => {
   return Math.log(q / (1 - q));
 };
 
+/**
+ * What the seen curve reads of the margin: tenths of pre-rank, clipped to ±1 (a lead of 0.1 or
+ * more counts no more than 0.1; being far below the first no worse than 0.1 below it).
+ */
+export function marginTerm(margin: number): number {
+  return Math.max(-1, Math.min(1, 10 * margin));
+}
+
 export function seenProbability(f: SeenFeatures): number {
   const w = EVIDENCE_WEIGHTS.seen;
-  return sigmoid(w.similarity * f.similarity + w.sureWords * f.sureWords + w.classified * (f.classified ? 1 : 0) + w.intercept);
+  return sigmoid(
+    w.similarity * f.similarity + w.sureWords * f.sureWords + w.classified * (f.classified ? 1 : 0) + w.margin * marginTerm(f.margin ?? 0) + w.agree * (f.agree ?? 0) + w.intercept,
+  );
 }
 
 /**
@@ -68,10 +93,20 @@ export function preRankProbability(preRank: number): number {
   return sigmoid(w.preRank * preRank + w.intercept);
 }
 
-/** A picture or a moment as the query: how close the moment's picture is, alone. */
+/** A picture or a moment as the query, unchecked (a moment; a picture with the check off): how close the moment's picture is, alone. */
 export function exampleProbability(similarity: number): number {
   const w = EVIDENCE_WEIGHTS.example;
   return sigmoid(w.similarity * similarity + w.intercept);
+}
+
+/**
+ * A picture as the query, its geometric check run (src/search/picture-check.ts): the similarity and
+ * how many keypoints of the query agree on one crop and zoom of the moment's keyframe (log-scaled:
+ * the first dozen tell most; 0 for a moment not checked).
+ */
+export function pictureProbability(similarity: number, inliers: number): number {
+  const w = EVIDENCE_WEIGHTS.picture;
+  return sigmoid(w.similarity * similarity + w.inliers * Math.log1p(inliers) + w.intercept);
 }
 
 export function writtenProbability(f: WrittenFeatures): number {

@@ -11,6 +11,7 @@ import { BadRequestError, MediaError, NotFoundError, PayloadTooLargeError, Valid
 import type { Analyzer } from '../analysis/types.js';
 import { decodeImage } from '../media/index.js';
 import { assertImageFile } from '../media/is-video.js';
+import type { Frame } from '../media/types.js';
 import type { Embedder } from '../embedders/types.js';
 import { fetchVideoToFile, type FetchPolicy } from '../net/fetch-video.js';
 import { analyzeFrames } from '../pipeline/pipeline.js';
@@ -56,14 +57,15 @@ function asImageUrlError(err: unknown): unknown {
 
 /**
  * The query vector of a picture: decoded at the embedder's frame size, analysed as a one-frame
- * segment by the collection's analyzers, embedded by its embedder.
+ * segment by the collection's analyzers, embedded by its embedder; with the decoded picture (the
+ * geometric check reads it: src/search/picture-check.ts).
  */
 export async function embedImageQuery(
   q: ImageQuery,
   embedder: Embedder,
   analyzers: Analyzer[],
   opts: { allowPath: boolean; fetchPolicy: FetchPolicy; signal?: AbortSignal },
-): Promise<Float32Array> {
+): Promise<{ vector: Float32Array; frame: Frame }> {
   const given = (['image_base64', 'image_url', 'image_path'] as const).filter((k) => q[k] !== undefined && q[k] !== null);
   if (given.length > 1) throw new ValidationError([{ loc: ['body'], msg: 'give one image: image_base64 or image_url', type: 'value_error' }]);
   if (!(embedder.queryKinds ?? ['text']).includes('image')) {
@@ -106,7 +108,7 @@ export async function embedImageQuery(
       throw err;
     });
     const analyzed = await analyzeFrames([{ ...frame, t: 0 }], embedder, { segmentSeconds: 1, fps: 1, analyzers, signal: opts.signal });
-    return analyzed.segments[0].vector;
+    return { vector: analyzed.segments[0].vector, frame };
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true });
   }

@@ -13,6 +13,7 @@ import {
   combineKinds,
   EVIDENCE_KINDS,
   exampleProbability,
+  pictureProbability,
   factsOfKind,
   preRankProbability,
   saidProbability,
@@ -28,6 +29,8 @@ export interface EvidenceMode {
   example: boolean;
   /** `search --seen`: the picture alone. */
   seenOnly: boolean;
+  /** A picture alone whose geometric check ran: the picture curve (similarity and inliers). */
+  pictureChecked?: boolean;
 }
 
 export interface HitEvidence {
@@ -61,6 +64,47 @@ export interface HitInput {
   idf: Map<string, number>;
   said?: { hit: SpokenHit; features: SaidFeatures };
   description?: string;
+  /** A picture query's geometric check on this moment's keyframe: matches in one geometry (src/search/picture-check.ts). */
+  inliers?: number;
+  /** The best other video of the same result list (rivalsOf): what the margin is measured against. */
+  rival?: Rival;
+}
+
+/** A video's best moment in a result list, as the margin reads it. */
+export interface Rival {
+  similarity: number;
+  preRank: number;
+}
+
+/**
+ * For each video of a result list (its best moment by pre-rank), the best moment of a *different*
+ * video: for the first video the second, for every other one the first. The one place where other
+ * results enter a hit's evidence (the seen margin, src/search/evidence.ts).
+ */
+export function rivalsOf(best: Map<string, Rival>): Map<string, Rival> {
+  let first: [string, Rival] | undefined;
+  let second: Rival | undefined;
+  for (const [v, r] of best) {
+    if (!first || r.preRank > first[1].preRank) {
+      second = first?.[1];
+      first = [v, r];
+    } else if (!second || r.preRank > second.preRank) second = r;
+  }
+  const out = new Map<string, Rival>();
+  for (const v of best.keys()) {
+    const r = first && v !== first[0] ? first[1] : second;
+    if (r) out.set(v, r);
+  }
+  return out;
+}
+
+/**
+ * The seen margin: how far the hit's pre-rank stands above the best other video's (negative below
+ * it); 0 when the list holds no other video. Similarity margin likewise.
+ */
+export function seenMargins(similarity: number, preRank: number, rival: Rival | undefined): { margin: number; simMargin: number } {
+  if (!rival) return { margin: 0, simMargin: 0 };
+  return { margin: preRank - rival.preRank, simMargin: similarity - rival.similarity };
 }
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
@@ -86,21 +130,34 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
   const reasons: string[] = [];
 
   const sureSeen = sureWordShare(h.idf, seenWords);
+  // Which picture analyses name the query's words: ImageNet (facts of kind `thing`) and perception (the rest of seen).
+  const sureImagenet = sureWordShare(h.idf, wordEvidence(h.matched, seenFacts.filter((f) => f.kind === 'thing'), false));
+  const surePerception = sureWordShare(h.idf, wordEvidence(h.matched, seenFacts.filter((f) => f.kind !== 'thing'), false));
+  const { margin, simMargin } = seenMargins(h.similarity, h.preRank ?? h.similarity, h.rival);
   const classified = isClassified(seenFacts);
   const seenSure = sure(seenWords);
   const writtenSure = sure(writtenWords);
   const said = mode.seenOnly ? undefined : h.said;
   const seenMatched = mode.example || seenSure.length > 0 || (writtenSure.length === 0 && !said);
   if (seenMatched) {
-    p.seen = mode.example ? exampleProbability(h.similarity) : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified });
-    parts.seen = mode.example ? { similarity: h.similarity } : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity };
+    p.seen = mode.pictureChecked
+      ? pictureProbability(h.similarity, h.inliers ?? 0)
+      : mode.example
+        ? exampleProbability(h.similarity)
+        : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified, margin, agree: Math.min(sureImagenet, surePerception) });
+    parts.seen = mode.pictureChecked
+      ? { similarity: h.similarity, inliers: h.inliers ?? 0 }
+      : mode.example
+        ? { similarity: h.similarity }
+        : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity, margin, sim_margin: simMargin, sure_imagenet: sureImagenet, sure_perception: surePerception };
     if (seenSure.length) matched.seen = seenSure.map(([t]) => t);
     const words = seenSnippet(seenWords);
     if (words) snippet.seen = words;
     else if (h.description) snippet.seen = h.description.split(/(?<=\.)\s/)[0];
     const named = [...seenWords].filter(([, w]) => w.strength > 0);
     const saw = named.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}${w.via ? `, from ${w.via}` : ''}, ${pct(w.strength)}${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`));
-    reasons.push(`seen ${pct(p.seen)}: the picture matches at ${h.similarity.toFixed(2)}${saw.length ? `; analysis saw ${saw.join(', ')}` : mode.example ? '' : '; no query word was seen'}`);
+    const held = h.inliers ? `; the query picture is in its keyframe (${h.inliers} keypoints agree on one crop and zoom)` : '';
+    reasons.push(`seen ${pct(p.seen)}: the picture matches at ${h.similarity.toFixed(2)}${held}${saw.length ? `; analysis saw ${saw.join(', ')}` : mode.example ? '' : '; no query word was seen'}`);
   }
   if (writtenSure.length) {
     const sureWritten = sureWordShare(h.idf, writtenWords);

@@ -3,7 +3,7 @@ import type { SearchResult } from '../api/types.js';
 import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import type { Fact } from '../analysis/types.js';
 import { confidenceLabel } from './confidence.js';
-import { hitEvidence, publicEvidence, saidOnlyEvidence, type EvidenceMode, type HitEvidence } from './hit-evidence.js';
+import { hitEvidence, publicEvidence, rivalsOf, saidOnlyEvidence, type EvidenceMode, type HitEvidence, type Rival } from './hit-evidence.js';
 import { saidProbability, spokenCounts, spokenWindow } from './evidence.js';
 import type { SegmentsCatalog, VideosCatalog } from '../store/catalog/types.js';
 import type { SegmentRow } from '../store/segments.js';
@@ -11,6 +11,7 @@ import type { VideoRow } from '../store/videos.js';
 import { FILTER_NAMES } from '../tags/registry.js';
 import { LIMITS } from '../api/defaults.js';
 import type { SpokenQuery } from '../speech/match.js';
+import { PICTURE_CHECK, type PictureVerifier } from './picture-check.js';
 import { saidFeatures, spokenHits, type SaidFeatures, type SpokenHit, type WordsOf } from '../speech/search.js';
 
 /** Words that carry no content for keyword matching; the vector side still sees them. */
@@ -65,6 +66,12 @@ export interface HybridSearchInput {
    * (`search --said`).
    */
   spoken?: { query: SpokenQuery; wordsOf: WordsOf; only: boolean };
+  /**
+   * A picture query's geometric check (src/search/picture-check.ts): the best pre-ranked videos'
+   * most similar segments, matched against the picture; a segment whose keyframe holds it (its
+   * inliers) is weighed with them. Only for a picture alone (no words).
+   */
+  verify?: PictureVerifier;
 }
 
 /** The deepest a search pages: offset + top_k. */
@@ -146,6 +153,10 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     set.add(id);
     weigh.set(videoId, set);
   }
+  const example = input.example === true && !input.text.trim();
+  const mode: EvidenceMode = { example, seenOnly: input.only === 'seen', pictureChecked: example && input.verify !== undefined };
+  const inliers = mode.pictureChecked && input.verify ? await checkPictures(segments, input.verify, preRanked, scored, videoOfKept) : new Map<number, number>();
+  for (const [id] of inliers) weigh.get(videoOfKept(id)!)?.add(id);
   // Everything weighed is scored exactly (the pre-rank may have read an approximation).
   const weighedIds = [...weigh.values()].flatMap((ids) => [...ids]);
   const inexact = weighedIds.filter((id) => (scored.get(id)?.margin ?? 0) > 0);
@@ -158,7 +169,16 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     }
   }
   const rows = await segments.byIds(weighedIds.filter((id) => scored.has(id)));
-  const mode: EvidenceMode = { example: input.example === true && !input.text.trim(), seenOnly: input.only === 'seen' };
+  // Each video's best moment after exact re-scoring, and for each the best of another video (the seen margin).
+  const bestMoment = new Map<string, Rival>();
+  for (const [segmentId, s] of scored) {
+    const videoId = videoOfKept(segmentId);
+    if (videoId === undefined) continue;
+    const r = { similarity: s.similarity, preRank: s.similarity + bonus(segmentId) };
+    const b = bestMoment.get(videoId);
+    if (!b || r.preRank > b.preRank) bestMoment.set(videoId, r);
+  }
+  const rivals = rivalsOf(bestMoment);
   const weighed: Array<{ videoId: string; row: SegmentRow; ev: HitEvidence; relevance: number }> = [];
   for (const [videoId, ids] of weigh) {
     let best: { row: SegmentRow; ev: HitEvidence; relevance: number } | undefined;
@@ -167,7 +187,7 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
       if (!row) continue; // deleted since the candidates were read
       const matched = terms.filter((t) => matches.get(t)?.includes(id));
       const relevance = (scored.get(id)?.similarity ?? 0) + bonus(id);
-      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description }, mode);
+      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description, inliers: inliers.get(id), rival: rivals.get(videoId) }, mode);
       if (!best || ev.rank > best.ev.rank || (ev.rank === best.ev.rank && row.id < best.row.id)) best = { row, ev, relevance };
     }
     if (best) weighed.push({ videoId, ...best });
@@ -183,6 +203,43 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     out.push(resultOf(videoId, row, video, ev, input.explain));
   }
   return out;
+}
+
+/**
+ * The picture check's candidates: the best {@link PICTURE_CHECK}.videos videos by pre-rank, each
+ * with its {@link PICTURE_CHECK}.framesPerVideo most similar segments; segment id → inliers.
+ */
+async function checkPictures(
+  segments: SegmentsCatalog,
+  verify: PictureVerifier,
+  preRanked: Array<[string, { segmentId: number }]>,
+  scored: Map<number, { similarity: number }>,
+  videoOfKept: (id: number) => string | undefined,
+): Promise<Map<number, number>> {
+  const top = new Set(preRanked.slice(0, PICTURE_CHECK.videos).map(([v]) => v));
+  const byVideo = new Map<string, Array<{ id: number; similarity: number }>>();
+  for (const [id, s] of scored) {
+    const v = videoOfKept(id);
+    if (v === undefined || !top.has(v)) continue;
+    const list = byVideo.get(v) ?? [];
+    list.push({ id, similarity: s.similarity });
+    byVideo.set(v, list);
+  }
+  const chosen = new Map<string, number[]>();
+  for (const [v] of preRanked.slice(0, PICTURE_CHECK.videos)) {
+    const list = (byVideo.get(v) ?? []).sort((a, b) => b.similarity - a.similarity || a.id - b.id);
+    chosen.set(v, list.slice(0, PICTURE_CHECK.framesPerVideo).map((x) => x.id));
+  }
+  const rows = await segments.byIds([...chosen.values()].flat());
+  return verify(
+    [...chosen].map(([videoId, ids]) => ({
+      videoId,
+      segments: ids.flatMap((id) => {
+        const row = rows.get(id);
+        return row ? [{ id, idx: row.idx }] : [];
+      }),
+    })),
+  );
 }
 
 /** A result as the API gives it: its moment (a spoken match's words inside it), evidence by kind. */

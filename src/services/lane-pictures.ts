@@ -14,7 +14,8 @@ import { frameAnalyzers, recipeOf, type CapabilityContext, type PlannedCapabilit
 import { storeSignature } from '../duplicates/duplicates.js';
 import { phashToHex } from '../media/phash.js';
 import { displaySize } from '../media/probe.js';
-import { KeyframeReader, KeyframeWriter } from '../pipeline/keyframes.js';
+import { KeyframeWriter } from '../pipeline/keyframes.js';
+import { keyframeReader } from './keyframe-source.js';
 import { analyzeVideo, type AnalyzedSegment, type AnalyzedVideo } from '../pipeline/pipeline.js';
 import { rerunOnKeyframes, type StoredSegment } from '../pipeline/rerun.js';
 import { buildTags, retagVideo } from '../pipeline/tags.js';
@@ -140,12 +141,7 @@ export class PicturesLaneJob extends LaneJob {
       vector: vectors.get(r.id)!,
       ...(r.phash ? { phash: r.phash } : {}),
     }));
-    const framesKey = VIDEO_ARTIFACTS.keyframeFrames(video.id);
-    const reader = new KeyframeReader(await lib.blobs.get(VIDEO_ARTIFACTS.keyframeIndex(video.id)), async (start, end) => {
-      const chunks: Buffer[] = [];
-      for await (const c of lib.blobs.stream(framesKey, { start, end })) chunks.push(c as Buffer);
-      return Buffer.concat(chunks);
-    });
+    const reader = await keyframeReader(lib.blobs, video.id);
     const failed = new Map(missing);
     const order = plan.map((p) => p.name);
     const frameCaps = new Set(plan.filter((p) => p.kind === 'frame').map((p) => p.name));

@@ -12,6 +12,8 @@ import { tagFilterOf } from '../tags/registry.js';
 import { combineQueryVectors, embedImageQuery, hasImage } from '../search/examples.js';
 import { hybridSearch, MAX_SEARCH_HITS, type HybridSearchInput } from '../search/hybrid.js';
 import { spokenQuery } from '../speech/match.js';
+import { pictureVerifier } from '../search/picture-check.js';
+import { storedKeyframes } from './keyframe-source.js';
 import { loadTranscript } from '../speech/store.js';
 import type { SpokenWord } from '../speech/types.js';
 import { requireText } from '../api/require-text.js';
@@ -31,6 +33,16 @@ export function boundText(text: string): { text: string; cut: boolean } {
   return { text: text.slice(0, end), cut: true };
 }
 
+export interface SearchOptions {
+  explain?: boolean;
+  signal?: AbortSignal;
+  /**
+   * A picture query's geometric check of the top candidates' keyframes (src/search/picture-check.ts);
+   * on unless false (the eval and the e2e measure the embedding alone with false).
+   */
+  pictureCheck?: boolean;
+}
+
 export class SearchService {
   constructor(private readonly lib: Library) {}
 
@@ -41,7 +53,7 @@ export class SearchService {
    * bonus comes from the text alone. `like` leaves its own video out. Pages: `offset` + `top_k`
    * reach at most MAX_SEARCH_HITS. The request has passed its schema (src/api/schemas.ts).
    */
-  async search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: { explain?: boolean; signal?: AbortSignal } = {}): Promise<SearchResponse> {
+  async search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: SearchOptions = {}): Promise<SearchResponse> {
     const { lib } = this;
     const collection = await lib.collection(p, collectionIdOrName);
     const saidGiven = req.said !== undefined && req.said !== null;
@@ -82,9 +94,12 @@ export class SearchService {
       parts.push(t.vector);
       truncated = t.truncated;
     }
+    let verify: HybridSearchInput['verify'];
     if (imageGiven) {
       await embedder.load();
-      parts.push(await embedImageQuery(req, embedder, await lib.analyzersFor(embedder), { allowPath: true, fetchPolicy: lib.fetchPolicy, signal: opts.signal }));
+      const { vector, frame } = await embedImageQuery(req, embedder, await lib.analyzersFor(embedder), { allowPath: true, fetchPolicy: lib.fetchPolicy, signal: opts.signal });
+      parts.push(vector);
+      if (opts.pictureCheck !== false) verify = pictureVerifier(frame, storedKeyframes(lib.blobs));
     }
     const all = await hybridSearch(lib.catalog.segments, lib.catalog.videos, {
       collectionId: collection.id,
@@ -100,6 +115,7 @@ export class SearchService {
       example: imageGiven || Boolean(req.like),
       only: seenGiven ? 'seen' : undefined,
       spoken: seenGiven ? undefined : this.spokenInput(textGiven ? bounded.text : '', saidGiven),
+      verify,
     });
     const results = all.slice(offset);
     const warnings: string[] = [];

@@ -140,6 +140,16 @@ describe('search finds what is in the footage (check half)', () => {
     expect(high.rate).toBeGreaterThan(firstRight);
     expect(m.highShare).toBeGreaterThanOrEqual(1 / 8);
     expect(low.rate).toBeLessThanOrEqual(MIXED_LOW_RIGHT);
+    // First results whose evidence is the picture alone: "high" right far more often than such a
+    // first result is right at all (their majority baseline), when the seen curve says it at all.
+    const seen = m.byKinds.seen ?? [];
+    const seenHigh = seen.find((b) => b.label === 'high');
+    const seenRight = seen.reduce((s, b) => s + b.right, 0) / Math.max(1, seen.reduce((s, b) => s + b.n, 0));
+    console.log(`first results by the picture alone: ${seen.map((b) => `${b.label} ${b.right}/${b.n}`).join(', ')} (right at all ${seenRight.toFixed(3)})`);
+    if (seenHigh && seenHigh.n > 0) {
+      expect(seenHigh.rate).toBeGreaterThanOrEqual(MIXED_SEEN_HIGH_RIGHT);
+      expect(seenHigh.rate).toBeGreaterThan(seenRight);
+    }
     // Pictures rank about as they do without talk clips in the library.
     expect(m.picture.mixed.recallAt1).toBeGreaterThanOrEqual(MIXED_PICTURE_R1_RATIO * m.picture.pictureOnly.recallAt1);
     // Phrases: a said search finds the clip that says them (chance: 1 / talk clips).
@@ -181,7 +191,12 @@ const SHORT_FIRST_RIGHT = 0.3;
 // 41/45 right (91 %), high for 25 % of queries, low 29/106 right (27 %), no spoken leak, picture
 // R@1 32/61 mixed vs 33/61 picture-only (0.97), phrases found first by `said` 80/96 (83 %), every
 // window holding its words. Gates: a few queries' margin under each; leaks at the issue's target.
+// Re-fitted seen curve (agreement of ImageNet and perception words; the margin to the best other
+// video measured but not adopted, docs/eval.md), tuning half: high 42/46 (91 %), high for 25.6 %,
+// low 30/108 (28 %); first results by the picture alone high 11/12, of 128 right 46 (36 %). The
+// gates stand; the picture-alone high gate is new: a margin of two queries under 11/12.
 const MIXED_HIGH_RIGHT = 0.85;
+const MIXED_SEEN_HIGH_RIGHT = 0.75;
 const MIXED_LOW_RIGHT = 0.35;
 const MIXED_PICTURE_R1_RATIO = 0.94;
 const MIXED_PHRASE_SAID_R1 = 0.7;

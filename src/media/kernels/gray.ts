@@ -1,6 +1,6 @@
 /**
- * Single-channel image kernels: area-averaging resample, 2× halving and pyramids, separable box
- * blur. Images are row-major Float32Array planes ({@link GrayImage}); luma planes come from
+ * Single-channel image kernels: area-averaging resample, 2× halving and pyramids (halving or any
+ * ratio), separable box blur, summed-area tables. Images are row-major Float32Array planes ({@link GrayImage}); luma planes come from
  * luma.ts.
  */
 import type { Frame } from '../types.js';
@@ -118,6 +118,46 @@ export function pyramid(img: GrayImage, levels: number): GrayImage[] {
   const out = [img];
   for (let l = 1; l < levels; l++) out.push(halve(out[l - 1]));
   return out;
+}
+
+/**
+ * Pyramid with a free ratio: level 0 is `img`, level i is `img` area-resampled by `factor ** -i`
+ * (from level 0 each time: no blur piles up). Stops before a level's shorter side drops under `minSide`.
+ */
+export function pyramidScaled(img: GrayImage, levels: number, factor: number, minSide = 1): GrayImage[] {
+  if (!(factor > 1)) throw new RangeError(`pyramid factor must be above 1, got ${factor}`);
+  const out = [img];
+  for (let l = 1; l < levels; l++) {
+    const s = factor ** -l;
+    const w = Math.round(img.width * s);
+    const h = Math.round(img.height * s);
+    if (Math.min(w, h) < minSide) break;
+    out.push(resizeGray(img, w, h));
+  }
+  return out;
+}
+
+/**
+ * Summed-area table of a `w`×`h` plane: `(w+1)×(h+1)`, entry (x, y) the sum of every value above
+ * and left of it, so any rectangle's sum is four reads ({@link boxSum}).
+ */
+export function integralImage(src: Float32Array, w: number, h: number): Float64Array {
+  const W = w + 1;
+  const out = new Float64Array(W * (h + 1));
+  for (let y = 0; y < h; y++) {
+    let row = 0;
+    for (let x = 0; x < w; x++) {
+      row += src[y * w + x];
+      out[(y + 1) * W + x + 1] = out[y * W + x + 1] + row;
+    }
+  }
+  return out;
+}
+
+/** Sum of the values in columns x0..x1 and rows y0..y1 (inclusive) from a summed-area table of width `w`. */
+export function boxSum(table: Float64Array, w: number, x0: number, y0: number, x1: number, y1: number): number {
+  const W = w + 1;
+  return table[(y1 + 1) * W + x1 + 1] - table[y0 * W + x1 + 1] - table[(y1 + 1) * W + x0] + table[y0 * W + x0];
 }
 
 /** Separable box blur of a `w`×`h` plane with radius `r` (window 2r+1), edges clamped. */

@@ -153,6 +153,23 @@ export async function hnswIndexState(q: Queryable, dim: number): Promise<'valid'
 }
 
 /**
+ * `maintenance_work_mem` for building one dimension's HNSW graph over `rows` segments: the graph's
+ * size (per element the indexed value — 2 bytes a dimension as halfvec, 4 as vector — plus its
+ * level-0 neighbour list of 2m entries at 12 bytes and ~100 bytes of bookkeeping) plus a quarter,
+ * at least 64 MB, at most `cap` (VIDEMBED_PG_BUILD_MEMORY). A parallel build reserves the whole
+ * setting in the server's dynamic shared memory (/dev/shm) whatever the graph needs, so a fixed 2 GB
+ * fails a small library's build on a server with a small /dev/shm (Docker: 64 MB) and takes 2 GB
+ * from a shared machine for nothing. Returns kB.
+ */
+export function hnswBuildMemoryKb(rows: number, dim: number, kind: 'halfvec' | 'vector', m: number, cap: string): number {
+  const [, num, unit] = /^(\d+)\s*(kB|MB|GB)$/.exec(cap.trim()) ?? [];
+  const capKb = num ? Number(num) * (unit === 'GB' ? 1024 * 1024 : unit === 'MB' ? 1024 : 1) : 2 * 1024 * 1024;
+  const perElement = dim * (kind === 'halfvec' ? 2 : 4) + 2 * m * 12 + 100;
+  const wantKb = Math.ceil((rows * perElement * 1.25) / 1024);
+  return Math.min(capKb, Math.max(64 * 1024, wantKb));
+}
+
+/**
  * Builds the HNSW index of one dimension when it is missing (an invalid one from an interrupted
  * build is dropped first). `concurrently`: writes go on meanwhile (CREATE INDEX CONCURRENTLY:
  * `db migrate`, `db reindex`); otherwise one short build under the DDL lock (a dimension's first
@@ -172,7 +189,9 @@ export async function ensureHnswIndex(
   const client = await pool.connect();
   let timer: NodeJS.Timeout | undefined;
   try {
-    await client.query(`SET maintenance_work_mem = '${s.buildMemory.replace(/[^0-9A-Za-z ]/g, '')}'`);
+    // The rows the graph will hold (seconds at 10M rows, against a build of hours).
+    const { rows: est } = await client.query<{ n: number }>('SELECT count(*)::float8 AS n FROM segments WHERE dim = $1', [dim]);
+    await client.query(`SET maintenance_work_mem = '${hnswBuildMemoryKb(est[0].n, dim, kind, s.m, s.buildMemory)}kB'`);
     await client.query('SET max_parallel_maintenance_workers = 1');
     const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     const ddl = (concurrently: boolean) =>
