@@ -33,6 +33,9 @@ import { InPlaceService } from './in-place.js';
 import { findVideos } from './find-videos.js';
 import { withFileState } from './video-summary.js';
 
+/** How long a transcript read waits for the file of a transcript its capability says is done (it lands just after the settle). */
+const TRANSCRIPT_LANDING_MS = 3_000;
+
 export class VideosService {
   constructor(private readonly lib: Library) {}
 
@@ -157,13 +160,31 @@ export class VideosService {
   /** What is said in a video (`video transcript`, `GET /videos/{id}/transcript`). */
   async transcript(p: Principal, videoId: string): Promise<TranscriptResponse> {
     const v = await this.lib.video(p, videoId);
-    const t = await loadTranscript(this.lib.blobs, v.id);
+    let t = await loadTranscript(this.lib.blobs, v.id);
+    // The speech lane moves the transcript into place just after its settle commits: a read in
+    // between sees the capability done and no file yet. Wait for it (briefly), not answer "none".
+    for (let waited = 0; !t && waited < TRANSCRIPT_LANDING_MS && (await this.transcriptDone(v)); waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      t = await loadTranscript(this.lib.blobs, v.id);
+    }
     if (!t) {
-      const reason = (await this.noTranscript(v)) ?? (v.status === 'processed' ? 'processed before speech was indexed: `vidembed video reprocess`' : `not processed yet (status ${v.status})`);
+      const reason =
+        (await this.noTranscript(v)) ??
+        ((await this.transcriptDone(v))
+          ? 'the transcript is missing: `vidembed video reprocess`'
+          : v.status === 'processed'
+            ? 'processed before speech was indexed: `vidembed video reprocess`'
+            : `not processed yet (status ${v.status})`);
       return { video_id: v.id, engine: '', language: '', duration: 0, words: [], reason };
     }
     const words = t.words.map(({ w, start, end, conf }) => ({ w, start, end, conf }));
     return { video_id: v.id, engine: t.engine, language: t.language, duration: t.duration, words, ...(t.reason ? { reason: t.reason } : {}) };
+  }
+
+  /** True when the capability that writes the video's transcript is done (so its file is, or is about to be, in place). */
+  private async transcriptDone(v: VideoRow): Promise<boolean> {
+    const writers = new Set(this.lib.capabilities.all().filter((d) => d.outputs.includes('transcript')).map((d) => d.name));
+    return (await this.lib.catalog.analysis.forVideo(v.id)).some((x) => writers.has(x.capability) && x.status === 'done');
   }
 
   /** Why a video has no transcript, from the state of the capability that writes it (skipped: speech off, no engine; running; failed). */
