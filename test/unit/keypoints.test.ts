@@ -1,25 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { boxSum, detectKeypoints, integralImage, matchPictures, pyramidScaled, resizeGray, type GrayImage } from '../../src/media/kernels/index.js';
+import { forEachRect } from '../helpers/synthetic-scene.js';
 
 /** A deterministic picture with corners: overlapping rectangles of random levels on a gradient. */
 function scene(width: number, height: number, seed: number, rects = 90): GrayImage {
-  let s = seed >>> 0 || 1;
-  const rand = () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
   const data = new Float32Array(width * height);
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data[y * width + x] = 60 + (80 * x) / width;
-  for (let r = 0; r < rects; r++) {
-    const w = 6 + Math.floor(rand() * width * 0.15);
-    const h = 6 + Math.floor(rand() * height * 0.15);
-    const x0 = Math.floor(rand() * (width - w));
-    const y0 = Math.floor(rand() * (height - h));
+  forEachRect(width, height, seed, rects, (x0, y0, w, h, rand) => {
     const v = rand() * 255;
     for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) data[y * width + x] = v;
-  }
+  });
   return { width, height, data };
 }
 

@@ -3,26 +3,16 @@ import { pictureProbability } from '../../src/search/evidence.js';
 import { hitEvidence } from '../../src/search/hit-evidence.js';
 import { pictureVerifier } from '../../src/search/picture-check.js';
 import type { Frame } from '../../src/media/types.js';
+import { forEachRect } from '../helpers/synthetic-scene.js';
 
 /** A deterministic RGB picture with corners: coloured rectangles on a gradient. */
 function scene(width: number, height: number, seed: number): Frame {
-  let s = seed >>> 0 || 1;
-  const rand = () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
   const data = new Uint8Array(width * height * 3);
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set([40 + (100 * x) / width, 90, 140], (y * width + x) * 3);
-  for (let r = 0; r < 90; r++) {
-    const w = 6 + Math.floor(rand() * width * 0.15);
-    const h = 6 + Math.floor(rand() * height * 0.15);
-    const x0 = Math.floor(rand() * (width - w));
-    const y0 = Math.floor(rand() * (height - h));
+  forEachRect(width, height, seed, 90, (x0, y0, w, h, rand) => {
     const c = [rand() * 255, rand() * 255, rand() * 255];
     for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) data.set(c, (y * width + x) * 3);
-  }
+  });
   return { t: 0, width, height, data };
 }
 
