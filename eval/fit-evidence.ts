@@ -21,13 +21,10 @@ import { EVIDENCE_WEIGHTS } from '../src/search/evidence-weights.js';
 import { combineKinds, EVIDENCE_KINDS, stretchScore, type EvidenceKind, type KindProbabilities } from '../src/search/evidence.js';
 import { confidenceLabel } from '../src/search/confidence.js';
 import { seenModelChoice, seenX } from './fit-seen.js';
-import { fitLogistic } from './metrics.js';
+import { dot, fitLogistic, logLoss, sigmoid } from './metrics.js';
 import type { Sample } from './mixed.js';
 
-const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
 const logit = (p: number): number => Math.log(Math.min(1 - 1e-6, Math.max(1e-6, p)) / (1 - Math.min(1 - 1e-6, Math.max(1e-6, p))));
-const dot = (w: number[], x: number[]): number => x.reduce((s, v, i) => s + v * w[i], w[w.length - 1]);
-const logLoss = (p: number, y: number): number => -(y ? Math.log(Math.max(1e-9, p)) : Math.log(Math.max(1e-9, 1 - p)));
 
 interface Row {
   x: number[];

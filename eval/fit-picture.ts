@@ -9,12 +9,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { EVIDENCE_WEIGHTS } from '../src/search/evidence-weights.js';
-import { fitLogistic } from './metrics.js';
+import { dot, fitLogistic, logLoss, sigmoid } from './metrics.js';
 import type { PictureOutcome } from './picture-eval.js';
 
-const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
-const dot = (w: number[], x: number[]): number => x.reduce((s, v, i) => s + v * w[i], w[w.length - 1]);
-const logLoss = (p: number, y: number): number => -(y ? Math.log(Math.max(1e-9, p)) : Math.log(Math.max(1e-9, 1 - p)));
 
 interface Row {
   x: number[];

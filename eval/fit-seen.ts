@@ -14,12 +14,9 @@
 import { combineKinds, marginTerm, type KindProbabilities } from '../src/search/evidence.js';
 import { confidenceLabel } from '../src/search/confidence.js';
 import type { EVIDENCE_WEIGHTS } from '../src/search/evidence-weights.js';
-import { fitLogistic } from './metrics.js';
+import { dot, fitLogistic, logLoss, sigmoid } from './metrics.js';
 import type { Sample } from './mixed.js';
 
-const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
-const dot = (w: number[], x: number[]): number => x.reduce((s, v, i) => s + v * w[i], w[w.length - 1]);
-const logLoss = (p: number, y: number): number => -(y ? Math.log(Math.max(1e-9, p)) : Math.log(Math.max(1e-9, 1 - p)));
 const groupOf = (s: Sample): string => s.source || `short:${s.query}`;
 
 /** The seen features a sample's parts give, in the engine's order: similarity, sure words, classified, margin, agree. */

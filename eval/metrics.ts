@@ -173,6 +173,13 @@ export function formatLabelReliability(name: string, bins: LabelBin[]): string {
   return `${name}\n${bins.map((b) => `    ${b.label.padEnd(7)} n=${String(b.n).padStart(3)}  right ${String(b.right).padStart(3)} (${b.n ? (100 * b.rate).toFixed(0).padStart(3) : '  -'} %)  mean confidence ${b.n ? b.meanConfidence.toFixed(2) : '-'}`).join('\n')}`;
 }
 
+/** The logistic function. */
+export const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
+/** A linear model's score: weights `w` (the intercept last) dotted with features `x`. */
+export const dot = (w: number[], x: number[]): number => x.reduce((s, v, i) => s + v * w[i], w[w.length - 1]);
+/** The log-loss of probability `p` for outcome `y` (1 or 0), clipped away from 0. */
+export const logLoss = (p: number, y: number): number => -(y ? Math.log(Math.max(1e-9, p)) : Math.log(Math.max(1e-9, 1 - p)));
+
 /** Logistic fit by Newton's method (IRLS, a little ridge); returns coefficients (last = intercept). */
 export function fitLogistic(samples: { x: number[]; y: number }[], iters = 30, ridge = 1e-3): number[] {
   const d = samples[0].x.length + 1;
