@@ -10,6 +10,7 @@
  * horizontal text), kept when the score is high enough, then "unclipped": DB shrinks text
  * regions in training, so each box grows by d = area × ratio / perimeter on every side.
  */
+import { boxSum, integralImage } from '../../media/kernels/index.js';
 import type { PixelBox } from './image.js';
 
 export const DET_MEAN = [0.485, 0.456, 0.406] as const;
@@ -102,18 +103,8 @@ export function dbBoxes(prob: Float32Array, width: number, height: number, opts:
   if (comps.length > maxCandidates) comps.length = maxCandidates;
 
   // Integral image of the probabilities for O(1) rectangle means.
-  const W1 = width + 1;
-  const integral = new Float64Array(W1 * (height + 1));
-  for (let y = 0; y < height; y++) {
-    let row = 0;
-    for (let x = 0; x < width; x++) {
-      row += prob[y * width + x];
-      integral[(y + 1) * W1 + x + 1] = integral[y * W1 + x + 1] + row;
-    }
-  }
-  const rectMean = (x0: number, y0: number, x1: number, y1: number) =>
-    (integral[(y1 + 1) * W1 + x1 + 1] - integral[y0 * W1 + x1 + 1] - integral[(y1 + 1) * W1 + x0] + integral[y0 * W1 + x0]) /
-    ((x1 - x0 + 1) * (y1 - y0 + 1));
+  const integral = integralImage(prob, width, height);
+  const rectMean = (x0: number, y0: number, x1: number, y1: number) => boxSum(integral, width, x0, y0, x1, y1) / ((x1 - x0 + 1) * (y1 - y0 + 1));
 
   const out: DetBox[] = [];
   for (const c of comps) {
