@@ -31,7 +31,7 @@ import { PERCEPTION_EMBEDDER_ID } from '../src/models/perception/id.js';
 import { hybridSearch } from '../src/search/hybrid.js';
 import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
-import { ensureHnswIndex, hnswIndexName, prepareVectorStore, vectorText } from '../src/store/pg/vector-store.js';
+import { ensureHnswIndex, hnswIndexName, packVectors, prepareVectorStore, vectorAt } from '../src/store/pg/vector-store.js';
 import { findPgBin, freePort, startThrowawayCluster } from '../src/store/pg/throwaway.js';
 import { percentile, procKb, round } from './util.js';
 
@@ -152,12 +152,14 @@ async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, s
       `INSERT INTO videos (id, collection_id, filename, blob_key, size_bytes, status) SELECT v, $2, v || '.mp4', 'videos/' || v, 1, 'processed' FROM unnest($1::text[]) v`,
       [vids, collectionId],
     );
+    // The vectors in binary, as the library's writers send them (packVectors).
+    const packed = packVectors(rows.map((r) => r.vec));
     const { rows: ids } = await pool.query<{ id: string }>(
       `INSERT INTO segments (video_id, collection_id, idx, start, "end", description, keywords, labels, dim, vec)
-       SELECT u.video, $1, u.idx, u.idx * 4, u.idx * 4 + 4, u.words, to_tsvector('english', u.words), jsonb_build_object('shot_size', u.shot), ${DIM}, u.vec::vector
-       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(video, idx, words, shot, vec, ord)
+       SELECT u.video, $1, u.idx, u.idx * 4, u.idx * 4 + 4, u.words, to_tsvector('english', u.words), jsonb_build_object('shot_size', u.shot), ${DIM}, ${vectorAt('$7', 'u.off', String(DIM))}
+       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS u(video, idx, words, shot, off, ord)
        ORDER BY u.ord RETURNING id::text`,
-      [collectionId, rows.map((r) => r.video), rows.map((r) => r.idx), rows.map((r) => r.words), rows.map((r) => r.shot), rows.map((r) => vectorText(r.vec))],
+      [collectionId, rows.map((r) => r.video), rows.map((r) => r.idx), rows.map((r) => r.words), rows.map((r) => r.shot), packed.offsets, packed.data],
     );
     if (truth) ids.forEach((r, i) => truth.add(Number(r.id), rows[i].vec));
     n += rows.length;
