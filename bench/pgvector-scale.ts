@@ -39,11 +39,11 @@ const DIM = 512;
 const PER_VIDEO = 25;
 const QUERIES = 100;
 const SMALL_OWNER = 2000;
-const WORDS = 'dog cat person car street beach sea sky grass tree city night day face crowd boat mountain snow red blue green bright dark indoor outdoor close wide'.split(' ');
+export const WORDS = 'dog cat person car street beach sea sky grass tree city night day face crowd boat mountain snow red blue green bright dark indoor outdoor close wide'.split(' ');
 const SHOTS = ['wide', 'medium', 'close', 'extreme_close', 'full'];
 const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'bin', 'vidembed');
 
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
 }
@@ -70,7 +70,7 @@ function stats(times: number[]): { p50_ms: number; p99_ms: number } {
 }
 
 /** Centres: the vectors of a real library, or random ones. */
-function centres(rnd: () => number): { list: Float32Array[]; source: string } {
+export function centres(rnd: () => number): { list: Float32Array[]; source: string } {
   const file = process.env.VIDEMBED_PGVECTOR_CENTRES;
   if (file) {
     const db = new Database(file, { readonly: true });
@@ -84,7 +84,7 @@ function centres(rnd: () => number): { list: Float32Array[]; source: string } {
 }
 
 /** Real-shaped vectors: a video mostly near one centre, some shots near others; noise of cosine ~0.85 to the centre. */
-class Shapes {
+export class Shapes {
   private readonly rnd: () => number;
   private readonly g: () => number;
   constructor(
@@ -111,7 +111,7 @@ class Shapes {
 }
 
 /** Exact top 10 of each query over everything generated so far (float32 dot products of unit vectors). */
-class Truth {
+export class Truth {
   readonly best: Array<{ ids: number[]; sims: number[] }>;
   constructor(private readonly queries: Float32Array[]) {
     this.best = queries.map(() => ({ ids: [], sims: [] }));
@@ -136,7 +136,7 @@ class Truth {
 }
 
 /** Appends videos until the collection holds `upTo` segments (ids known: the library's own sequence). */
-async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, shapes: Shapes, from: number, upTo: number, truth: Truth | undefined, prefix: string): Promise<number> {
+export async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, shapes: Shapes, from: number, upTo: number, truth: Truth | undefined, prefix: string): Promise<number> {
   let n = from;
   const t0 = performance.now();
   while (n < upTo) {

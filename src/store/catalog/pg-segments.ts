@@ -298,12 +298,14 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     if (store) {
       const out = new Map<number, { similarity: number; margin: number }>();
       const counts = await this.countsOf(collectionId);
-      for (const r of await this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store))) {
+      // The index scan and the exact scores of the others (keyword and spoken matches, with their
+      // videos, so videosOf needs no query of its own) side by side, on two connections: both are
+      // exact, so a segment in both gets the same similarity either way.
+      const [nearest, others] = await Promise.all([this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store)), this.sql.scored(dim, also, query)]);
+      for (const r of [...nearest, ...others]) {
         out.set(r.id, { similarity: r.similarity, margin: 0 });
         this.pin?.videoOf.set(r.id, r.video_id);
       }
-      const rest = also.filter((id) => !out.has(id));
-      if (rest.length) for (const [id, similarity] of await this.sql.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
       return out;
     }
     const index = this.index ? await this.index.fresh(collectionId, dim) : (await loadIndex(this.q, collectionId, dim)).index;

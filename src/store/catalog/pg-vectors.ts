@@ -144,13 +144,18 @@ export class PgvectorSearch {
   /** Exact cosine similarity of the ids given (those that exist with this dimension). */
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
     const out = new Map<number, number>();
-    if (ids.length === 0) return out;
-    const { rows } = await this.q.query<{ id: number; similarity: number }>(
-      `SELECT id::float8 AS id, 1 - (vec <=> ${queryVectorSql('$2', dim)}) AS similarity FROM segments WHERE id = ANY ($1::bigint[]) AND dim = ${dim} AND vec IS NOT NULL`,
+    for (const r of await this.scored(dim, ids, query)) out.set(r.id, r.similarity);
+    return out;
+  }
+
+  /** Exact cosine similarity of the ids given, with each one's video (read off the same row: a search needs both). */
+  async scored(dim: number, ids: number[], query: Float32Array): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.q.query<{ id: number; video_id: string; similarity: number }>(
+      `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${queryVectorSql('$2', dim)}) AS similarity FROM segments WHERE id = ANY ($1::bigint[]) AND dim = ${dim} AND vec IS NOT NULL`,
       [ids, queryVectorParam(unit(query))],
     );
-    for (const r of rows) out.set(r.id, r.similarity);
-    return out;
+    return rows;
   }
 
   /** The stored vectors (float32, as written). */
