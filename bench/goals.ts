@@ -4,7 +4,7 @@
  * (≥ 6x real time) — for this build and the previous release in the same run, when
  * VIDEMBED_BENCH_PREVIOUS names the previous release's `dist` folder (a built checkout of it, e.g.
  * `git worktree add --detach ../prev fc4569f && cd ../prev && ln -s ../main/node_modules && npx tsc`).
- * Rounds alternate the order of the builds (GOALS_ROUNDS, default 2); each measurement runs in a
+ * VIDEMBED_BENCH_BASELINES=name=dist,... adds more builds. Rounds alternate the order of the builds (GOALS_ROUNDS, default 2); each measurement runs in a
  * process of its own ({@link ./goals-child.ts}). `load_average` is the 1-minute load before each.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -37,14 +37,20 @@ function child(dist: string, section: string, clip: string): Promise<Record<stri
 
 const figure: Record<(typeof SECTIONS)[number], (r: Record<string, any>) => Record<string, number>> = {
   cli: (r) => ({ warm_p50_ms: r.warm_ms.p50 }),
-  http: (r) => ({ rps: r.rps, p99_ms: r.p99_ms }),
-  ingest: (r) => ({ realtime_factor: r.realtime_factor }),
+  http: (r) => ({ rps: r.rps, p99_ms: r.p99_ms, server_cpu_ms_per_request: r.server_cpu_ms_per_request }),
+  ingest: (r) => ({ realtime_factor: r.realtime_factor, cpu_s: round(r.node_cpu_s + r.ffmpeg_cpu_s) }),
 };
 
 export async function benchGoals(): Promise<Record<string, unknown>> {
   const previous = process.env.VIDEMBED_BENCH_PREVIOUS ? path.resolve(process.env.VIDEMBED_BENCH_PREVIOUS) : undefined;
   const rounds = Number(process.env.GOALS_ROUNDS ?? 2);
   const builds: Record<string, string> = { current: THIS_DIST, ...(previous ? { previous } : {}) };
+  // More builds side by side: VIDEMBED_BENCH_BASELINES=name=dist,name=dist (e.g. main before a change).
+  for (const pair of (process.env.VIDEMBED_BENCH_BASELINES ?? '').split(',').filter(Boolean)) {
+    const [name, dist] = pair.split('=');
+    if (!name || !dist) throw new Error(`VIDEMBED_BENCH_BASELINES takes name=dist pairs, not "${pair}"`);
+    builds[name] = path.resolve(dist);
+  }
   const dir = benchDir();
   try {
     const clip = makeMovingPhotoClip(path.join(dir, 'in.mp4'), { seconds: 30, width: 1920, height: 1080 });
