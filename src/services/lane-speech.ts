@@ -12,6 +12,8 @@ import { analysisOf, keywordsOf, storedFacts } from '../analysis/keywords.js';
 import type { SegmentAnalysis } from '../analysis/types.js';
 import { laneOf, trackHearers, type Heard, type Hearer } from '../capabilities/index.js';
 import { hearTrack, joinTrack } from '../pipeline/tracks.js';
+import { sideLaneWaitMs, speechParts } from '../env.js';
+import { hearingSlots } from '../speech/parts.js';
 import { retagVideo } from '../pipeline/tags.js';
 import type { CatalogTx, SegmentRevision } from '../store/catalog/types.js';
 import { StagedArtifacts, stagingPrefix, VIDEO_ARTIFACTS } from './artifacts.js';
@@ -84,7 +86,11 @@ export class SpeechLaneJob extends LaneJob {
       run.redactAs(file.path, video.filename);
       const probed = await lib.media.probe(file.path, { signal: ctx.signal });
       try {
-        heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice });
+        // A long soundtrack is heard in pieces on the cores the pictures leave (src/speech/parts.ts).
+        const cores = speechParts();
+        const beside = ctx.beside;
+        const parts = { durationS: probed.durationSec, cores, slots: (waited: number) => Math.min(cores, hearingSlots(cores, beside?.mainRunning() ?? 0, waited, beside?.maxWaitMs ?? sideLaneWaitMs())) };
+        heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice, parts });
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         for (const h of hearers) failed.set(h.name, errorMessage(run.redact(err)));
