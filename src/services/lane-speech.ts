@@ -73,6 +73,7 @@ export class SpeechLaneJob extends LaneJob {
     const { lib } = this;
     const { video, plan, capCtx, mine } = run;
     const nice = laneOf(this.lane).nice;
+    const claimedBeside = (ctx.beside?.mainRunning() ?? 0) > 0;
     const mineSet = new Set(mine);
     const hearers = await trackHearers(lib.capabilities, plan, capCtx, mineSet);
     run.running(hearers.map((h) => h.name));
@@ -87,9 +88,13 @@ export class SpeechLaneJob extends LaneJob {
       const probed = await lib.media.probe(file.path, { signal: ctx.signal });
       try {
         // A long soundtrack is heard in pieces on the cores the pictures leave (src/speech/parts.ts).
+        // A job claimed while the main lane ran had waited its longest already (the claim's
+        // maxWaitMs): its pieces go beside the pictures, one at a time, as the lane did before.
         const cores = speechParts();
         const beside = ctx.beside;
-        const parts = { durationS: probed.durationSec, cores, slots: (waited: number) => Math.min(cores, hearingSlots(cores, beside?.mainRunning() ?? 0, waited, beside?.maxWaitMs ?? sideLaneWaitMs())) };
+        const maxWaitMs = beside?.maxWaitMs ?? sideLaneWaitMs();
+        const slots = (waited: number) => Math.min(cores, hearingSlots(cores, beside?.mainRunning() ?? 0, claimedBeside ? maxWaitMs : waited, maxWaitMs));
+        const parts = { durationS: probed.durationSec, cores, slots };
         heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice, parts });
       } catch (err) {
         if (ctx.signal.aborted) throw err;

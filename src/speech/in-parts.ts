@@ -37,7 +37,9 @@ export async function transcribeInParts(engine: SpeechEngine, pcm: PcmChunks, on
   const waitForSlot = async () => {
     const since = Date.now();
     for (;;) {
-      if (failure) throw failure.err;
+      // Cancelled: the caller's reason, whatever stopped first (the decode or a piece).
+  if (opts.signal?.aborted) throw opts.signal.reason;
+  if (failure) throw failure.err;
       signal.throwIfAborted();
       if (running.size < parts.slots(Date.now() - since)) return;
       await Promise.race([...running, sleep(SLOT_POLL_MS, undefined, { signal }).catch(() => {})]);
@@ -90,6 +92,8 @@ export async function transcribeInParts(engine: SpeechEngine, pcm: PcmChunks, on
     stop.abort(err);
   }
   while (running.size) await Promise.allSettled([...running]);
+  // Cancelled: the caller's reason, whatever stopped first (the decode or a piece).
+  if (opts.signal?.aborted) throw opts.signal.reason;
   if (failure) throw failure.err;
   for (const w of mergePieces(heard)) onWord(w);
 }
