@@ -129,6 +129,15 @@ export function speechParts(env: Env = process.env): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
 
+/**
+ * VIDEMBED_SPEECH_MIN_PIECE_S: the shortest piece a soundtrack is heard in (default 20 s,
+ * src/speech/parts.ts); the speech eval sets it low to cut every recording (docs/speech.md).
+ */
+export function speechMinPieceS(env: Env = process.env): number | undefined {
+  const n = Number(env.VIDEMBED_SPEECH_MIN_PIECE_S);
+  return set(env.VIDEMBED_SPEECH_MIN_PIECE_S) && n > 0 ? n : undefined;
+}
+
 // ---- how ingest runs --------------------------------------------------------------------------
 
 /** VIDEMBED_FFMPEG_THREADS: ffmpeg's decoding threads per video (default 1; 0 lets ffmpeg choose). */

@@ -12,7 +12,7 @@ import { analysisOf, keywordsOf, storedFacts } from '../analysis/keywords.js';
 import type { SegmentAnalysis } from '../analysis/types.js';
 import { laneOf, trackHearers, type Heard, type Hearer } from '../capabilities/index.js';
 import { hearTrack, joinTrack } from '../pipeline/tracks.js';
-import { sideLaneWaitMs, speechParts } from '../env.js';
+import { sideLaneWaitMs, speechMinPieceS, speechParts } from '../env.js';
 import { hearingSlots } from '../speech/parts.js';
 import { retagVideo } from '../pipeline/tags.js';
 import type { CatalogTx, SegmentRevision } from '../store/catalog/types.js';
@@ -94,7 +94,8 @@ export class SpeechLaneJob extends LaneJob {
         const beside = ctx.beside;
         const maxWaitMs = beside?.maxWaitMs ?? sideLaneWaitMs();
         const slots = (waited: number) => Math.min(cores, hearingSlots(cores, beside?.mainRunning() ?? 0, claimedBeside ? maxWaitMs : waited, maxWaitMs));
-        const parts = { durationS: probed.durationSec, cores, slots };
+        const minPieceS = speechMinPieceS();
+        const parts = { durationS: probed.durationSec, cores, slots, ...(minPieceS ? { minPieceS } : {}) };
         heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice, parts });
       } catch (err) {
         if (ctx.signal.aborted) throw err;

@@ -24,7 +24,8 @@ async function* feed(pcm: Buffer): AsyncGenerator<Buffer> {
  * Hears `pcm` with `engine`, in parts when the engine gains from it (`splits`), `parts` says how
  * many may run and the soundtrack is long enough (piecePlan); else in one call, as before.
  */
-export async function transcribeInParts(engine: SpeechEngine, pcm: PcmChunks, onWord: (w: SpokenWord) => void, opts: TranscribeOptions, parts?: PartsOptions, rule: PartsRule = PARTS_RULE): Promise<void> {
+export async function transcribeInParts(engine: SpeechEngine, pcm: PcmChunks, onWord: (w: SpokenWord) => void, opts: TranscribeOptions, parts?: PartsOptions, baseRule: PartsRule = PARTS_RULE): Promise<void> {
+  const rule = parts?.minPieceS ? { ...baseRule, minPieceS: parts.minPieceS } : baseRule;
   const plan = engine.splits && parts ? piecePlan(parts.durationS, parts.cores, rule) : undefined;
   if (!plan || !parts) return engine.transcribe(pcm, onWord, opts);
   const stop = new AbortController();
@@ -74,7 +75,7 @@ export async function transcribeInParts(engine: SpeechEngine, pcm: PcmChunks, on
       const target = cutTarget(held >> 1, startSample, ownedFrom ?? 0, plan, parts.durationS, rule);
       if (target === undefined) continue;
       const whole = chunks.length > 1 ? Buffer.concat(chunks, held) : chunks[0];
-      const cut = cutAt(whole, target, rule);
+      const cut = cutAt(whole, target, plan, rule);
       const cutSample = startSample + cut;
       const piece = whole.subarray(0, Math.min(whole.length, (cut + overlap) * 2));
       await start(piece, startSample, ownedFrom, cutSample);

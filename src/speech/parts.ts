@@ -105,13 +105,18 @@ export function cutTarget(heldSamples: number, startSample: number, ownedFrom: n
   const nominalEnd = ownedFrom + plan.pieceS * SAMPLE_RATE;
   const rest = durationS === undefined ? Infinity : durationS * SAMPLE_RATE - nominalEnd;
   const reach = rest < (plan.pieceS * SAMPLE_RATE) / 2 ? ownedFrom + 2 * plan.pieceS * SAMPLE_RATE : nominalEnd;
-  if (startSample + heldSamples < reach + rule.searchS * SAMPLE_RATE) return undefined;
+  if (startSample + heldSamples < reach + searchS(plan, rule) * SAMPLE_RATE) return undefined;
   return (reach - startSample) / FRAME_SAMPLES;
 }
 
-/** Where a ready piece is cut (cutTarget): in samples from its first, at the quietest stretch within searchS of the target. */
-export function cutAt(pcm: Buffer, targetFrame: number, rule: PartsRule = PARTS_RULE): number {
-  const reachFrames = (rule.searchS * SAMPLE_RATE) / FRAME_SAMPLES;
+/** How far from its nominal end a piece's cut is sought: searchS, at most a quarter of a piece. */
+function searchS(plan: { pieceS: number }, rule: PartsRule): number {
+  return Math.min(rule.searchS, plan.pieceS / 4);
+}
+
+/** Where a ready piece is cut (cutTarget): in samples from its first, at the quietest stretch within the search reach of the target. */
+export function cutAt(pcm: Buffer, targetFrame: number, plan: { pieceS: number }, rule: PartsRule = PARTS_RULE): number {
+  const reachFrames = (searchS(plan, rule) * SAMPLE_RATE) / FRAME_SAMPLES;
   const span = Math.max(1, Math.round((rule.quietS * SAMPLE_RATE) / FRAME_SAMPLES));
   return quietestFrame(frameEnergies(pcm), targetFrame - reachFrames, targetFrame + reachFrames, span, targetFrame) * FRAME_SAMPLES;
 }

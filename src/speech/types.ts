@@ -59,6 +59,8 @@ export interface PartsOptions {
   cores: number;
   /** How many pieces may be heard at once now, asked before each piece starts (0: wait); `waitedMs`: how long this piece has waited. */
   slots(waitedMs: number): number;
+  /** The shortest piece, in place of the rule's (VIDEMBED_SPEECH_MIN_PIECE_S: the eval's stress runs). */
+  minPieceS?: number;
 }
 
 export interface TranscribeOptions {

@@ -122,7 +122,7 @@ describe('hearing in parts: where a piece ends', () => {
     expect(cutTarget((60 + PARTS_RULE.searchS) * SAMPLE_RATE, 0, 0, plan, 40)).toBe((60 * SAMPLE_RATE) / 160);
     // Talk everywhere but a pause at 31.0–31.5 s: the cut is in it.
     const pcm = speech(34, [[0, 31], [31.5, 34]]);
-    const cut = cutAt(pcm, cutTarget(pcm.length / 2, 0, 0, plan, 90)!) / SAMPLE_RATE;
+    const cut = cutAt(pcm, cutTarget(pcm.length / 2, 0, 0, plan, 90)!, plan) / SAMPLE_RATE;
     expect(cut).toBeGreaterThan(31);
     expect(cut).toBeLessThan(31.5);
     expect(frameEnergies(pcm).length).toBe(34 * 100);
