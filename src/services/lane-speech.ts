@@ -13,7 +13,7 @@ import type { SegmentAnalysis } from '../analysis/types.js';
 import { laneOf, trackHearers, type Heard, type Hearer } from '../capabilities/index.js';
 import { hearTrack, joinTrack } from '../pipeline/tracks.js';
 import { sideLaneWaitMs, speechMinPieceS, speechParts } from '../env.js';
-import { hearingSlots } from '../speech/parts.js';
+import { speechSlots } from '../speech/parts.js';
 import { retagVideo } from '../pipeline/tags.js';
 import type { CatalogTx, SegmentRevision } from '../store/catalog/types.js';
 import { StagedArtifacts, stagingPrefix, VIDEO_ARTIFACTS } from './artifacts.js';
@@ -73,7 +73,9 @@ export class SpeechLaneJob extends LaneJob {
     const { lib } = this;
     const { video, plan, capCtx, mine } = run;
     const nice = laneOf(this.lane).nice;
-    const claimedBeside = (ctx.beside?.mainRunning() ?? 0) > 0;
+    // Hearing in parts: as many pieces at once as the cores the main lane leaves (src/speech/parts.ts).
+    const cores = speechParts();
+    const slots = speechSlots(cores, ctx.beside ?? { mainRunning: () => 0, maxWaitMs: sideLaneWaitMs() });
     const mineSet = new Set(mine);
     const hearers = await trackHearers(lib.capabilities, plan, capCtx, mineSet);
     run.running(hearers.map((h) => h.name));
@@ -88,12 +90,6 @@ export class SpeechLaneJob extends LaneJob {
       const probed = await lib.media.probe(file.path, { signal: ctx.signal });
       try {
         // A long soundtrack is heard in pieces on the cores the pictures leave (src/speech/parts.ts).
-        // A job claimed while the main lane ran had waited its longest already (the claim's
-        // maxWaitMs): its pieces go beside the pictures, one at a time, as the lane did before.
-        const cores = speechParts();
-        const beside = ctx.beside;
-        const maxWaitMs = beside?.maxWaitMs ?? sideLaneWaitMs();
-        const slots = (waited: number) => Math.min(cores, hearingSlots(cores, beside?.mainRunning() ?? 0, claimedBeside ? maxWaitMs : waited, maxWaitMs));
         const minPieceS = speechMinPieceS();
         const parts = { durationS: probed.durationSec, cores, slots, ...(minPieceS ? { minPieceS } : {}) };
         heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice, parts });

@@ -132,6 +132,21 @@ export function hearingSlots(cores: number, picturesRunning: number, waitedMs: n
   return waitedMs >= maxWaitMs ? 1 : 0;
 }
 
+/**
+ * The slots of one speech job (PartsOptions.slots), from the worker's main lane as the job sees it
+ * (`mainRunning` now; `maxWaitMs`, the side lane's longest wait), built when the job starts. A job
+ * that started while the main lane ran had waited its longest already (the claim takes it then
+ * only past its wait), and so has one whose piece once waited `maxWaitMs`: from then on, beside
+ * running pictures, its pieces go one at a time (niced, as the lane ran before) and never wait again.
+ */
+export function speechSlots(cores: number, beside: { mainRunning(): number; maxWaitMs: number }): (waitedMs: number) => number {
+  let waitedLongest = beside.mainRunning() > 0;
+  return (waitedMs) => {
+    if (waitedMs >= beside.maxWaitMs) waitedLongest = true;
+    return Math.min(cores, hearingSlots(cores, beside.mainRunning(), waitedLongest ? beside.maxWaitMs : waitedMs, beside.maxWaitMs));
+  };
+}
+
 /** One heard piece: its words (times from the piece's first sample), where it starts, and the part it owns. */
 export interface HeardPiece {
   /** Seconds of soundtrack before the piece's first sample. */

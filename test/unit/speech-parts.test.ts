@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { transcribeInParts } from '../../src/speech/in-parts.js';
-import { cutAt, cutTarget, frameEnergies, hearingSlots, mergePieces, piecePlan, quietestFrame, PARTS_RULE, SAMPLE_RATE } from '../../src/speech/parts.js';
+import { cutAt, cutTarget, frameEnergies, hearingSlots, mergePieces, piecePlan, quietestFrame, speechSlots, PARTS_RULE, SAMPLE_RATE } from '../../src/speech/parts.js';
 import type { PartsOptions, SpeechEngine, SpokenWord, TranscribeOptions } from '../../src/speech/types.js';
 
 const word = (w: string, start: number, end: number): SpokenWord => ({ w, start, end, conf: 0.9 });
@@ -101,6 +101,25 @@ describe('hearing in parts: the plan', () => {
     expect(hearingSlots(2, 1, 10_000, 600_000)).toBe(0);
     expect(hearingSlots(2, 1, 600_000, 600_000)).toBe(1);
     expect(hearingSlots(2, 1, 0, 0)).toBe(1);
+  });
+
+  it("a job's slots: waits for pictures until it waited its longest once, then one beside them for good", () => {
+    let main = 0;
+    const beside = { mainRunning: () => main, maxWaitMs: 1000 };
+    const slots = speechSlots(2, beside);
+    expect(slots(0)).toBe(2);
+    main = 1;
+    expect(slots(999)).toBe(0);
+    expect(slots(1000)).toBe(1); // waited its longest
+    expect(slots(0)).toBe(1); // and never waits again
+    main = 0;
+    expect(slots(0)).toBe(2);
+    // Started while the main lane ran (claimed past its wait): one beside the pictures at once.
+    main = 1;
+    expect(speechSlots(2, beside)(0)).toBe(1);
+    // VIDEMBED_SPEECH_PARTS below the cores caps it.
+    main = 0;
+    expect(speechSlots(1, beside)(0)).toBe(1);
   });
 });
 
@@ -200,8 +219,8 @@ describe('hearing in parts: the runner', () => {
     const plain = new BurstEngine();
     await hear(plain, pcm);
     expect(plain.calls).toBe(1);
-    const whisperLike = Object.assign(new BurstEngine(), { splits: false }) as BurstEngine;
-    Object.defineProperty(whisperLike, 'splits', { value: false });
+    const whisperLike = new BurstEngine();
+    Object.defineProperty(whisperLike, 'splits', { value: false }); // an engine that uses every core itself
     await hear(whisperLike, pcm, parts(90));
     expect(whisperLike.calls).toBe(1);
   });
