@@ -22,7 +22,7 @@
  * Camera-centric names (pan/tilt/zoom/roll) are derived in camera-movement.ts.
  */
 import type { Frame } from '../media/types.js';
-import { frameToGray, pyramid, type GrayImage } from '../media/kernels/index.js';
+import { frameToGray, pyramid, fitSimilarity, type GrayImage, type PointPairs, type Similarity } from '../media/kernels/index.js';
 
 /** Longest side of the working luma image used for motion. */
 export const MOTION_WORK_SIDE = 192;
@@ -355,48 +355,8 @@ function parabola(m: number, c: number, p: number): number {
   return Math.max(-0.5, Math.min(0.5, d));
 }
 
-/** Similarity q = z·p + t with complex z = a + ib. */
-interface Sim {
-  a: number;
-  b: number;
-  tx: number;
-  ty: number;
-}
-
-function fitLS(v: BlockVector[], idx: number[]): Sim | null {
-  const n = idx.length;
-  if (n < 2) return null;
-  let mpx = 0;
-  let mpy = 0;
-  let mqx = 0;
-  let mqy = 0;
-  for (const i of idx) {
-    mpx += v[i].px;
-    mpy += v[i].py;
-    mqx += v[i].px + v[i].dx;
-    mqy += v[i].py + v[i].dy;
-  }
-  mpx /= n;
-  mpy /= n;
-  mqx /= n;
-  mqy /= n;
-  let re = 0;
-  let im = 0;
-  let den = 0;
-  for (const i of idx) {
-    const px = v[i].px - mpx;
-    const py = v[i].py - mpy;
-    const qx = v[i].px + v[i].dx - mqx;
-    const qy = v[i].py + v[i].dy - mqy;
-    re += qx * px + qy * py;
-    im += qy * px - qx * py;
-    den += px * px + py * py;
-  }
-  if (den < 1e-6) return { a: 1, b: 0, tx: mqx - mpx, ty: mqy - mpy };
-  const a = re / den;
-  const b = im / den;
-  return { a, b, tx: mqx - (a * mpx - b * mpy), ty: mqy - (b * mpx + a * mpy) };
-}
+/** Similarity q = z·p + t with complex z = a + ib (the kernel's fit). */
+type Sim = Similarity;
 
 function residual(m: Sim, v: BlockVector): number {
   const qx = v.px + v.dx;
@@ -418,6 +378,21 @@ function rng(seed: number): () => number {
   };
 }
 
+/** Each block's centre and where it moved, as the similarity kernel reads them. */
+function blockPairs(v: BlockVector[]): PointPairs {
+  const px = new Float64Array(v.length);
+  const py = new Float64Array(v.length);
+  const qx = new Float64Array(v.length);
+  const qy = new Float64Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    px[i] = v[i].px;
+    py[i] = v[i].py;
+    qx[i] = v[i].px + v[i].dx;
+    qy[i] = v[i].py + v[i].dy;
+  }
+  return { px, py, qx, qy };
+}
+
 function inliersOf(m: Sim, v: BlockVector[], thr: number): number[] {
   const out: number[] = [];
   for (let i = 0; i < v.length; i++) if (residual(m, v[i]) <= thr) out.push(i);
@@ -428,6 +403,7 @@ function inliersOf(m: Sim, v: BlockVector[], thr: number): number[] {
 function robustSimilarity(v: BlockVector[], W: number): { model: Sim; inliers: number[] } | null {
   const n = v.length;
   if (n < 2) return null;
+  const pairs = blockPairs(v);
   const rand = rng(0x9e3779b9 ^ n);
   const t2 = INLIER_PX * INLIER_PX;
   let best: Sim | null = null;
@@ -465,7 +441,7 @@ function robustSimilarity(v: BlockVector[], W: number): { model: Sim; inliers: n
     }
     pair[0] = i;
     pair[1] = j;
-    consider(fitLS(v, pair));
+    consider(fitSimilarity(pairs, pair));
   }
   consider({ a: 1, b: 0, tx: 0, ty: 0 });
   if (!best) return null;
@@ -473,7 +449,7 @@ function robustSimilarity(v: BlockVector[], W: number): { model: Sim; inliers: n
   let ins = inliersOf(model, v, INLIER_PX);
   if (ins.length < 2) return null;
   for (let r = 0; r < 4; r++) {
-    const m = fitLS(v, ins);
+    const m = fitSimilarity(pairs, ins);
     if (!m) break;
     const next = inliersOf(m, v, INLIER_PX);
     if (next.length < 2) break;

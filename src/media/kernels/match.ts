@@ -9,6 +9,7 @@
  */
 import { popcount32 } from '../../util/numeric.js';
 import type { Keypoints } from './keypoints.js';
+import { fitSimilarity, type PointPairs } from './similarity.js';
 
 export interface PictureMatch {
   /** Matches that passed the distance and ratio tests. */
@@ -85,33 +86,15 @@ function inliersOf(a: Keypoints, b: Keypoints, m: Array<{ i: number; j: number }
   return out;
 }
 
-/** Least-squares s, tx, ty of B = s·A + t over the given matches. */
-function fit(a: Keypoints, b: Keypoints, m: Array<{ i: number; j: number }>, ks: number[]): { s: number; tx: number; ty: number } {
-  let ax = 0;
-  let ay = 0;
-  let bx = 0;
-  let by = 0;
-  for (const k of ks) {
-    ax += a.x[m[k].i];
-    ay += a.y[m[k].i];
-    bx += b.x[m[k].j];
-    by += b.y[m[k].j];
-  }
-  const n = ks.length;
-  ax /= n;
-  ay /= n;
-  bx /= n;
-  by /= n;
-  let num = 0;
-  let den = 0;
-  for (const k of ks) {
-    const dax = a.x[m[k].i] - ax;
-    const day = a.y[m[k].i] - ay;
-    num += dax * (b.x[m[k].j] - bx) + day * (b.y[m[k].j] - by);
-    den += dax * dax + day * day;
-  }
-  const s = den > 0 ? num / den : 1;
-  return { s, tx: bx - s * ax, ty: by - s * ay };
+/** Least-squares s, tx, ty of B = s·A + t over the given matches (the similarity kernel without a turn). */
+function fit(pairs: PointPairs, ks: number[]): { s: number; tx: number; ty: number } {
+  const g = fitSimilarity(pairs, ks, false);
+  return g ? { s: g.a, tx: g.tx, ty: g.ty } : { s: 1, tx: 0, ty: 0 };
+}
+
+/** The matched keypoints' positions in A and in B, as the similarity kernel reads them. */
+function matchedPairs(a: Keypoints, b: Keypoints, m: Array<{ i: number; j: number }>): PointPairs {
+  return { px: m.map((x) => a.x[x.i]), py: m.map((x) => a.y[x.i]), qx: m.map((x) => b.x[x.j]), qy: m.map((x) => b.y[x.j]) };
 }
 
 /** Does A appear in B (cropped and zoomed)? The matches, the geometry found and its inliers. */
@@ -151,8 +134,9 @@ export function matchPictures(a: Keypoints, b: Keypoints, options: MatchOptions 
   if (best.length < 3) return { ...NONE, matches: m.length };
   // Refine on the inliers, count again (twice: the refit may gain points at the edges).
   let model = bestModel;
+  const pairs = matchedPairs(a, b, m);
   for (let r = 0; r < 2; r++) {
-    const refit = fit(a, b, m, best);
+    const refit = fit(pairs, best);
     if (!(refit.s >= o.minScale && refit.s <= o.maxScale)) break;
     const ins = inliersOf(a, b, m, refit.s, refit.tx, refit.ty, tol2);
     if (ins.length < best.length) break;
