@@ -31,7 +31,7 @@ import { PERCEPTION_EMBEDDER_ID } from '../src/models/perception/id.js';
 import { hybridSearch } from '../src/search/hybrid.js';
 import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
-import { ensureHnswIndex, hnswIndexName, prepareVectorStore, vectorText } from '../src/store/pg/vector-store.js';
+import { ensureHnswIndex, hnswIndexName, packVectors, prepareVectorStore, vectorAt } from '../src/store/pg/vector-store.js';
 import { findPgBin, freePort, startThrowawayCluster } from '../src/store/pg/throwaway.js';
 import { percentile, procKb, round } from './util.js';
 
@@ -39,11 +39,11 @@ const DIM = 512;
 const PER_VIDEO = 25;
 const QUERIES = 100;
 const SMALL_OWNER = 2000;
-const WORDS = 'dog cat person car street beach sea sky grass tree city night day face crowd boat mountain snow red blue green bright dark indoor outdoor close wide'.split(' ');
+export const WORDS = 'dog cat person car street beach sea sky grass tree city night day face crowd boat mountain snow red blue green bright dark indoor outdoor close wide'.split(' ');
 const SHOTS = ['wide', 'medium', 'close', 'extreme_close', 'full'];
 const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'bin', 'vidembed');
 
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
 }
@@ -70,7 +70,7 @@ function stats(times: number[]): { p50_ms: number; p99_ms: number } {
 }
 
 /** Centres: the vectors of a real library, or random ones. */
-function centres(rnd: () => number): { list: Float32Array[]; source: string } {
+export function centres(rnd: () => number): { list: Float32Array[]; source: string } {
   const file = process.env.VIDEMBED_PGVECTOR_CENTRES;
   if (file) {
     const db = new Database(file, { readonly: true });
@@ -84,7 +84,7 @@ function centres(rnd: () => number): { list: Float32Array[]; source: string } {
 }
 
 /** Real-shaped vectors: a video mostly near one centre, some shots near others; noise of cosine ~0.85 to the centre. */
-class Shapes {
+export class Shapes {
   private readonly rnd: () => number;
   private readonly g: () => number;
   constructor(
@@ -111,7 +111,7 @@ class Shapes {
 }
 
 /** Exact top 10 of each query over everything generated so far (float32 dot products of unit vectors). */
-class Truth {
+export class Truth {
   readonly best: Array<{ ids: number[]; sims: number[] }>;
   constructor(private readonly queries: Float32Array[]) {
     this.best = queries.map(() => ({ ids: [], sims: [] }));
@@ -136,7 +136,7 @@ class Truth {
 }
 
 /** Appends videos until the collection holds `upTo` segments (ids known: the library's own sequence). */
-async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, shapes: Shapes, from: number, upTo: number, truth: Truth | undefined, prefix: string): Promise<number> {
+export async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, shapes: Shapes, from: number, upTo: number, truth: Truth | undefined, prefix: string): Promise<number> {
   let n = from;
   const t0 = performance.now();
   while (n < upTo) {
@@ -152,12 +152,14 @@ async function grow(pool: ReturnType<typeof openPgPool>, collectionId: string, s
       `INSERT INTO videos (id, collection_id, filename, blob_key, size_bytes, status) SELECT v, $2, v || '.mp4', 'videos/' || v, 1, 'processed' FROM unnest($1::text[]) v`,
       [vids, collectionId],
     );
+    // The vectors in binary, as the library's writers send them (packVectors).
+    const packed = packVectors(rows.map((r) => r.vec));
     const { rows: ids } = await pool.query<{ id: string }>(
       `INSERT INTO segments (video_id, collection_id, idx, start, "end", description, keywords, labels, dim, vec)
-       SELECT u.video, $1, u.idx, u.idx * 4, u.idx * 4 + 4, u.words, to_tsvector('english', u.words), jsonb_build_object('shot_size', u.shot), ${DIM}, u.vec::vector
-       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(video, idx, words, shot, vec, ord)
+       SELECT u.video, $1, u.idx, u.idx * 4, u.idx * 4 + 4, u.words, to_tsvector('english', u.words), jsonb_build_object('shot_size', u.shot), ${DIM}, ${vectorAt('$7', 'u.off', String(DIM))}
+       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS u(video, idx, words, shot, off, ord)
        ORDER BY u.ord RETURNING id::text`,
-      [collectionId, rows.map((r) => r.video), rows.map((r) => r.idx), rows.map((r) => r.words), rows.map((r) => r.shot), rows.map((r) => vectorText(r.vec))],
+      [collectionId, rows.map((r) => r.video), rows.map((r) => r.idx), rows.map((r) => r.words), rows.map((r) => r.shot), packed.offsets, packed.data],
     );
     if (truth) ids.forEach((r, i) => truth.add(Number(r.id), rows[i].vec));
     n += rows.length;

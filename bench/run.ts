@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]`: performance figures as JSON on stdout (progress on stderr).
- * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load, serve_worker, webhooks, lanes. Default: all.
+ * Sections: search, ingest, ingest_people, rss, http, media, clip, ocr, cli, scale1m, queue, workers, scale, pgvector, speech, playback, load, serve_worker, webhooks, lanes, goals. Default: all.
  */
 import { benchSearch } from './search.js';
 import { benchIngest, benchWorkerRss } from './ingest.js';
@@ -35,6 +35,8 @@ const SECTIONS: Record<string, () => Promise<unknown>> = {
   webhooks: async () => (await import('./webhooks.js')).benchWebhooks(),
   // Issue 31's lanes: searchable before speech is done (vs speech off), reindex after an ImageNet pull vs a full ingest, CMUdict in a new process.
   lanes: async () => (await import('./lanes.js')).benchLanes(),
+  // Issue 31's goals (CLI warm search, HTTP 32 clients, silent 1080p ingest) for this build and VIDEMBED_BENCH_PREVIOUS's, same run.
+  goals: async () => (await import('./goals.js')).benchGoals(),
 };
 
 async function main(): Promise<void> {

@@ -44,11 +44,12 @@ export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '.
 
 /**
  * `vidembed serve --no-worker` on `port` with its home at `home`, once it says it is serving;
- * `worker: true`: with its own worker (serve's default). `bin`: another build's CLI (a comparison).
+ * `worker: true`: with its own worker (serve's default). `bin`: another build's CLI (a comparison);
+ * `nodeArgs`: node's own flags (e.g. --cpu-prof).
  */
-export async function startServe(home: string, port: number, opts: { worker?: boolean; bin?: string } = {}): Promise<ChildProcess> {
+export async function startServe(home: string, port: number, opts: { worker?: boolean; bin?: string; nodeArgs?: string[] } = {}): Promise<ChildProcess> {
   const args = ['serve', '--port', String(port), ...(opts.worker ? [] : ['--no-worker'])];
-  const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.bin ?? BIN, ...args], { env: { ...process.env, VIDEMBED_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {

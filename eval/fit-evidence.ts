@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { EVIDENCE_WEIGHTS } from '../src/search/evidence-weights.js';
 import { combineKinds, EVIDENCE_KINDS, stretchScore, type EvidenceKind, type KindProbabilities } from '../src/search/evidence.js';
 import { confidenceLabel } from '../src/search/confidence.js';
-import { seenModelChoice, seenX } from './fit-seen.js';
+import { seenModelChoice, seenX, standingChoice } from './fit-seen.js';
 import { dot, fitLogistic, logLoss, sigmoid } from './metrics.js';
 import type { Sample } from './mixed.js';
 
@@ -102,6 +102,8 @@ function main(): void {
   // Each judged held out by source: log-loss on the first five, and the labels of first results.
   const seenModel = seenModelChoice(samples, W);
   if (seenModel) seenW = seenModel;
+  // The standing: the margin lifts a picture match out of "low", never into "high" (seenWithStanding).
+  const standingW = standingChoice(samples, W);
 
   // The ranking's seen side: the pre-rank (similarity + keyword bonus) alone, same samples.
   const rankRows: Row[] = samples
@@ -188,6 +190,7 @@ function main(): void {
   const c = (x: number) => Number(x.toFixed(3));
   const out = {
     seen: { similarity: c(seenW[0]), sureWords: c(seenW[1]), classified: c(seenW[2]), margin: c(seenW[3]), agree: c(seenW[4]), intercept: c(seenW[5]) },
+    ...(standingW ? { standing: { similarity: c(standingW[0]), sureWords: c(standingW[1]), classified: c(standingW[2]), margin: c(standingW[3]), agree: c(standingW[4]), intercept: c(standingW[5]) } } : {}),
     rank: { preRank: c(rankW[0]), intercept: c(rankW[1]) },
     said: { score: c(saidW[0]), exact: c(saidW[1]), content: c(saidW[2]), rarity: c(saidW[3]), intercept: c(saidW[4]) },
     ...(writtenW ? { written: { sureWords: c(writtenW[0]), intercept: c(writtenW[1]) } } : {}),

@@ -2,30 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { registerCollection } from './commands/collection.js';
-import { registerEmbed } from './commands/embed.js';
-import { registerSearch } from './commands/search.js';
-import { registerVideos } from './commands/videos.js';
-import { registerWorker } from './commands/worker.js';
-import { registerServe } from './commands/serve.js';
-import { registerUi } from './commands/ui.js';
-import { registerKeys } from './commands/keys.js';
-import { registerTensors } from './commands/tensors.js';
-import { registerTag } from './commands/tag.js';
-import { registerModels } from './commands/models.js';
-import { registerOpen } from './commands/open.js';
-import { registerDuplicates } from './commands/duplicates.js';
-import { registerRescan } from './commands/rescan.js';
-import { registerJobs } from './commands/jobs.js';
-import { registerWebhooks } from './commands/webhooks.js';
-import { registerMcp } from './commands/mcp.js';
 import { BadRequestError } from '../api/errors.js';
-import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions } from './context.js';
+import { homePaths, openContext, remoteTarget, type CliContext, type GlobalOptions, type Run } from './context.js';
 import { describeError, exitCodeFor } from './errors.js';
 import { useDatabaseUrl, usePgVectorRequest } from '../env.js';
-import { registerMigrate } from './commands/migrate.js';
-import { registerDb } from './commands/db.js';
-import { registerDoctor } from './commands/doctor.js';
 
 /** Runs one command with a service context, mapping any error to one line and an exit code. */
 async function run(
@@ -83,7 +63,60 @@ function packageVersion(): string {
   return '0.0.0';
 }
 
-export function buildProgram(): Command {
+type Register = (program: Command, run: Run) => void;
+
+/**
+ * Each command module, in the order help lists them, with the top-level commands it registers.
+ * A command line loads only the module of the command it runs (a warm `vidembed search` then
+ * skips the store, server, speech and media modules the other commands import: most of a one-shot
+ * CLI call's time was loading them); no command, an unknown one or `help` loads all.
+ * test/unit/cli-commands.test.ts checks the names against what each module registers.
+ */
+export const COMMAND_MODULES: { commands: string[]; load: () => Promise<Register> }[] = [
+  { commands: ['collection'], load: async () => (await import('./commands/collection.js')).registerCollection },
+  { commands: ['upload', 'video'], load: async () => (await import('./commands/videos.js')).registerVideos },
+  { commands: ['search'], load: async () => (await import('./commands/search.js')).registerSearch },
+  { commands: ['open'], load: async () => (await import('./commands/open.js')).registerOpen },
+  { commands: ['duplicates'], load: async () => (await import('./commands/duplicates.js')).registerDuplicates },
+  { commands: ['rescan'], load: async () => (await import('./commands/rescan.js')).registerRescan },
+  { commands: ['jobs'], load: async () => (await import('./commands/jobs.js')).registerJobs },
+  { commands: ['webhooks'], load: async () => (await import('./commands/webhooks.js')).registerWebhooks },
+  { commands: ['mcp'], load: async () => (await import('./commands/mcp.js')).registerMcp },
+  { commands: ['embed', 'task'], load: async () => (await import('./commands/embed.js')).registerEmbed },
+  { commands: ['worker'], load: async () => (await import('./commands/worker.js')).registerWorker },
+  { commands: ['serve'], load: async () => (await import('./commands/serve.js')).registerServe },
+  { commands: ['ui'], load: async () => (await import('./commands/ui.js')).registerUi },
+  { commands: ['keys', 'login', 'logout'], load: async () => (await import('./commands/keys.js')).registerKeys },
+  { commands: ['tensors', 'upload-tensors'], load: async () => (await import('./commands/tensors.js')).registerTensors },
+  { commands: ['tag'], load: async () => (await import('./commands/tag.js')).registerTag },
+  { commands: ['models'], load: async () => (await import('./commands/models.js')).registerModels },
+  { commands: ['migrate'], load: async () => (await import('./commands/migrate.js')).registerMigrate },
+  { commands: ['db'], load: async () => (await import('./commands/db.js')).registerDb },
+  { commands: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctor },
+];
+
+/**
+ * The command a command line names: its first operand after the global options (a global option
+ * that takes a value skips that value too); undefined when there is none.
+ */
+export function commandOf(program: Command, args: string[]): string | undefined {
+  const takesValue = new Set<string>();
+  for (const o of program.options) {
+    if (!o.required && !o.optional) continue;
+    if (o.long) takesValue.add(o.long);
+    if (o.short) takesValue.add(o.short);
+  }
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') return args[i + 1];
+    if (!a.startsWith('-')) return a;
+    if (!a.includes('=') && takesValue.has(a)) i++;
+  }
+  return undefined;
+}
+
+/** The program with its global options and the commands `argv` may run (all of them without argv). */
+export async function buildProgram(argv?: string[]): Promise<Command> {
   const program = new Command('vidembed')
     .version(packageVersion(), '-V, --version', 'print the version')
     .description('Embed, tag and search videos by text — locally, or as an HTTP API')
@@ -106,26 +139,11 @@ Quick start:
   $ vidembed search "a dog on the grass" --collection demo
   $ vidembed serve --port 8080`,
     );
-  registerCollection(program, run);
-  registerVideos(program, run);
-  registerSearch(program, run);
-  registerOpen(program, run);
-  registerDuplicates(program, run);
-  registerRescan(program, run);
-  registerJobs(program, run);
-  registerWebhooks(program, run);
-  registerMcp(program, run);
-  registerEmbed(program, run);
-  registerWorker(program, run);
-  registerServe(program, run);
-  registerUi(program, run);
-  registerKeys(program, run);
-  registerTensors(program, run);
-  registerTag(program, run);
-  registerModels(program, run);
-  registerMigrate(program, run);
-  registerDb(program, run);
-  registerDoctor(program, run);
+  const name = argv ? commandOf(program, argv.slice(2)) : undefined;
+  const one = name === undefined ? undefined : COMMAND_MODULES.find((m) => m.commands.includes(name));
+  // `vidembed --version` alone needs no command.
+  const versionOnly = argv !== undefined && name === undefined && argv.slice(2).some((a) => a === '-V' || a === '--version');
+  for (const m of one ? [one] : versionOnly ? [] : COMMAND_MODULES) (await m.load())(program, run);
   return program;
 }
 
@@ -137,7 +155,7 @@ export async function main(argv: string[]): Promise<void> {
       throw err;
     });
   }
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   program.exitOverride();
   try {
     await program.parseAsync(argv);

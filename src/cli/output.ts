@@ -1,11 +1,12 @@
 import { inCi } from '../env.js';
 import { createRequire } from 'node:module';
 import type TableType from 'cli-table3';
-import ora, { type Ora } from 'ora';
 
 export interface OutputOptions {
   json?: boolean;
 }
+
+// Spinners are in ./spinner.js (ora and its ~30 modules load only for the commands that spin).
 
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
@@ -45,21 +46,6 @@ export function printTable(head: string[], rows: (string | number)[][]): void {
 
 export function isInteractive(): boolean {
   return Boolean(process.stdin.isTTY && process.stdout.isTTY && !inCi());
-}
-
-let lastSpinner: Ora | undefined;
-
-/** A spinner on stderr for people; silent for --json and non-terminals. */
-export function spinner(text: string, opts: OutputOptions): Ora {
-  const tty = Boolean(process.stderr.isTTY);
-  // discardStdin off: ora's raw-mode stdin would swallow Ctrl-C (the waits handle SIGINT themselves).
-  lastSpinner = ora({ text, stream: process.stderr, isEnabled: !opts.json && tty, isSilent: Boolean(opts.json) || !tty, discardStdin: false });
-  return lastSpinner;
-}
-
-/** Stops the spinner made last, if it still spins (before a line that says why everything stopped). */
-export function stopSpinner(): void {
-  if (lastSpinner?.isSpinning) lastSpinner.stop();
 }
 
 export function formatSeconds(s: number): string {

@@ -5,7 +5,8 @@ import { WAIT_UNTIL, type WaitUntil } from '../api/defaults.js';
 import { ValidationError } from '../api/errors.js';
 import { DEFAULTS } from '../config.js';
 import type { Ora } from 'ora';
-import { spinner, type OutputOptions } from './output.js';
+import { type OutputOptions } from './output.js';
+import { spinner } from './spinner.js';
 
 function pollMs(): number {
   return envPollMs(DEFAULTS.pollMs);

@@ -1,11 +1,12 @@
 /**
- * How sure a search result is, from the result's own evidence alone: its segment's cosine
- * similarity to the query, and the query words analysis found in it — each word counted by how sure
- * analysis was of the fact that names it. Nothing about the other results, the page, or a filter
- * enters: the same moment for the same query in the same collection gets the same confidence
- * whatever else is asked for (the seen margin, src/search/evidence.ts, is the one feature that reads
- * other results; it weighs 0 today). A found word counts as much as analysis was sure of it, and a weak
- * classifier guess ("probably a monkey", 7 %) not at all, so it cannot make a result high.
+ * How sure a search result is, from the result's own evidence: its segment's cosine similarity to
+ * the query, and the query words analysis found in it — each word counted by how sure analysis was
+ * of the fact that names it. Neither the page nor a filter enters: the same moment for the same
+ * query in the same collection gets the same confidence whatever else is asked for. One feature
+ * reads other results — the seen margin over the best moment of another video of the whole
+ * collection (src/search/evidence.ts seenWithStanding) — and it can lift a result out of "low",
+ * never into "high". A found word counts as much as analysis was sure of it, and a weak classifier
+ * guess ("probably a monkey", 7 %) not at all, so it cannot make a result high.
  */
 import type { ConfidenceLabel } from '../api/types.js';
 import type { Fact } from '../analysis/types.js';

@@ -13,15 +13,16 @@
  * (eval/fit-evidence.ts, docs/eval.md).
  *
  * Other results: one feature reads them — the seen *margin*, how far the hit's pre-rank stands
- * above the best moment of a different video in the same result list (src/search/hit-evidence.ts
- * rivalsOf, the one place it is measured; it depends on what else the collection and the filter
- * hold). It is measured and shown with explain, but weighs 0 in the seen curve today: fitted on
- * the tuning half, it made the curve sharper but its held-out "high" first results fell under 90 %
- * right (evidence-weights.ts). While its weight is 0, a moment's confidence depends only on its own
- * evidence and the query; the ranking never reads the margin.
+ * above the best moment of a different video (src/search/hit-evidence.ts rivalsOf, the one place it
+ * is measured; with a filter it is measured against the whole collection, src/search/hybrid.ts). It
+ * enters only through the *standing* (seenWithStanding): it may lift a picture match out of "low",
+ * never into "high", and never lowers one — "high" rests on the moment's own evidence and the query
+ * alone. Weighed as a plain feature of the seen curve it made "high" less pure held out (docs/eval.md).
+ * The ranking never reads the margin.
  */
 import type { Fact } from '../analysis/types.js';
 import type { SaidFeatures } from '../speech/search.js';
+import { SEARCH_WEIGHTS } from '../models/perception/weights.js';
 import { EVIDENCE_WEIGHTS } from './evidence-weights.js';
 
 export const EVIDENCE_KINDS = ['seen', 'said', 'written'] as const;
@@ -76,11 +77,35 @@ export function marginTerm(margin: number): number {
   return Math.max(-1, Math.min(1, 10 * margin));
 }
 
-export function seenProbability(f: SeenFeatures): number {
-  const w = EVIDENCE_WEIGHTS.seen;
+type SeenCurve = { similarity: number; sureWords: number; classified: number; margin: number; agree: number; intercept: number };
+
+function seenCurve(w: SeenCurve, f: SeenFeatures): number {
   return sigmoid(
     w.similarity * f.similarity + w.sureWords * f.sureWords + w.classified * (f.classified ? 1 : 0) + w.margin * marginTerm(f.margin ?? 0) + w.agree * (f.agree ?? 0) + w.intercept,
   );
+}
+
+/** The highest probability the standing alone can give: just under "high" (src/models/perception/weights.ts). */
+export const STANDING_CEILING = SEARCH_WEIGHTS.highConfidence - 0.001;
+
+/**
+ * The seen probability from the moment's own evidence (`own`) and from its standing among the
+ * other videos of the result list (`standing`, the curve that also reads the margin): standing clear
+ * of every other video lifts a picture match out of "low", but never into "high" — "high" needs the
+ * moment's own evidence — and standing behind never lowers it (the one place this rule lives; the
+ * fit, eval/fit-seen.ts, judges it through this function).
+ */
+export function seenWithStanding(own: number, standing: number): number {
+  return Math.max(own, Math.min(standing, STANDING_CEILING));
+}
+
+/** The moment's own seen curve (no margin: what it holds, whatever else the list holds). */
+export function ownSeenProbability(f: SeenFeatures): number {
+  return seenCurve(EVIDENCE_WEIGHTS.seen, f);
+}
+
+export function seenProbability(f: SeenFeatures): number {
+  return seenWithStanding(ownSeenProbability(f), seenCurve(EVIDENCE_WEIGHTS.standing, f));
 }
 
 /**
@@ -137,6 +162,25 @@ export function spokenCounts(f: SaidFeatures): boolean {
   if (f.score < r.minScore) return false;
   if (f.content >= r.longQuery) return f.score >= r.longMinScore;
   return f.exact >= 1 && f.rarity >= r.shortMinRarity && f.score >= r.shortMinScore;
+}
+
+/**
+ * A one-word query's spoken match in a plain search: a single word of the transcript, one decision
+ * of the recognizer that no neighbouring word corroborates (a phrase's match is several recognized
+ * words agreeing in order) — and the recognizer makes up rare words (a phone prompt heard as "you
+ * have these *mountains* down"). Without the recognizer's own confidence in the word (the fast
+ * search, src/speech/pocketsphinx.ts SEARCH_ARGS, gives none), such a match still counts and can be
+ * found, but says no more than the low label promises (docs/speech.md) — unless the hit's picture or
+ * on-screen text names the query's words too.
+ */
+export function singleHeardWord(f: SaidFeatures): boolean {
+  return f.words === 1;
+}
+
+/** The said probability of a plain search's spoken match (the one-word ceiling applied when nothing else names the word). */
+export function plainSaidProbability(f: SaidFeatures, corroborated: boolean): number {
+  const p = saidProbability(f);
+  return singleHeardWord(f) && !corroborated ? Math.min(p, EVIDENCE_WEIGHTS.saidRule.oneWordCeiling) : p;
 }
 
 /** Each present kind's probability. */

@@ -14,6 +14,8 @@ import {
   EVIDENCE_KINDS,
   exampleProbability,
   pictureProbability,
+  plainSaidProbability,
+  singleHeardWord,
   factsOfKind,
   preRankProbability,
   saidProbability,
@@ -77,11 +79,11 @@ export interface Rival {
 }
 
 /**
- * For each video of a result list (its best moment by pre-rank), the best moment of a *different*
+ * For each video (its best moment by pre-rank in a result list), the best moment of a *different*
  * video: for the first video the second, for every other one the first. The one place where other
  * results enter a hit's evidence (the seen margin, src/search/evidence.ts).
  */
-export function rivalsOf(best: Map<string, Rival>): Map<string, Rival> {
+export function rivalsOf(best: Map<string, Rival>): { get(videoId: string): Rival | undefined } {
   let first: [string, Rival] | undefined;
   let second: Rival | undefined;
   for (const [v, r] of best) {
@@ -90,12 +92,8 @@ export function rivalsOf(best: Map<string, Rival>): Map<string, Rival> {
       first = [v, r];
     } else if (!second || r.preRank > second.preRank) second = r;
   }
-  const out = new Map<string, Rival>();
-  for (const v of best.keys()) {
-    const r = first && v !== first[0] ? first[1] : second;
-    if (r) out.set(v, r);
-  }
-  return out;
+  // Any video (listed or not, e.g. one a filter keeps and the whole list does not reach): the first, or for the first the second.
+  return { get: (v: string) => (first && v !== first[0] ? first[1] : second) };
 }
 
 /**
@@ -169,12 +167,16 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
   }
   let heard: HitEvidence['heard'];
   if (said) {
-    p.said = saidProbability(said.features);
+    // One heard word that neither the picture nor the screen names says no more than "low".
+    const alone = singleHeardWord(said.features) && !seenSure.length && !writtenSure.length;
+    p.said = plainSaidProbability(said.features, !alone);
     parts.said = saidParts(said.features);
     matched.said = said.hit.said.matched;
     snippet.said = said.hit.said.text;
     heard = { said: said.hit.said, score: said.hit.score };
-    reasons.push(`said ${pct(p.said)}: "${said.hit.said.text}" (sounds match ${pct(said.hit.score)}, ${pct(said.features.exact)} of the words heard as themselves)`);
+    reasons.push(
+      `said ${pct(p.said)}: "${said.hit.said.text}" (sounds match ${pct(said.hit.score)}, ${pct(said.features.exact)} of the words heard as themselves${alone ? '; one word heard, nothing seen or written names it: at most low' : ''})`,
+    );
   }
   const kinds = EVIDENCE_KINDS.filter((k) => p[k] !== undefined);
   // The order: the seen side by the pre-rank's own curve (monotone in it: pictures keep their tuned order).
@@ -195,7 +197,7 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
 }
 
 function saidParts(f: SaidFeatures): Record<string, number> {
-  return { score: f.score, stretched: stretchScore(f.score), content_words: f.content, exact: f.exact, rarity: f.rarity };
+  return { score: f.score, stretched: stretchScore(f.score), content_words: f.content, exact: f.exact, rarity: f.rarity, ...(f.words === undefined ? {} : { words: f.words }) };
 }
 
 /** A hit of `search --said`: what is said alone. */

@@ -91,6 +91,16 @@ const SHORTLIST = { min: 50, perResult: 3 };
  * the order their tuned ranking gives them) — one per video (its best moment).
  */
 export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
+  return (await hybridRun(catalog, videos, input, false)) as SearchResult[];
+}
+
+/**
+ * The search, or (`bestOnly`) each video's best moment by pre-rank, what the seen margin is measured
+ * against. With a filter, the margin is measured against the whole collection (the same run without
+ * the filter): a filter keeps results out, it does not change how clear of every other video a
+ * moment stands — so a moment's confidence is the same with and without a filter.
+ */
+async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput, bestOnly: boolean): Promise<SearchResult[] | Map<string, Rival>> {
   const segments = catalog.forSearch?.() ?? catalog; // one catch-up with other writers per search
   const spoken = input.only === 'seen' ? undefined : input.spoken;
   const heard = spoken ? await spokenHits(segments, input.collectionId, spoken.query, spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
@@ -178,7 +188,9 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
     const b = bestMoment.get(videoId);
     if (!b || r.preRank > b.preRank) bestMoment.set(videoId, r);
   }
-  const rivals = rivalsOf(bestMoment);
+  if (bestOnly) return bestMoment;
+  const filtered = Object.keys(input.filter).length > 0 && !example;
+  const rivals = rivalsOf(filtered ? ((await hybridRun(catalog, videos, { ...input, filter: {} }, true)) as Map<string, Rival>) : bestMoment);
   const weighed: Array<{ videoId: string; row: SegmentRow; ev: HitEvidence; relevance: number }> = [];
   for (const [videoId, ids] of weigh) {
     let best: { row: SegmentRow; ev: HitEvidence; relevance: number } | undefined;

@@ -83,6 +83,12 @@ export interface SaidFeatures {
   exact: number;
   /** How rare the content words are: mean of −log10 p(word) in English (src/speech/commonness.ts). */
   rarity: number;
+  /**
+   * The query's words, light ones included: a one-word query's match is one word of the
+   * transcript, one decision of the recognizer that nothing around it corroborates
+   * (src/search/evidence.ts singleHeardWord).
+   */
+  words?: number;
 }
 
 /**
@@ -94,5 +100,5 @@ export function saidFeatures(hit: Pick<SpokenHit, 'score' | 'said'>, query: Spok
   const content = query.content.length ? query.content : query.words;
   const exact = content.filter((w) => heard.has(w)).length / Math.max(1, content.length);
   const rarity = content.reduce((s, w) => s - wordLog10p(w), 0) / Math.max(1, content.length);
-  return { score: hit.score, content: content.length, exact, rarity };
+  return { score: hit.score, content: content.length, exact, rarity, words: query.words.length };
 }

@@ -18,6 +18,14 @@ import {
 /** The deletion log keeps this many entries; a reader further behind than that reloads. */
 export const DELETION_LOG_KEEP = 100_000;
 
+/**
+ * A collection whose float32 vectors take at most this many bytes (16k rows of 512 dimensions)
+ * keeps them in memory beside its int8 rows, and re-ranks from them; a larger one reads each
+ * re-ranked candidate's vector from SQLite (a search of a small collection spent about a tenth of
+ * a loaded server's event loop on those reads). Same vectors, same scores.
+ */
+export const FLOAT_COPY_MAX_BYTES = 32 * 1024 * 1024;
+
 export type MemoryIndexStats = IndexStats;
 
 /** Where a SQLite index last looked: the collection's revision, the deletion log's last seq, the largest id. */
@@ -120,8 +128,9 @@ interface Held {
 /**
  * The in-memory vector indexes (src/store/vector-index.ts) of one SQLite connection, for
  * long-running processes (the server): per collection, a VectorIndex fed by `SqliteChangeFeed`
- * before each query, whichever process wrote. Exact scores are point lookups in `segment_vectors`
- * (microseconds), so no float32 copy is kept in memory. A collection whose int8 rows would pass
+ * before each query, whichever process wrote. Exact scores come from a float32 copy in memory while
+ * the collection is small (FLOAT_COPY_MAX_BYTES), else from point lookups in `segment_vectors`
+ * (microseconds each). A collection whose int8 rows would pass
  * 2 GiB stays on sqlite-vec (undefined answers).
  */
 export class MemoryVectorIndex {
@@ -131,13 +140,18 @@ export class MemoryVectorIndex {
   readonly stats: MemoryIndexStats = newStats();
   private readonly useSimd: boolean;
   private readonly feed: SqliteChangeFeed;
+  private readonly floatCopyMaxBytes: number;
 
-  /** `simd: false` scans with plain JavaScript (what happens where WebAssembly SIMD is missing). */
+  /**
+   * `simd: false` scans with plain JavaScript (what happens where WebAssembly SIMD is missing);
+   * `floatCopyMaxBytes` (default FLOAT_COPY_MAX_BYTES; 0: never) bounds the float32 copy.
+   */
   constructor(
     private readonly db: Db,
-    opts: { simd?: boolean; vecTable?: (dim: number) => string } = {},
+    opts: { simd?: boolean; vecTable?: (dim: number) => string; floatCopyMaxBytes?: number } = {},
   ) {
     this.useSimd = opts.simd ?? true;
+    this.floatCopyMaxBytes = opts.floatCopyMaxBytes ?? FLOAT_COPY_MAX_BYTES;
     this.feed = new SqliteChangeFeed(db, opts.vecTable ?? ((dim) => `vec_segments_${dim}`));
   }
 
@@ -163,7 +177,7 @@ export class MemoryVectorIndex {
       revision = all.cursor.revision;
       if (this.tooLarge.get(collectionId) === revision) return false;
       const count = all.expected ?? 0;
-      const index = VectorIndex.create(dim, count + Math.max(1024, count >> 3), { simd: this.useSimd });
+      const index = VectorIndex.create(dim, count + Math.max(1024, count >> 3), { simd: this.useSimd, keepFloats: this.floatCopyMaxBytes > 0, floatsUpTo: this.floatCopyMaxBytes });
       if (!index || !index.apply(all, newStats())) return false;
       loaded = { index, cursor: all.cursor };
       return true;
@@ -216,11 +230,14 @@ export class MemoryVectorIndex {
    * Undefined: the collection is not in memory.
    */
   candidates(collectionId: string, dim: number, query: Float32Array, k: number, also: Iterable<number> = [], filter?: LabelFilter): Map<number, Scored> | undefined {
-    return this.sync(collectionId, dim)?.candidates(query, k, filter, also, { exactTop: true, exactOf: this.exactOf(dim, query), stats: this.stats });
+    const index = this.sync(collectionId, dim);
+    return index?.candidates(query, k, filter, also, { exactTop: true, exactOf: index.hasFloats ? undefined : this.exactOf(dim, query), stats: this.stats });
   }
 
   /** The exact best `k` segments by cosine (matching `filter`), or undefined to fall back. */
   nearest(collectionId: string, dim: number, query: Float32Array, k: number, filter?: LabelFilter): Hit[] | undefined {
-    return this.sync(collectionId, dim)?.nearest(query, k, filter, this.exactOf(dim, query), this.stats);
+    const index = this.sync(collectionId, dim);
+    const qNorm = normOf(query);
+    return index?.nearest(query, k, filter, index.hasFloats ? (id) => index.exact(id, query, qNorm) : this.exactOf(dim, query), this.stats);
   }
 }

@@ -154,6 +154,8 @@ export class VectorIndex {
   readonly dead = new Set<number>();
   /** The exact vectors (`keepFloats`): row-major, dim apart. */
   private floats: Float32Array | undefined;
+  /** `floatsUpTo`: the floats are dropped when holding them for `cap` rows would take more bytes. */
+  private readonly floatsUpTo: number;
   private readonly memory: WebAssembly.Memory;
   private readonly simd: SimdScan | null;
   /** Byte offsets: query (int16 x stride), a row being quantised (f32 x stride) and its max and
@@ -171,19 +173,30 @@ export class VectorIndex {
   version = ++versions;
 
   /** undefined when `cap` rows would not fit (the caller stays on the database). */
-  static create(dim: number, cap: number, opts: { simd?: boolean; keepFloats?: boolean } = {}): VectorIndex | undefined {
+  /**
+   * `keepFloats`: hold every row's float32 vector too (re-ranking reads them, not the database);
+   * `floatsUpTo` (bytes): only while they take no more (a small collection re-ranks from memory, a
+   * large one from its database; once dropped they stay dropped).
+   */
+  static create(dim: number, cap: number, opts: { simd?: boolean; keepFloats?: boolean; floatsUpTo?: number } = {}): VectorIndex | undefined {
     const index = new VectorIndex(dim, opts);
     return index.reserve(Math.max(cap, 64)) ? index : undefined;
   }
 
   private constructor(
     readonly dim: number,
-    opts: { simd?: boolean; keepFloats?: boolean },
+    opts: { simd?: boolean; keepFloats?: boolean; floatsUpTo?: number },
   ) {
+    this.floatsUpTo = opts.floatsUpTo ?? Infinity;
     this.stride = align16(dim);
     this.simd = (opts.simd ?? true) ? createSimdScan() : null;
     this.memory = this.simd ? this.simd.memory : new WebAssembly.Memory({ initial: 1 });
     if (opts.keepFloats) this.floats = new Float32Array(0);
+  }
+
+  /** Whether it holds the rows' float32 vectors (`keepFloats`, within `floatsUpTo`). */
+  get hasFloats(): boolean {
+    return this.floats !== undefined;
   }
 
   get live(): number {
@@ -227,7 +240,7 @@ export class VectorIndex {
     this.ids = grown(this.ids, (k) => new Float64Array(k));
     this.videos = grown(this.videos, (k) => new Int32Array(k));
     this.labelOf = grown(this.labelOf, (k) => new Int32Array(k));
-    if (this.floats) this.floats = grown(this.floats, (k) => new Float32Array(k), this.dim);
+    if (this.floats) this.floats = cap * this.dim * 4 <= this.floatsUpTo ? grown(this.floats, (k) => new Float32Array(k), this.dim) : undefined;
     Object.assign(this, { cap, xOff, infoOff, sOff, oOff, mOff });
     return true;
   }

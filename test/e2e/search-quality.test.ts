@@ -123,14 +123,16 @@ describe('search finds what is in the footage (check half)', () => {
     // Spoken leaks: no talk clip comes first by what is said with a high or medium label, and at
     // most 2 % of picture queries get one first at all. (Baseline: a ranking that ignored the
     // evidence kinds would put talk clips first as often as they hold the query's words.)
-    expect(leaks.first.high + leaks.first.medium).toBe(0);
-    const allFirst = leaks.first.high + leaks.first.medium + leaks.first.low + m.leaks.short.first.high + m.leaks.short.first.medium + m.leaks.short.first.low;
-    expect(allFirst / (leaks.queries + m.leaks.short.queries)).toBeLessThanOrEqual(0.02);
-    // Short queries' likely leaks are reported, not gated: the one check-half run (2026-11-27,
-    // docs/eval.md) found one — "mountains" → a phone prompt heard as "…these *mountains* down…",
-    // high: the rule counts a rare word heard as itself, and the recognizer made it up. This scope
-    // was set after that run (the issue's target, 0, is not met there); it is the lead's call.
-    if (m.leaks.short.first.high + m.leaks.short.first.medium) console.warn(`likely spoken leaks of short queries: ${JSON.stringify(m.leaks.short.examples)}`);
+    const short = m.leaks.short;
+    if (short.first.high + short.first.medium) console.warn(`likely spoken leaks of short queries: ${JSON.stringify(short.examples)}`);
+    // Over every picture query, the items' and the short ones (the issue's target). The short ones
+    // were out of this gate from the first check-half run (2026-11-27) to the one-word rule
+    // (docs/speech.md): "mountains" → a phone prompt heard as "…these *mountains* down…", high.
+    // The rule was written after that run showed the leak (disclosed in docs/eval.md): this gate
+    // holds the check half to it, it is not an independent test of it.
+    expect(leaks.first.high + leaks.first.medium + short.first.high + short.first.medium).toBe(0);
+    const allFirst = leaks.first.high + leaks.first.medium + leaks.first.low + short.first.high + short.first.medium + short.first.low;
+    expect(allFirst / (leaks.queries + short.queries)).toBeLessThanOrEqual(0.02);
     // "high" means right, and is not rare; "low" is mostly wrong. The majority baseline of first
     // results (every first result right) is the picture R@1 — high must beat it by far.
     const high = m.reliability.find((b) => b.label === 'high')!;
@@ -195,8 +197,13 @@ const SHORT_FIRST_RIGHT = 0.3;
 // video measured but not adopted, docs/eval.md), tuning half: high 42/46 (91 %), high for 25.6 %,
 // low 30/108 (28 %); first results by the picture alone high 11/12, of 128 right 46 (36 %). The
 // gates stand; the picture-alone high gate is new: a margin of two queries under 11/12.
+// Third round (the standing: the margin lifts a picture match out of "low", never into "high";
+// the one-word ceiling of spoken matches), tuning half: high 42/46 (91 %), high for 25.6 %, low
+// 23/98 (23 %; held out by source 25/96, 26 %), first results by the picture alone high 11/12.
+// The low gate is now the issue's target, 30 % (it was 35 %: the earlier curve's low label was 31 %
+// held out on the tuning half, and did not carry). Set before the check half was run with this code.
 const MIXED_HIGH_RIGHT = 0.85;
 const MIXED_SEEN_HIGH_RIGHT = 0.75;
-const MIXED_LOW_RIGHT = 0.35;
+const MIXED_LOW_RIGHT = 0.3;
 const MIXED_PICTURE_R1_RATIO = 0.94;
 const MIXED_PHRASE_SAID_R1 = 0.7;

@@ -41,6 +41,32 @@ describe('the sound-alike rule of plain searches', () => {
     expect(spokenCounts(saidFeatures(hit(0.65, ['only', 'partisan']), spokenQuery('only participant in the conference')!))).toBe(false);
   });
 
+  it('lets one heard word that nothing else names say no more than "low", in a plain search', async () => {
+    const { hitEvidence } = await import('../../src/search/hit-evidence.js');
+    const { confidenceLabel } = await import('../../src/search/confidence.js');
+    // "mountains", heard as itself in a prompt that does not say it: counted (a rare word), but alone.
+    const one = saidFeatures(hit(1, ['mountains']), spokenQuery('mountains')!);
+    expect(one.words).toBe(1);
+    expect(spokenCounts(one)).toBe(true);
+    expect(saidProbability(one)).toBeGreaterThanOrEqual(0.7); // the said curve alone would say "high"
+    const idf = new Map([['mountains', 1]]);
+    const said = { hit: { ...hit(1, ['mountains']), videoId: 'v', segmentId: 1 }, features: one } as never;
+    const alone = hitEvidence({ similarity: 0.1, facts: [], matched: [], idf, said }, { example: false, seenOnly: false });
+    expect(alone.kinds).toEqual(['said']);
+    expect(alone.p.said).toBe(EVIDENCE_WEIGHTS.saidRule.oneWordCeiling);
+    expect(confidenceLabel(alone.confidence)).toBe('low');
+    expect(alone.rank).toBeLessThan(0.4); // a picture match of the word outranks it
+    expect(alone.reason).toMatch(/at most low/);
+    // The same word also seen in the picture: the spoken match keeps its own probability.
+    const seen = hitEvidence({ similarity: 0.3, facts: [{ kind: 'scene', label: 'mountains', confidence: 0.9 } as never], matched: ['mountains'], idf, said }, { example: false, seenOnly: false });
+    expect(seen.p.said).toBeCloseTo(saidProbability(one), 9);
+    // Two words heard in order ("the pound"): several recognizer decisions agree, no ceiling.
+    const two = saidFeatures(hit(1, ['the', 'pound']), spokenQuery('the pound')!);
+    const twoHit = hitEvidence({ similarity: 0.1, facts: [], matched: [], idf, said: { hit: { ...hit(1, ['the', 'pound']), videoId: 'v', segmentId: 1 }, features: two } as never }, { example: false, seenOnly: false });
+    expect(twoHit.p.said).toBeCloseTo(saidProbability(two), 9);
+    expect(twoHit.p.said!).toBeGreaterThan(EVIDENCE_WEIGHTS.saidRule.oneWordCeiling);
+  });
+
   it('makes a verbatim match of rare words surer than a sound-alike one', () => {
     const q = spokenQuery('quarterly revenue')!;
     expect(saidProbability(saidFeatures(hit(1, ['quarterly', 'revenue']), q))).toBeGreaterThan(saidProbability(saidFeatures(hit(0.75, ['quarter', 'review']), q)));

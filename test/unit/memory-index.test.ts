@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { topK } from '../../src/store/vector-index.js';
+import { MemoryVectorIndex } from '../../src/store/memory-index.js';
 
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -52,6 +53,32 @@ describe('in-memory SIMD vector index', () => {
       got.forEach((h, i) => expect(h.similarity).toBeCloseTo(want[i].similarity, 5));
     }
     expect(mem.segments.nearest(b.id, 512, unit(512, r), 1000)).toHaveLength(50);
+  });
+
+  it('re-ranks from its float32 copy of a small collection exactly as from the database, and from the database past the bound', () => {
+    const a = disk.collections.insert({ name: 'a', description: '', model: 'm', dim: 512 });
+    const r = rng(11);
+    fill(disk, a.id, 40, r);
+    const fromMemory = new MemoryVectorIndex(mem.db);
+    const fromDb = new MemoryVectorIndex(mem.db, { floatCopyMaxBytes: 0 });
+    // 400 rows of 512 floats (800 KiB): past a 100 KiB bound the copy is dropped at load.
+    const bounded = new MemoryVectorIndex(mem.db, { floatCopyMaxBytes: 100 * 1024 });
+    for (let q = 0; q < 4; q++) {
+      const query = unit(512, r);
+      const want = [...fromDb.candidates(a.id, 512, query, 30)!];
+      expect(want.length).toBeGreaterThanOrEqual(30);
+      expect([...fromMemory.candidates(a.id, 512, query, 30)!]).toEqual(want);
+      expect([...bounded.candidates(a.id, 512, query, 30)!]).toEqual(want);
+      expect(fromMemory.nearest(a.id, 512, query, 30)).toEqual(fromDb.nearest(a.id, 512, query, 30));
+    }
+    // Writes after the load land in the copy too.
+    for (let v = 0; v < 3; v++) {
+      disk.videos.insert({ id: `late_${v}`, collection_id: a.id, filename: `late_${v}.mp4`, path: '/x', size_bytes: 1 });
+      disk.segments.replaceForVideo(`late_${v}`, a.id, 512, Array.from({ length: 10 }, (_, i) => ({ idx: i, start: i, end: i + 1, description: 'x', vector: unit(512, r) })));
+    }
+    const query = unit(512, r);
+    expect(fromMemory.nearest(a.id, 512, query, 50)).toEqual(fromDb.nearest(a.id, 512, query, 50));
+    expect(fromDb.stats.reranked).toBeGreaterThan(0);
   });
 
   it('sees every write at once (revision check), including writes by another connection', () => {

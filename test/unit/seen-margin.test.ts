@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Fact } from '../../src/analysis/types.js';
 import { hitEvidence, rivalsOf, seenMargins } from '../../src/search/hit-evidence.js';
-import { marginTerm, seenProbability } from '../../src/search/evidence.js';
+import { marginTerm, ownSeenProbability, seenProbability, seenWithStanding, STANDING_CEILING } from '../../src/search/evidence.js';
+import { SEARCH_WEIGHTS } from '../../src/models/perception/weights.js';
 import { EVIDENCE_WEIGHTS } from '../../src/search/evidence-weights.js';
 
 const mode = { example: false, seenOnly: false };
@@ -65,16 +66,25 @@ describe('a hit\'s seen parts', () => {
     expect(p.sure_perception).toBeCloseTo(0.9 / 2, 9);
   });
 
-  it('weigh agreement of ImageNet and perception, and (today) no margin: the fit did not adopt it', () => {
+  it('weigh agreement, and let the standing lift a match out of "low" but never into "high", nor lower it', () => {
     const input = { similarity: 0.3, preRank: 0.5, facts, matched: ['dog'], idf };
     const alone = hitEvidence(input, mode).p.seen!;
     const ahead = hitEvidence({ ...input, rival: { similarity: 0.2, preRank: 0.4 } }, mode).p.seen!;
     const behind = hitEvidence({ ...input, rival: { similarity: 0.4, preRank: 0.6 } }, mode).p.seen!;
-    expect(alone).toBeCloseTo(seenProbability({ similarity: 0.3, sureWords: 0.45, classified: true, margin: 0, agree: 0.4 }), 9);
-    // The margin weighs 0 (evidence-weights.ts says why): a moment's confidence does not depend on the others.
+    const own = ownSeenProbability({ similarity: 0.3, sureWords: 0.45, classified: true, agree: 0.4 });
+    // The own curve reads no margin: a moment's own evidence, whatever else the list holds.
     expect(EVIDENCE_WEIGHTS.seen.margin).toBe(0);
-    expect(ahead).toBe(alone);
-    expect(behind).toBe(alone);
+    expect(EVIDENCE_WEIGHTS.standing.margin).toBeGreaterThan(0);
+    expect(alone).toBeCloseTo(seenProbability({ similarity: 0.3, sureWords: 0.45, classified: true, margin: 0, agree: 0.4 }), 9);
+    // Standing clear of the best other video lifts it; standing behind it never lowers it under its own curve.
+    expect(ahead).toBeGreaterThan(alone);
+    expect(behind).toBeCloseTo(Math.max(own, behind), 9);
+    expect(behind).toBeGreaterThanOrEqual(own);
+    // Never into high by the standing alone; high stays high.
+    expect(seenWithStanding(0.3, 0.95)).toBe(STANDING_CEILING);
+    expect(STANDING_CEILING).toBeLessThan(SEARCH_WEIGHTS.highConfidence);
+    expect(seenWithStanding(0.8, 0.95)).toBe(0.8);
+    expect(seenWithStanding(0.35, 0.2)).toBe(0.35);
     // The same words named by ImageNet alone are less sure than named by both.
     const imagenetOnly = hitEvidence({ ...input, facts: facts.filter((f) => f.kind === 'thing') }, mode).p.seen!;
     expect(EVIDENCE_WEIGHTS.seen.agree).toBeGreaterThan(0);

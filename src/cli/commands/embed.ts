@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Run } from '../context.js';
-import { formatSeconds, printJson, printTable, spinner } from '../output.js';
+import { formatSeconds, printJson, printTable } from '../output.js';
+import { spinner } from '../spinner.js';
 import { waitForTask } from '../wait.js';
 import { LIMITS } from '../../api/defaults.js';
 

@@ -4,7 +4,8 @@ import { readUserConfig, writeUserConfig } from '../../config.js';
 import type { ModelManager, PullProgress } from '../../models/manager.js';
 import { BUILTIN_MODEL_ID } from '../../models/manifest.js';
 import type { Run } from '../context.js';
-import { printJson, printTable, spinner } from '../output.js';
+import { printJson, printTable } from '../output.js';
+import { spinner } from '../spinner.js';
 
 const MiB = 1024 * 1024;
 export const formatBytes = (n: number): string => (n >= 1024 * MiB ? `${(n / 1024 / MiB).toFixed(2)} GiB` : n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);

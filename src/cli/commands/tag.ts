@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { TagValue } from '../../api/types.js';
 import type { Run } from '../context.js';
-import { formatSeconds, printJson, printTable, spinner } from '../output.js';
+import { formatSeconds, printJson, printTable } from '../output.js';
+import { spinner } from '../spinner.js';
 import { waitForTask } from '../wait.js';
 import { FILTERABLE_KINDS, FILTER_NAMES } from '../../tags/registry.js';
 

@@ -13,7 +13,8 @@ import type { RescanResponse, UploadVideoResponse, VideoStatusResponse } from '.
 import type { CliContext, GlobalOptions, Run } from '../context.js';
 import { resolveCollection } from '../context.js';
 import { describeError } from '../errors.js';
-import { printJson, printTable, spinner, stopSpinner } from '../output.js';
+import { printJson, printTable } from '../output.js';
+import { spinner, stopSpinner } from '../spinner.js';
 import { TransferProgress } from '../progress.js';
 import { waitForVideo, waitUntil } from '../wait.js';
 import type { WaitUntil } from '../../api/defaults.js';

@@ -5,7 +5,8 @@ import { BadRequestError, MediaError, NotFoundError } from '../../api/errors.js'
 import type { UploadVideoResponse, VideoStatus, VideoStatusResponse, VideoSummary } from '../../api/types.js';
 import type { Run } from '../context.js';
 import { resolveCollection } from '../context.js';
-import { formatSeconds, isInteractive, printJson, printTable, spinner } from '../output.js';
+import { formatSeconds, isInteractive, printJson, printTable } from '../output.js';
+import { spinner } from '../spinner.js';
 import { stillRunning, waitForVideo, waitUntil } from '../wait.js';
 import { printScan } from './rescan.js';
 import { FILTERABLE_KINDS } from '../../tags/registry.js';

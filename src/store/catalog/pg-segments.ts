@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
-import { ensureHnswIndex, HNSW_MAX_DIM, hnswIndexName, indexKind, readVectorStore, vectorText, type VectorStoreRow } from '../pg/vector-store.js';
+import { ensureHnswIndex, HNSW_MAX_DIM, hnswIndexName, indexKind, packVectors, readVectorStore, vectorAt, type VectorStoreRow } from '../pg/vector-store.js';
 import { filterEntries, filterKey, labelsOf } from '../labels.js';
 import { cosineTo, normOf } from '../vector-index.js';
 import { loadIndex, PgSegmentsIndex } from './pg-index.js';
@@ -199,14 +199,16 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       }
       await this.deleteOn(c, videoId);
       if (segments.length === 0) return;
+      // The vectors in binary (packVectors): no float printed or parsed.
+      const packed = vec ? packVectors(segments.map((s) => s.vector)) : { data: null, offsets: segments.map(() => null) };
       await c.query(
         `INSERT INTO segments (video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
            labels, phash, dim, embedding${vec ? ', vec' : ''})
          SELECT $1, $2, u.idx, u.start, u.stop, u.description, to_tsvector('english', u.keywords), u.details, u.facts, u.tags,
-           u.labels::jsonb, u.phash, $3, u.embedding${vec ? ', u.vec::vector' : ''}
+           u.labels::jsonb, u.phash, $3, u.embedding${vec ? `, ${vectorAt('$16', 'u.off', '$3')}` : ''}
          FROM unnest($4::int[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-           $12::text[], $13::text[], $14::bytea[], $15::text[])
-           WITH ORDINALITY AS u(idx, start, stop, description, keywords, details, facts, tags, labels, phash, embedding, vec, ord)
+           $12::text[], $13::text[], $14::bytea[], $15::int[])
+           WITH ORDINALITY AS u(idx, start, stop, description, keywords, details, facts, tags, labels, phash, embedding, off, ord)
          ORDER BY u.ord`,
         [
           videoId,
@@ -223,7 +225,8 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
           segments.map((s) => JSON.stringify(labelsOf(s.tags))),
           segments.map((s) => s.phash ?? null),
           segments.map((s) => (bytea ? toBytes(s.vector) : null)),
-          segments.map((s) => (vec ? vectorText(s.vector) : null)),
+          packed.offsets,
+          ...(vec ? [packed.data] : []),
         ],
       );
     });
@@ -295,12 +298,14 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     if (store) {
       const out = new Map<number, { similarity: number; margin: number }>();
       const counts = await this.countsOf(collectionId);
-      for (const r of await this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store))) {
+      // The index scan and the exact scores of the others (keyword and spoken matches, with their
+      // videos, so videosOf needs no query of its own) side by side, on two connections: both are
+      // exact, so a segment in both gets the same similarity either way.
+      const [nearest, others] = await Promise.all([this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store)), this.sql.scored(dim, also, query)]);
+      for (const r of [...nearest, ...others]) {
         out.set(r.id, { similarity: r.similarity, margin: 0 });
         this.pin?.videoOf.set(r.id, r.video_id);
       }
-      const rest = also.filter((id) => !out.has(id));
-      if (rest.length) for (const [id, similarity] of await this.sql.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
       return out;
     }
     const index = this.index ? await this.index.fresh(collectionId, dim) : (await loadIndex(this.q, collectionId, dim)).index;

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
 import { filterEntries } from '../labels.js';
 import { isClient, type Queryable } from '../pg/migrate.js';
-import { HNSW_MAX_DIM, indexedExpr, parseVectorText, vectorText } from '../pg/vector-store.js';
+import { HNSW_MAX_DIM, indexedExpr, queryVectorParam, queryVectorSql, readVectorBinary } from '../pg/vector-store.js';
 import { normOf } from '../vector-index.js';
 import type { TagFilter } from './types.js';
 
@@ -109,16 +109,17 @@ export class PgvectorSearch {
     kind: 'halfvec' | 'vector',
   ): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
     if (k <= 0 || n === 0) return [];
-    const qt = vectorText(unit(query));
+    const qt = queryVectorParam(unit(query));
+    const qv = queryVectorSql('$2', dim);
     const entries = filterEntries(filter);
     const labels = entries.length ? `AND labels @> $3::jsonb` : 'AND $3::text IS NOT NULL';
     const params: unknown[] = [collectionId, qt, entries.length ? JSON.stringify(Object.fromEntries(entries)) : '', k];
     const exact = () =>
       this.on(async (c) => {
         const { rows } = await c.query<{ id: number; video_id: string; similarity: number }>(
-          `SELECT id::float8 AS id, video_id, 1 - (vec <=> $2::text::vector(${dim})) AS similarity
+          `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity
            FROM segments WHERE collection_id = $1 AND dim = ${dim} ${labels} AND vec IS NOT NULL
-           ORDER BY vec <=> $2::text::vector(${dim}), id LIMIT $4`,
+           ORDER BY vec <=> ${qv}, id LIMIT $4`,
           params,
         );
         return rows;
@@ -129,9 +130,9 @@ export class PgvectorSearch {
         `WITH ann AS MATERIALIZED (
            SELECT id, video_id, vec FROM segments
            WHERE collection_id = $1 AND dim = ${dim} ${labels}
-           ORDER BY ${indexedExpr(dim, kind)} <#> $2::text::${kind}(${dim}) LIMIT $5)
-         SELECT id::float8 AS id, video_id, 1 - (vec <=> $2::text::vector(${dim})) AS similarity FROM ann
-         ORDER BY vec <=> $2::text::vector(${dim}), id LIMIT $4`,
+           ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $5)
+         SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM ann
+         ORDER BY vec <=> ${qv}, id LIMIT $4`,
         [...params, overFetch(k)],
       );
       return r.rows;
@@ -143,24 +144,30 @@ export class PgvectorSearch {
   /** Exact cosine similarity of the ids given (those that exist with this dimension). */
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {
     const out = new Map<number, number>();
-    if (ids.length === 0) return out;
-    const { rows } = await this.q.query<{ id: number; similarity: number }>(
-      `SELECT id::float8 AS id, 1 - (vec <=> $2::text::vector(${dim})) AS similarity FROM segments WHERE id = ANY ($1::bigint[]) AND dim = ${dim} AND vec IS NOT NULL`,
-      [ids, vectorText(unit(query))],
-    );
-    for (const r of rows) out.set(r.id, r.similarity);
+    for (const r of await this.scored(dim, ids, query)) out.set(r.id, r.similarity);
     return out;
+  }
+
+  /** Exact cosine similarity of the ids given, with each one's video (read off the same row: a search needs both). */
+  async scored(dim: number, ids: number[], query: Float32Array): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.q.query<{ id: number; video_id: string; similarity: number }>(
+      `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${queryVectorSql('$2', dim)}) AS similarity FROM segments WHERE id = ANY ($1::bigint[]) AND dim = ${dim} AND vec IS NOT NULL`,
+      [ids, queryVectorParam(unit(query))],
+    );
+    return rows;
   }
 
   /** The stored vectors (float32, as written). */
   async vectors(dim: number, ids: number[]): Promise<Map<number, Float32Array>> {
     const out = new Map<number, Float32Array>();
     if (ids.length === 0) return out;
-    const { rows } = await this.q.query<{ id: number; vec: string }>(
-      'SELECT id::float8 AS id, vec::text AS vec FROM segments WHERE id = ANY ($1::bigint[]) AND dim = $2 AND vec IS NOT NULL',
+    // pgvector's binary form (vector_send): no float printed or parsed.
+    const { rows } = await this.q.query<{ id: number; vec: Buffer }>(
+      'SELECT id::float8 AS id, vector_send(vec) AS vec FROM segments WHERE id = ANY ($1::bigint[]) AND dim = $2 AND vec IS NOT NULL',
       [ids, dim],
     );
-    for (const r of rows) out.set(r.id, parseVectorText(r.vec));
+    for (const r of rows) out.set(r.id, readVectorBinary(r.vec));
     return out;
   }
 }

@@ -5,15 +5,44 @@
  * kept as they are). No stop words. A term of several words matches them as a phrase.
  */
 
-/** The index tokens of a text: words, folded and stemmed. */
+/** Texts already tokenized (segment descriptions recur in every search that finds them); emptied at TOKENS_MEMO_MAX. */
+const tokensMemo = new Map<string, readonly string[]>();
+const TOKENS_MEMO_MAX = 20_000;
+
+/** The index tokens of a text: words, folded and stemmed (a new array each call). */
 export function tokens(text: string): string[] {
-  const words = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
-  return words.map(stem);
+  let got = tokensMemo.get(text);
+  if (got === undefined) {
+    const words = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
+    got = words.map(stem);
+    if (text.length <= 4096) {
+      if (tokensMemo.size >= TOKENS_MEMO_MAX) tokensMemo.clear();
+      tokensMemo.set(text, got);
+    }
+  }
+  return got.slice();
 }
+
+/**
+ * Stems already worked out: a search stems the words of every candidate's description (its
+ * evidence), mostly the same few thousand words, so each is stemmed once per process. Emptied
+ * when it reaches STEM_MEMO_MAX words.
+ */
+const stemMemo = new Map<string, string>();
+const STEM_MEMO_MAX = 50_000;
 
 /** Porter's stemmer (the revised rules of his reference C code, as FTS5 uses). */
 export function stem(word: string): string {
   if (word.length < 3 || word.length > 64 || !/^[a-z]+$/.test(word)) return word;
+  let got = stemMemo.get(word);
+  if (got === undefined) {
+    if (stemMemo.size >= STEM_MEMO_MAX) stemMemo.clear();
+    stemMemo.set(word, (got = porter(word)));
+  }
+  return got;
+}
+
+function porter(word: string): string {
   let w = step1a(word);
   w = step1b(w);
   w = step1c(w);

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Store } from '../index.js';
 import { PG_VECTOR_DEFAULTS, type PgVectorRequest, type PgVectorSettings } from '../../env.js';
 import { migratePg } from './migrate.js';
-import { ensureHnswIndex, indexKind, prepareVectorStore, readVectorStore, vectorText } from './vector-store.js';
+import { ensureHnswIndex, indexKind, packVectors, prepareVectorStore, readVectorStore, vectorAt } from './vector-store.js';
 
 /** What `copySqliteToPg` copied, table by table, as counted on each side afterwards. */
 export interface CopyCounts {
@@ -94,16 +94,17 @@ export async function copySqliteToPg(
         if (!got) throw new Error(`segment ${s.id} has no stored vector`);
         return got;
       });
-      // One statement per page.
+      // One statement per page; pgvector's vectors in binary (packVectors: no float printed or parsed).
+      const packed = intoPgvector ? packVectors(v) : { data: null, offsets: v.map(() => null) };
       await client.query(
         `INSERT INTO segments (id, video_id, collection_id, idx, start, "end", description, keywords, details_json, facts_json, tags_json,
            labels, phash, dim, embedding${intoPgvector ? ', vec' : ''})
          OVERRIDING SYSTEM VALUE
          SELECT u.id, u.video_id, u.collection_id, u.idx, u.start, u.stop, u.description, to_tsvector('english', u.keywords), u.details, u.facts, u.tags,
-           COALESCE(u.labels::jsonb, '{}'), u.phash, u.dim, u.embedding${intoPgvector ? ', u.vec::vector' : ''}
+           COALESCE(u.labels::jsonb, '{}'), u.phash, u.dim, u.embedding${intoPgvector ? `, ${vectorAt('$17', 'u.off', 'u.dim')}` : ''}
          FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::text[],
-           $11::text[], $12::text[], $13::text[], $14::int[], $15::bytea[], $16::text[])
-           AS u(id, video_id, collection_id, idx, start, stop, description, keywords, details, facts, tags, labels, phash, dim, embedding, vec)`,
+           $11::text[], $12::text[], $13::text[], $14::int[], $15::bytea[], $16::int[])
+           AS u(id, video_id, collection_id, idx, start, stop, description, keywords, details, facts, tags, labels, phash, dim, embedding, off)`,
         [
           segs.map((s) => s.id),
           segs.map((s) => s.video_id),
@@ -120,7 +121,8 @@ export async function copySqliteToPg(
           segs.map((s) => s.phash),
           v.map((x) => x.length),
           v.map((x) => (intoPgvector ? null : Buffer.from(x.buffer, x.byteOffset, x.byteLength))),
-          v.map((x) => (intoPgvector ? vectorText(x) : null)),
+          packed.offsets,
+          ...(intoPgvector ? [packed.data] : []),
         ],
       );
       after = segs[segs.length - 1].id as number;

@@ -10,7 +10,8 @@ import {
   segmentDims,
   setPhase,
   settingsRow,
-  vectorText,
+  packVectors,
+  vectorAt,
   VectorStoreRefusedError,
 } from './vector-store.js';
 
@@ -71,10 +72,11 @@ async function backfill(pool: pg.Pool, batch: number, opts: MigrateOptions, tota
     );
     if (rows.length === 0) return filled;
     const ids = rows.map((r) => r.id);
-    const texts = rows.map((r) => vectorText(new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength))));
+    // The vectors in binary (packVectors): no float printed or parsed.
+    const packed = packVectors(rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength))));
     const r = await pool.query(
-      `UPDATE segments s SET vec = u.v::vector FROM unnest($1::bigint[], $2::text[]) AS u(id, v) WHERE s.id = u.id AND s.vec IS NULL`,
-      [ids, texts],
+      `UPDATE segments s SET vec = ${vectorAt('$3', 'u.off', 's.dim')} FROM unnest($1::bigint[], $2::int[]) AS u(id, off) WHERE s.id = u.id AND s.vec IS NULL`,
+      [ids, packed.offsets, packed.data],
     );
     filled += r.rowCount ?? 0;
     after = Number(ids[ids.length - 1]);
