@@ -351,6 +351,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
    * counted from the next write on: this only decides which query words are too common to count.
    */
   async selectiveTerms(terms: string[], maxShare = 0.1, floor = 500): Promise<string[]> {
+    if (terms.length === 0) return terms; // a search without words (a moment, a picture) asks nothing
     let total: number;
     let token = '';
     if (this.index) {
