@@ -13,6 +13,7 @@
  *    `reindexCollection` and the worker until every video is processed with ImageNet done, against
  *    a fresh ingest of the same clips with the model installed (same engine and worker, warmed up
  *    by a small clip before either). Target: reindex ≤ 0.5 × the full ingest.
+ * d) Hearing in parts (bench/speech-parts.ts): the talk heard whole and in parts, time and words.
  * c) CMUdict in a new process: a fresh `node` loading the compact dictionary (what the first
  *    spoken-word search of a process pays), seven processes, median and worst. Target ≤ 50 ms.
  *
@@ -29,6 +30,7 @@ import { ModelManager } from '../src/models/manager.js';
 import { LocalEngine } from '../src/runtime/engine.js';
 import { Worker } from '../src/runtime/worker.js';
 import { findPocketsphinx } from '../src/speech/pocketsphinx.js';
+import { speechInParts } from './speech-parts.js';
 import { benchDir, makeMovingPhotoClip, round } from './util.js';
 
 const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
@@ -287,7 +289,7 @@ export async function benchLanes(): Promise<Record<string, unknown>> {
     }
     process.stderr.write(`lanes: ${name} in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
   };
-  // VIDEMBED_BENCH_LANES: a comma list of the parts to run (cmudict, speech, reindex); default all.
+  // VIDEMBED_BENCH_LANES: a comma list of the parts to run (cmudict, speech, parts, reindex); default all.
   const only = (process.env.VIDEMBED_BENCH_LANES ?? '').split(',').filter(Boolean);
   const wanted = (p: string) => !only.length || only.includes(p);
   try {
@@ -297,6 +299,8 @@ export async function benchLanes(): Promise<Record<string, unknown>> {
     // investigation), which would time a lane that hears nothing. With ImageNet installed, as a full tier.
     await new ModelManager().pull('imagenet-mobilenet-v2', { from: IMAGENET });
     if (wanted('speech')) await part('speech_lane', () => speechLanes(dir));
+    // Hearing in parts against hearing whole (src/speech/parts.ts): time and words on the same talk.
+    if (wanted('parts')) await part('speech_in_parts', () => speechInParts(dir));
     // The reindex starts without ImageNet: a models dir of its own, empty until its pull.
     process.env.VIDEMBED_MODELS_DIR = path.join(dir, 'models-reindex');
     mkdirSync(process.env.VIDEMBED_MODELS_DIR, { recursive: true });

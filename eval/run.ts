@@ -13,7 +13,7 @@
  *   search      query → clip through the real engine (judged catalog + more/, 123 items), per half,
  *               per query column (`query`: what a person would type, else the caption; `caption`),
  *               with and without ImageNet: R@1/@5/MRR with 95 % bootstrap intervals, per kind,
- *               and the reliability of the confidence labels (`--half tuning` for one half)
+ *               and the reliability of the confidence labels (`--half tuning` for one half; speech too)
  *   speech      spoken-phrase search over recorded speech through the engine and pocketsphinx:
  *               R@1, start within 1 s, word error rate, per half and band, clean / 20 dB / 10 dB
  *               (`speech clean` for the clean condition only)
@@ -225,7 +225,7 @@ async function main(): Promise<void> {
   let speech: SpeechEval | undefined;
   if (sections.has('speech')) {
     const conditions = process.argv.slice(2).filter((a) => SPEECH_CONDITIONS.some((c) => c.name === a));
-    speech = await evaluateSpeech({ home: home ? join(home, 'speech') : undefined, conditions: conditions.length ? conditions : undefined, log: err });
+    speech = await evaluateSpeech({ home: home ? join(home, 'speech') : undefined, conditions: conditions.length ? conditions : undefined, halves, log: err });
   }
 
   const out: Record<string, unknown> = {

@@ -65,7 +65,7 @@ function phraseTime(aligned: SpokenWord[], phrase: string): number | undefined {
   return undefined;
 }
 
-export async function evaluateSpeech(opts: { home?: string; conditions?: string[]; log?: (s: string) => void } = {}): Promise<SpeechEval> {
+export async function evaluateSpeech(opts: { home?: string; conditions?: string[]; halves?: readonly Half[]; log?: (s: string) => void } = {}): Promise<SpeechEval> {
   const log = opts.log ?? (() => {});
   if (!findPocketsphinx()) throw new Error('pocketsphinx_continuous not found: apt-get install pocketsphinx pocketsphinx-en-us');
   const items = loadSpeechItems();
@@ -97,7 +97,8 @@ export async function evaluateSpeech(opts: { home?: string; conditions?: string[
       const heard = new Map<string, string[]>();
       for (const it of items) heard.set(it.name, (await engine.videoTranscript(ids.get(it.name)!)).words.map((w) => w.w));
       out[cond.name] = {} as Record<Half, Record<'wideband' | 'phone', SpeechFigures>>;
-      for (const half of HALVES) {
+      // `--half tuning`: only the tuning half's figures are computed (what tuning may look at).
+      for (const half of opts.halves ?? HALVES) {
         out[cond.name][half] = {} as Record<'wideband' | 'phone', SpeechFigures>;
         for (const band of ['wideband', 'phone'] as const) {
           const mine = items.filter((i) => i.half === half && i.band === band);

@@ -119,6 +119,25 @@ export function speechStallMs(env: Env = process.env): number {
   return ms(set(env.VIDEMBED_SPEECH_TIMEOUT_S) ? String(Number(env.VIDEMBED_SPEECH_TIMEOUT_S) * 1000) : undefined, 120_000);
 }
 
+/**
+ * VIDEMBED_SPEECH_PARTS: how many recognizers may hear one long soundtrack at once, in pieces
+ * (src/speech/parts.ts; default: the cores; 1: one recognizer for the whole soundtrack).
+ */
+export function speechParts(env: Env = process.env): number {
+  const n = count(env.VIDEMBED_SPEECH_PARTS, 0);
+  if (n > 0) return n;
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+}
+
+/**
+ * VIDEMBED_SPEECH_MIN_PIECE_S: the shortest piece a soundtrack is heard in (default 20 s,
+ * src/speech/parts.ts); the speech eval sets it low to cut every recording (docs/speech.md).
+ */
+export function speechMinPieceS(env: Env = process.env): number | undefined {
+  const n = Number(env.VIDEMBED_SPEECH_MIN_PIECE_S);
+  return set(env.VIDEMBED_SPEECH_MIN_PIECE_S) && n > 0 ? n : undefined;
+}
+
 // ---- how ingest runs --------------------------------------------------------------------------
 
 /** VIDEMBED_FFMPEG_THREADS: ffmpeg's decoding threads per video (default 1; 0 lets ffmpeg choose). */

@@ -79,6 +79,7 @@ export const FILE_NEEDS: Record<string, Need[]> = {
   'test/e2e/segments-postgres.test.ts': ['postgres'],
   'test/e2e/server.test.ts': ['shared'],
   'test/e2e/speech-narrowband.test.ts': ['pocketsphinx'],
+  'test/e2e/speech-parts.test.ts': ['pocketsphinx'],
   'test/e2e/speech.test.ts': ['shared', 'pocketsphinx'],
   'test/e2e/storage.test.ts': ['shared'],
   'test/e2e/tagging-framing.test.ts': ['shared'],

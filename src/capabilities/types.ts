@@ -7,7 +7,7 @@
 import type { CapabilityStatus, SpeechSetting } from '../api/defaults.js';
 import type { Analyzer, AnalyzerOutput } from '../analysis/types.js';
 import type { Embedder } from '../embedders/types.js';
-import type { PcmChunks } from '../speech/types.js';
+import type { PartsOptions, PcmChunks } from '../speech/types.js';
 
 /**
  * - `frame`: looks at a segment's pictures (perception, ImageNet, on-screen text, the pixel taggers);
@@ -41,13 +41,20 @@ export type Availability = { available: true } | { available: false; reason: str
 /** What a track capability heard in a whole soundtrack: JSON, kept with the video until its segments are known. */
 export type Heard = Record<string, unknown>;
 
+/** What a hearer is told: the lane's signal and niceness, and how it may hear in parts (src/speech/parts.ts). */
+export interface HearOptions {
+  signal?: AbortSignal;
+  nice?: number;
+  parts?: PartsOptions;
+}
+
 /**
  * A track capability at work: it hears the soundtrack once (`hear`, given the PCM of the one
  * decode its lane shares between its capabilities), then says what each segment holds (`segment`,
  * from what it and the capabilities it reads heard, by name).
  */
 export interface Hearer {
-  hear(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal; nice?: number }): Promise<Heard>;
+  hear(pcm: PcmChunks | undefined, opts: HearOptions): Promise<Heard>;
   segment(heard: Record<string, Heard>, start: number, end: number): AnalyzerOutput;
 }
 

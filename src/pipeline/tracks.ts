@@ -8,7 +8,7 @@
  */
 import type { TagValue } from '../api/types.js';
 import type { SegmentAnalysis } from '../analysis/types.js';
-import type { Heard, Hearer } from '../capabilities/types.js';
+import type { Heard, Hearer, HearOptions } from '../capabilities/types.js';
 import type { PcmChunks } from '../speech/types.js';
 import type { AnalyzedVideo } from './pipeline.js';
 
@@ -88,9 +88,9 @@ export function teeChunks<T>(source: AsyncIterable<T>, n: number, highWater = 32
 
 /**
  * Hears a soundtrack with every hearer at once from one decode (`pcm` undefined: the video has no
- * audio track). A hearer that throws rejects the whole hearing (the lane fails its capabilities).
+ * audio track); `opts.parts`: a hearer whose recognizer gains from it may hear in pieces at once. A hearer that throws rejects the whole hearing (the lane fails its capabilities).
  */
-export async function hearTrack(pcm: PcmChunks | undefined, hearers: NamedHearer[], opts: { signal?: AbortSignal; nice?: number } = {}): Promise<Record<string, Heard>> {
+export async function hearTrack(pcm: PcmChunks | undefined, hearers: NamedHearer[], opts: HearOptions = {}): Promise<Record<string, Heard>> {
   if (!hearers.length) return {};
   const branches = pcm ? teeChunks(pcm, hearers.length) : undefined;
   const heard = await Promise.all(

@@ -86,6 +86,8 @@ export class Worker {
   readonly id = newId('wrk');
   /** Jobs the side lanes are running now (the worker is not idle while one runs). */
   private sideBusy = 0;
+  /** Main-lane jobs running now (the main loop's and the fair lane's): a side lane's job asks it (JobContext.beside). */
+  private mainRunning = 0;
 
   constructor(
     private readonly engine: JobHost,
@@ -208,9 +210,11 @@ export class Worker {
         const done = new AbortController();
         const fair = fairLaneMs > 0 ? this.fairLane(done.signal, fairLaneMs, pollMs, o, mainKinds) : undefined;
         let interruptedBy: unknown;
+        this.mainRunning++;
         try {
           interruptedBy = await this.work(job, o);
         } finally {
+          this.mainRunning--;
           done.abort();
           await fair;
           // The main lane may be drained now: the side lanes look at once rather than at their next poll.
@@ -267,7 +271,7 @@ export class Worker {
       this.sideBusy++;
       try {
         o.log(`${lane.name} lane: job ${job.id}`);
-        await this.work(job, { ...o, signal });
+        await this.work(job, { ...o, signal }, { mainRunning: () => this.mainRunning, maxWaitMs: o.after.maxWaitMs ?? sideLaneWaitSetting() });
       } finally {
         this.sideBusy--;
       }
@@ -305,7 +309,12 @@ export class Worker {
       }
       if (job) {
         o.log('fair lane: a job of another owner beside the long one');
-        await this.work(job, o);
+        this.mainRunning++;
+        try {
+          await this.work(job, o);
+        } finally {
+          this.mainRunning--;
+        }
       } else await sleep(pollMs, undefined, { signal: until }).catch(() => {});
     }
   }
@@ -317,7 +326,7 @@ export class Worker {
    * token, so a job whose results did commit is not redone. Answers the outage that interrupted
    * the job, if one did.
    */
-  private async work(job: ClaimedJob, o: { leaseMs: number; heartbeatMs: number; signal: AbortSignal; log: (line: string) => void; outage: Outage }): Promise<unknown> {
+  private async work(job: ClaimedJob, o: { leaseMs: number; heartbeatMs: number; signal: AbortSignal; log: (line: string) => void; outage: Outage }, beside?: JobContext['beside']): Promise<unknown> {
     const { queue } = this.engine.catalog;
     const { leaseMs, signal, log } = o;
     log(`job ${job.id} ${job.kind} ${job.refId} attempt ${job.attempts}`);
@@ -335,7 +344,7 @@ export class Worker {
     }, Math.min(o.heartbeatMs, leaseMs / 3));
     try {
       try {
-        const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token } };
+        const ctx: JobContext = { signal: jobAbort.signal, job: { id: job.id, token: job.token }, ...(beside ? { beside } : {}) };
         const outcome = await this.engine.runJob(job, ctx);
         const settled =
           outcome === 'done'

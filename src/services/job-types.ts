@@ -5,6 +5,12 @@ export interface JobContext {
   job?: { id: string; token: number };
   /** Set by the handler when it settled the job itself, in the transaction of its results. */
   settled?: boolean;
+  /**
+   * Set by a worker for a side lane's job (speech): how many main-lane jobs (pictures, plans,
+   * tasks) run on the worker now, and how long a side lane waits for them at most
+   * (VIDEMBED_SIDE_LANE_WAIT_S) — what src/speech/parts.ts `hearingSlots` decides from.
+   */
+  beside?: { mainRunning(): number; maxWaitMs: number };
 }
 
 export type JobOutcome = 'done' | 'failed';

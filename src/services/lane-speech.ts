@@ -12,6 +12,8 @@ import { analysisOf, keywordsOf, storedFacts } from '../analysis/keywords.js';
 import type { SegmentAnalysis } from '../analysis/types.js';
 import { laneOf, trackHearers, type Heard, type Hearer } from '../capabilities/index.js';
 import { hearTrack, joinTrack } from '../pipeline/tracks.js';
+import { sideLaneWaitMs, speechMinPieceS, speechParts } from '../env.js';
+import { speechSlots } from '../speech/parts.js';
 import { retagVideo } from '../pipeline/tags.js';
 import type { CatalogTx, SegmentRevision } from '../store/catalog/types.js';
 import { StagedArtifacts, stagingPrefix, VIDEO_ARTIFACTS } from './artifacts.js';
@@ -71,6 +73,9 @@ export class SpeechLaneJob extends LaneJob {
     const { lib } = this;
     const { video, plan, capCtx, mine } = run;
     const nice = laneOf(this.lane).nice;
+    // Hearing in parts: as many pieces at once as the cores the main lane leaves (src/speech/parts.ts).
+    const cores = speechParts();
+    const slots = speechSlots(cores, ctx.beside ?? { mainRunning: () => 0, maxWaitMs: sideLaneWaitMs() });
     const mineSet = new Set(mine);
     const hearers = await trackHearers(lib.capabilities, plan, capCtx, mineSet);
     run.running(hearers.map((h) => h.name));
@@ -84,7 +89,10 @@ export class SpeechLaneJob extends LaneJob {
       run.redactAs(file.path, video.filename);
       const probed = await lib.media.probe(file.path, { signal: ctx.signal });
       try {
-        heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice });
+        // A long soundtrack is heard in pieces on the cores the pictures leave (src/speech/parts.ts).
+        const minPieceS = speechMinPieceS();
+        const parts = { durationS: probed.durationSec, cores, slots, ...(minPieceS ? { minPieceS } : {}) };
+        heard = await hearTrack(probed.hasAudio ? lib.media.audio(file.path, { signal: ctx.signal, nice }) : undefined, hearers, { signal: ctx.signal, nice, parts });
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         for (const h of hearers) failed.set(h.name, errorMessage(run.redact(err)));

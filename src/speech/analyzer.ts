@@ -12,7 +12,8 @@ import { clamp01, median, round3 } from '../media/kernels/index.js';
 import { isNarrowband, LevelMeter, levelsIn, type Level } from './levels.js';
 import { soundGrams, soundKey, spokenTerm } from './phonetic.js';
 import { labelsOf } from '../tags/registry.js';
-import type { PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
+import { transcribeInParts } from './in-parts.js';
+import type { PartsOptions, PcmChunks, SpeechEngine, SpokenWord, Transcript } from './types.js';
 
 /** Declared in the tag registry (src/tags/registry.ts). */
 export const AUDIO_LABELS = labelsOf('audio');
@@ -68,7 +69,7 @@ export class SpeechAnalyzer {
   }
 
   /** Hears the soundtrack (`undefined`: the video has no audio track). */
-  async listen(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal; nice?: number } = {}): Promise<HeardSoundtrack> {
+  async listen(pcm: PcmChunks | undefined, opts: { signal?: AbortSignal; nice?: number; parts?: PartsOptions } = {}): Promise<HeardSoundtrack> {
     if (!pcm) return { hasAudio: false, levels: [], reason: 'no audio track' };
     const meter = new LevelMeter();
     const source = pcm[Symbol.asyncIterator]();
@@ -110,7 +111,7 @@ export class SpeechAnalyzer {
     }
     const words: SpokenWord[] = [];
     try {
-      await this.engine.transcribe(rest(), (w) => words.push(w), { signal: opts.signal, narrowband, nice: opts.nice });
+      await transcribeInParts(this.engine, rest(), (w) => words.push(w), { signal: opts.signal, narrowband, nice: opts.nice }, opts.parts);
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       return { hasAudio: true, levels: meter.levels, reason: `speech recognition failed: ${(err as Error).message}` };

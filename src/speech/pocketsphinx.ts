@@ -81,6 +81,7 @@ export class PocketsphinxEngine implements SpeechEngine {
   readonly name = 'pocketsphinx';
   readonly version = `pocketsphinx/${MODEL}+${NARROWBAND_VERSION}`;
   readonly language = 'en';
+  readonly splits = true;
 
   constructor(
     private readonly program: string,

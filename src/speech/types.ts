@@ -44,6 +44,23 @@ export interface SpeechEngine {
    * rejects when the engine fails, stalls, or the signal aborts.
    */
   transcribe(pcm: PcmChunks, onWord: (w: SpokenWord) => void, opts: TranscribeOptions): Promise<void>;
+  /**
+   * One stream is heard on one core (pocketsphinx: one process): a long soundtrack is heard
+   * faster in pieces at once (src/speech/parts.ts). Engines that use every core themselves (whisper) leave it unset.
+   */
+  readonly splits?: boolean;
+}
+
+/** How a soundtrack may be heard in parts (src/speech/parts.ts has the rule). */
+export interface PartsOptions {
+  /** Seconds of soundtrack expected (the probe's duration): the pieces are sized from it. */
+  durationS?: number;
+  /** Recognizers that could run at once here (VIDEMBED_SPEECH_PARTS, default the cores). */
+  cores: number;
+  /** How many pieces may be heard at once now, asked before each piece starts (0: wait); `waitedMs`: how long this piece has waited. */
+  slots(waitedMs: number): number;
+  /** The shortest piece, in place of the rule's (VIDEMBED_SPEECH_MIN_PIECE_S: the eval's stress runs). */
+  minPieceS?: number;
 }
 
 export interface TranscribeOptions {

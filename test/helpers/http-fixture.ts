@@ -153,8 +153,9 @@ export class FileServer {
     if (req.method === 'HEAD') return void res.end();
     if (fault?.dropAfterBytes !== undefined) {
       res.write(slice.subarray(0, fault.dropAfterBytes), () => {
-        // Give the bytes a moment to leave, then cut the connection mid-body.
-        setTimeout(() => res.socket?.destroy(), 20);
+        // Give the client time to read the bytes, then cut the connection mid-body (a reset that
+        // reaches it first makes it drop what it had not read yet: 20 ms was too short under load).
+        setTimeout(() => res.socket?.destroy(), 250);
       });
       return;
     }

@@ -17,6 +17,8 @@ class RecordingHost implements JobHost {
   readonly log: string[] = [];
   running = new Map<string, number>();
   most = new Map<string, number>();
+  /** What each job was told of the main lane when it started (JobContext.beside): main jobs running, the longest wait. */
+  beside = new Map<string, { mainRunning: number; maxWaitMs: number } | undefined>();
   /** Jobs that wait for `release(refId)` before they end. */
   private readonly gates = new Map<string, () => void>();
   private readonly held = new Set<string>();
@@ -37,6 +39,7 @@ class RecordingHost implements JobHost {
     this.running.set(job.kind, n);
     this.most.set(job.kind, Math.max(this.most.get(job.kind) ?? 0, n));
     this.log.push(`start ${key}`);
+    this.beside.set(key, ctx.beside ? { mainRunning: ctx.beside.mainRunning(), maxWaitMs: ctx.beside.maxWaitMs } : undefined);
     try {
       if (this.held.has(key)) {
         await new Promise<void>((resolve, reject) => {
@@ -116,6 +119,8 @@ describe('lanes in a worker', () => {
     stop.abort();
     await worker;
     expect(host.log).toEqual(['start video.speech v1', 'end video.speech v1']);
+    // A side lane's job is told the main lane is idle (its speech may use every core).
+    expect(host.beside.get('video.speech v1')).toEqual({ mainRunning: 0, maxWaitMs: 60_000 });
   });
 
   it("one owner's picture work does not hold another owner's speech", async () => {
@@ -128,6 +133,9 @@ describe('lanes in a worker', () => {
     const worker = new Worker(host, { pollMs: 5, fairLaneMs: 0, sideLaneWaitMs: 60_000 }).run(stop.signal);
     await until(() => host.log.includes('end video.speech v1'), "bob's speech");
     expect(host.log).not.toContain('end video.pictures v1'); // beside alice's pictures, still held
+    // Told a picture job runs beside it (its speech hears one piece at a time); the picture job is told nothing.
+    expect(host.beside.get('video.speech v1')).toEqual({ mainRunning: 1, maxWaitMs: 60_000 });
+    expect(host.beside.get('video.pictures v1')).toBeUndefined();
     host.release('video.pictures v1');
     await until(async () => (await catalog.queue.pendingCount()) === 0, 'the queue empty');
     stop.abort();
