@@ -55,21 +55,23 @@ type Bins = Record<'high' | 'medium' | 'low', { right: number; n: number }>;
 const emptyBins = (): Bins => ({ high: { right: 0, n: 0 }, medium: { right: 0, n: 0 }, low: { right: 0, n: 0 } });
 const fmt = (b: Bins): string => (['high', 'medium', 'low'] as const).map((l) => `${l} ${b[l].right}/${b[l].n}`).join(', ');
 
+/** A sample's confidence with the seen side's probability given for it (the engine's own otherwise). */
+function confidenceWith(s: Sample, seenP: Map<Sample, number>): number {
+  const seen = seenP.get(s);
+  if (seen === undefined) return s.confidence;
+  const p: KindProbabilities = { seen };
+  if (s.evidence.said) p.said = s.evidence.said.probability;
+  if (s.evidence.written) p.written = s.evidence.written.probability;
+  return combineKinds(p);
+}
+
 /** The labels of first results of plain searches, the seen side's probability given per sample. */
 function reliability(samples: Sample[], seenP: Map<Sample, number>): { all: Bins; picture: Bins } {
   const all = emptyBins();
   const picture = emptyBins();
   for (const s of samples) {
     if (s.mode !== 'plain' || s.rank !== 1) continue;
-    let c = s.confidence;
-    const seen = seenP.get(s);
-    if (seen !== undefined) {
-      const p: KindProbabilities = { seen };
-      if (s.evidence.said) p.said = s.evidence.said.probability;
-      if (s.evidence.written) p.written = s.evidence.written.probability;
-      c = combineKinds(p);
-    }
-    const l = confidenceLabel(c);
+    const l = confidenceLabel(confidenceWith(s, seenP));
     for (const b of s.type === 'phrase' ? [all] : [all, picture]) {
       b[l].n++;
       if (s.right) b[l].right++;
@@ -180,14 +182,7 @@ function reliabilityAt(samples: Sample[], seenP: Map<Sample, number>, medium: nu
   const b = emptyBins();
   for (const s of samples) {
     if (s.mode !== 'plain' || s.rank !== 1) continue;
-    let c = s.confidence;
-    const seen = seenP.get(s);
-    if (seen !== undefined) {
-      const p: KindProbabilities = { seen };
-      if (s.evidence.said) p.said = s.evidence.said.probability;
-      if (s.evidence.written) p.written = s.evidence.written.probability;
-      c = combineKinds(p);
-    }
+    const c = confidenceWith(s, seenP);
     const l = c >= SEARCH_WEIGHTS.highConfidence ? 'high' : c >= medium ? 'medium' : 'low';
     b[l].n++;
     if (s.right) b[l].right++;
