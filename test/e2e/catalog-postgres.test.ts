@@ -48,4 +48,11 @@ describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
       for (const x of catalogs) await x.close();
     }
   });
+
+  it('closes once however often it is asked (a server shutting down closes its store from two places)', async () => {
+    const catalog = await openPgCatalog(db.url);
+    await catalog.pool.query('SELECT 1');
+    await Promise.all([catalog.close(), catalog.close()]);
+    await expect(catalog.close()).resolves.toBeUndefined();
+  });
 });

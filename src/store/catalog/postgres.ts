@@ -533,8 +533,11 @@ export class PgCatalog implements Catalog {
     return this.opts.vectorStatus?.() ?? describeVectorStore(this.pool);
   }
 
-  async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
+  private closing?: Promise<void>;
+
+  /** Ends the pool it owns; a second close waits for the first (pg throws "Called end on pool more than once"). */
+  close(): Promise<void> {
+    return (this.closing ??= this.ownsPool ? this.pool.end() : Promise.resolve());
   }
 }
 
