@@ -169,7 +169,10 @@ export async function grow(pool: ReturnType<typeof openPgPool>, collectionId: st
 }
 
 function startServe(url: string, port: number, home: string): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--no-worker', '--no-auth'], {
+  // VIDEMBED_PGVECTOR_SERVE_PROFILE=dir: serve runs under Node's sampling profiler (a .cpuprofile in dir at its exit).
+  const profile = process.env.VIDEMBED_PGVECTOR_SERVE_PROFILE;
+  const node = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...node, BIN, 'serve', '--port', String(port), '--no-worker', '--no-auth'], {
     env: { ...process.env, VIDEMBED_HOME: home, VIDEMBED_DATABASE_URL: url, VIDEMBED_WARM_IDLE_MS: '0' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -90,7 +90,7 @@ const SHORTLIST = { min: 50, perResult: 3 };
  * (0–1): the same combination, where the seen side is read from the pre-rank (so pictures keep
  * the order their tuned ranking gives them) — one per video (its best moment).
  */
-export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput): Promise<SearchResult[]> {
+export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byIds'>, input: HybridSearchInput): Promise<SearchResult[]> {
   return (await hybridRun(catalog, videos, input, false)) as SearchResult[];
 }
 
@@ -100,7 +100,7 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
  * the filter): a filter keeps results out, it does not change how clear of every other video a
  * moment stands — so a moment's confidence is the same with and without a filter.
  */
-async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput, bestOnly: boolean): Promise<SearchResult[] | Map<string, Rival>> {
+async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, 'byIds'>, input: HybridSearchInput, bestOnly: boolean): Promise<SearchResult[] | Map<string, Rival>> {
   const segments = catalog.forSearch?.() ?? catalog; // one catch-up with other writers per search
   const spoken = input.only === 'seen' ? undefined : input.spoken;
   const heard = spoken ? await spokenHits(segments, input.collectionId, spoken.query, spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
@@ -207,8 +207,8 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   weighed.sort((a, b) => b.ev.rank - a.ev.rank || b.relevance - a.relevance || a.row.id - b.row.id);
 
   const shown = weighed.filter((w) => input.minConfidence === undefined || w.ev.confidence >= input.minConfidence).slice(0, input.topK);
-  // The page's videos in parallel (one round trip's time on a database server).
-  const videoRows = new Map(await Promise.all(shown.map(async (w) => [w.videoId, await videos.byId(w.videoId)] as const)));
+  // The page's videos in one lookup (one statement on a database server, not one per result).
+  const videoRows = await videos.byIds(shown.map((w) => w.videoId));
   const out: SearchResult[] = [];
   for (const { videoId, row, ev } of shown) {
     const video = videoRows.get(videoId);
@@ -296,7 +296,7 @@ function resultOf(videoId: string, row: SegmentRow, video: VideoRow | undefined,
  * window holding its words; the confidence is the said curve's (no sound-alike rule: the user
  * asked for what is said).
  */
-async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byId'>, input: HybridSearchInput, heard: Map<number, SpokenHit>, query: SpokenQuery): Promise<SearchResult[]> {
+async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalog, 'byIds'>, input: HybridSearchInput, heard: Map<number, SpokenHit>, query: SpokenQuery): Promise<SearchResult[]> {
   const videoOf = await segments.videosOf(input.collectionId, [...heard.keys()]);
   const best = new Map<string, { id: number; hit: SpokenHit }>();
   for (const [id, hit] of heard) {
@@ -313,7 +313,7 @@ async function spokenSearch(segments: SegmentsCatalog, videos: Pick<VideosCatalo
     .slice(0, input.topK);
   const ids = ranked.map((x) => x.id);
   const [rows, sims] = await Promise.all([segments.byIds(ids), segments.similarities(input.dim, ids, input.queryVector)]);
-  const videoRows = new Map(await Promise.all(ranked.map(async (x) => [x.videoId, await videos.byId(x.videoId)] as const)));
+  const videoRows = await videos.byIds(ranked.map((x) => x.videoId));
   const out: SearchResult[] = [];
   for (const { videoId, id, hit, features } of ranked) {
     const row = rows.get(id);

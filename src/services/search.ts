@@ -156,7 +156,7 @@ export class SearchService {
     const { lib } = this;
     const t = like.t ?? undefined;
     const v = await lib.video(p, like.video_id);
-    const from = (await lib.catalog.collections.byId(v.collection_id))!;
+    const from = v.collection_id === collection.id ? collection : (await lib.catalog.collections.byId(v.collection_id))!;
     if (from.model !== collection.model || from.dim !== collection.dim) {
       throw new ValidationError([{ loc: ['body', 'like', 'video_id'], msg: `is in a collection made with ${from.model}; this one uses ${collection.model}`, type: 'value_error.model' }]);
     }

@@ -242,6 +242,19 @@ export function conformance(backend: () => Backend): void {
       expect(await c.videos.byId('vid_missing')).toBeUndefined();
     });
 
+    it('byIds: exactly what byId reads for each id that exists, missing ids left out, a repeated id once', async () => {
+      const col = await collection('c');
+      const a = await c.videos.insert({ id: 'vid_a', collection_id: col.id, filename: 'a.mp4', blob_key: 'videos/a', size_bytes: 1 });
+      const b = await c.videos.insert({ id: 'vid_b', collection_id: col.id, filename: 'b.mp4', path: '/data/b.mp4', size_bytes: 2 });
+      await c.videos.markProcessed(b.id, '{"cuts":[]}');
+      const got = await c.videos.byIds(['vid_b', 'vid_missing', 'vid_a', 'vid_b']);
+      expect([...got.keys()].sort()).toEqual(['vid_a', 'vid_b']);
+      expect(got.get('vid_a')).toEqual(await c.videos.byId(a.id));
+      expect(got.get('vid_b')).toEqual(await c.videos.byId(b.id));
+      expect(got.get('vid_b')?.tags_json).toBe('{"cuts":[]}');
+      expect((await c.videos.byIds([])).size).toBe(0);
+    });
+
     it('byContent: the oldest video of that collection with those bytes, and only of that collection', async () => {
       const a = await collection('a');
       const b = await collection('b');

@@ -109,6 +109,54 @@ describe.skipIf(!ok)('pgvector: owners, deletes, the online move, an outage', ()
     }
   });
 
+  it('keywords and labels stay in the row beside a 512-d vector (PG migration 1200): ranking a word reads no TOAST, and ranks the same', async () => {
+    // Without 1200 (migrated up to 1199) every row's keywords and labels went out of line, since the
+    // inline vector alone passes TOAST's 2 KB threshold: ranking a word's matches read ~9 buffers
+    // per row. With it the matches' heap pages are all it reads; the answer is the same.
+    const W = 512;
+    const write = async (name: string, upTo?: number) => {
+      const url = await freshDb(name);
+      const setup = openPgPool(url, 2);
+      await migratePg(setup, upTo);
+      await usePgvector(setup);
+      await setup.end();
+      const c = new PgCatalog(openPgPool(url, 4), true);
+      const rnd = rng(11);
+      const col = (await c.collections.insert({ name: 'c', description: '', model: 'test', dim: W })).id;
+      for (let v = 0; v < 8; v++) {
+        const id = `vid_${v}`;
+        await c.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
+        const segs: NewSegment[] = Array.from({ length: 25 }, (_, i) => ({
+          idx: i,
+          start: i,
+          end: i + 1,
+          description: `dog ${'park '.repeat((v * 25 + i) % 7)}${i % 2 ? 'cat' : 'tree'}`,
+          vector: unit(Float32Array.from({ length: W }, () => rnd() - 0.5)),
+          tags: { shot_size: i % 3 ? 'wide' : 'close' },
+        }));
+        await c.segments.replaceForVideo(id, col, W, segs);
+      }
+      const plan = await c.pool.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
+         SELECT s.id, ts_rank(s.keywords, q, 1) AS rank FROM phraseto_tsquery('english', 'dog') AS q, segments s
+         WHERE s.keywords @@ q AND s.collection_id = $1 AND s.labels @> '{"shot_size":"close"}'::jsonb ORDER BY rank DESC, s.id`,
+        [col],
+      );
+      const hits = plan.rows[0]['QUERY PLAN'][0].Plan['Shared Hit Blocks'] as number;
+      const pages = (await c.pool.query<{ n: number }>(`SELECT count(DISTINCT (ctid::text::point)[0])::int AS n FROM segments`)).rows[0].n;
+      const ranked = await c.segments.termMatches(col, ['dog', 'cat'], 50, { shot_size: 'close' });
+      await c.close();
+      return { hits, pages, ranked };
+    };
+    const before = await write('toast_before', 1199);
+    const after = await write('toast_after');
+    expect(after.pages).toBeGreaterThan(40); // 200 rows of ~2.3 KB: a few rows per page
+    expect(before.hits).toBeGreaterThan(before.pages + 200); // every row's keywords and labels read from TOAST
+    expect(after.hits).toBeLessThan(after.pages + 20); // the heap pages, the GIN index's few, nothing else
+    expect(after.ranked.get('dog')!.length).toBe(50);
+    expect(after.ranked).toEqual(before.ranked);
+  });
+
   it('deletes: a deleted video\'s segments never come back, before or after VACUUM, and the index stays valid', async () => {
     const url = await freshDb('deletes');
     const settings: PgVectorSettings = { ...PG_VECTOR_DEFAULTS, exactBelow: 0 };

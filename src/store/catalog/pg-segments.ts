@@ -418,7 +418,18 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     return out;
   }
 
+  /**
+   * On a pool, one statement per word, side by side on their own connections: a word's first
+   * ranking reads all its matches' rows (~20–30 ms for 7,000 matches at 100k), and two cores
+   * rank two words in the time of one. In a transaction, one statement for all.
+   */
   private async matchTerms(collectionId: string, terms: string[], limit: number, filter: TagFilter): Promise<Map<string, number[]>> {
+    if (isClient(this.q) || terms.length < 2) return this.matchTermsAt(collectionId, terms, limit, filter);
+    const parts = await Promise.all(terms.map((t) => this.matchTermsAt(collectionId, [t], limit, filter)));
+    return new Map(parts.flatMap((m) => [...m]));
+  }
+
+  private async matchTermsAt(collectionId: string, terms: string[], limit: number, filter: TagFilter): Promise<Map<string, number[]>> {
     const out = new Map<string, number[]>();
     const { rows } = await this.q.query<{ ord: string; id: number }>(
       `SELECT t.ord::text AS ord, m.id

@@ -194,6 +194,14 @@ export class PgVideosCatalog implements VideosCatalog {
     return rows[0];
   }
 
+  async byIds(ids: string[]): Promise<Map<string, VideoRow>> {
+    const out = new Map<string, VideoRow>();
+    if (ids.length === 0) return out;
+    const { rows } = await this.q.query<VideoRow>(`SELECT ${VIDEO_COLS} FROM videos WHERE id = ANY ($1::text[])`, [[...new Set(ids)]]);
+    for (const r of rows) out.set(r.id, r);
+    return out;
+  }
+
   async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
     const { rows } = await this.q.query<VideoRow>(
       `SELECT ${VIDEO_COLS} FROM videos WHERE collection_id = $1 AND ($2::text IS NULL OR status = $2)

@@ -116,6 +116,15 @@ export class SqliteVideosCatalog implements VideosCatalog {
     return maybe(this.repo.byId(id), video);
   }
 
+  async byIds(ids: string[]): Promise<Map<string, VideoRow>> {
+    const out = new Map<string, VideoRow>();
+    for (const id of ids) {
+      const row = this.repo.byId(id); // in process: a lookup costs no round trip
+      if (row) out.set(id, video(row));
+    }
+    return out;
+  }
+
   async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
     return this.repo.page(collectionId, opts).map(video);
   }

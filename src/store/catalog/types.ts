@@ -100,6 +100,8 @@ export interface VideosCatalog {
   byFilename(collectionIds: string[], filename: string, limit: number): Promise<VideoRow[]>;
   fileSeen(id: string, file: VideoFileSeen): Promise<void>;
   byId(id: string): Promise<VideoRow | undefined>;
+  /** The videos of these ids that exist (id → row as byId reads it), in one lookup: a search's page. */
+  byIds(ids: string[]): Promise<Map<string, VideoRow>>;
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]>;
   delete(id: string): Promise<void>;
   listByCollection(collectionId: string): Promise<VideoRow[]>;

@@ -198,6 +198,15 @@ class MemoryVideosCatalog implements VideosCatalog {
     return v && video(v);
   }
 
+  async byIds(ids: string[]): Promise<Map<string, VideoRow>> {
+    const out = new Map<string, VideoRow>();
+    for (const id of ids) {
+      const v = this.store.state.videos.get(id);
+      if (v) out.set(id, video(v));
+    }
+    return out;
+  }
+
   async page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): Promise<VideoRow[]> {
     return this.of(collectionId)
       .filter((v) => !opts.status || v.status === opts.status)
