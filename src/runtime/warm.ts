@@ -6,14 +6,17 @@
  * JSON object per line each way: `{id, op, args}` → `{id, ok, result | error}`; errors travel as
  * their class name and fields and are rebuilt as the same classes, so exit codes stay the same.
  */
-import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as errors from '../api/errors.js';
 import { errorFromWire, errorToWire, type WireError } from '../api/errors.js';
 import type { LocalEngine } from './engine.js';
+
+/** node:crypto, loaded only for a home whose socket path is too long (loading it cost every CLI call ~10 ms). */
+const nodeRequire = createRequire(import.meta.url);
 
 /** Longest unix socket path Linux and macOS accept (sun_path), with room for the terminator. */
 const MAX_SOCKET_PATH = 103;
@@ -23,7 +26,7 @@ export function warmSocketPath(home: string): string {
   const inside = path.join(home, 'warm.sock');
   if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside;
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return path.join(os.tmpdir(), `vidembed-${uid}-${createHash('sha256').update(home).digest('hex').slice(0, 16)}.sock`);
+  return path.join(os.tmpdir(), `vidembed-${uid}-${(nodeRequire('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(home).digest('hex').slice(0, 16)}.sock`);
 }
 
 /** What a warm process answers: the read calls a search or `embed text` makes. */

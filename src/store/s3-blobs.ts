@@ -14,7 +14,6 @@
  * credentials. Transient failures (HTTP 500/502/503/504, a reset connection) are retried a few
  * times before a response is handed to the caller.
  */
-import { createHash, createHmac } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat, unlink } from 'node:fs/promises';
 import type http from 'node:http';
@@ -27,11 +26,14 @@ import { BlobNotFoundError, checkBlobKey, type BlobStore } from './blobs.js';
 import { makeTempDir } from '../util/temp.js';
 
 /**
- * node:http and node:https, loaded on the first request: every CLI command imports this module
- * (src/config.ts opens the blob store), and loading https (with tls) cost each of them time.
+ * node:http, node:https and node:crypto, loaded on first use: every CLI command imports this
+ * module (src/config.ts opens the blob store), and loading https (with tls) cost each of them
+ * 13–16 ms, crypto 10–12 ms (docs/benchmarks.md).
  */
 const nodeRequire = createRequire(import.meta.url);
 const transportFor = (protocol: string): typeof http => nodeRequire(protocol === 'https:' ? 'node:https' : 'node:http') as typeof http;
+const createHash = (algorithm: string) => (nodeRequire('node:crypto') as typeof import('node:crypto')).createHash(algorithm);
+const createHmac = (algorithm: string, key: Buffer | string) => (nodeRequire('node:crypto') as typeof import('node:crypto')).createHmac(algorithm, key);
 
 const MiB = 1024 ** 2;
 /** The smallest part this store uploads (S3's own floor is 5 MiB for every part but the last). */
