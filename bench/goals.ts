@@ -4,7 +4,7 @@
  * (≥ 6x real time) — for this build and the previous release in the same run, when
  * VIDEMBED_BENCH_PREVIOUS names the previous release's `dist` folder (a built checkout of it, e.g.
  * `git worktree add --detach ../prev fc4569f && cd ../prev && ln -s ../main/node_modules && npx tsc`).
- * VIDEMBED_BENCH_BASELINES=name=dist,... adds more builds. Rounds alternate the order of the builds (GOALS_ROUNDS, default 2); each measurement runs in a
+ * VIDEMBED_BENCH_BASELINES=name=dist,... adds more builds; GOALS_SECTIONS=cli,http runs only those sections. Rounds alternate the order of the builds (GOALS_ROUNDS, default 2); each measurement runs in a
  * process of its own ({@link ./goals-child.ts}). `load_average` is the 1-minute load before each.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -17,6 +17,15 @@ import { benchDir, ffmpegBin, makeMovingPhotoClip, round } from './util.js';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const THIS_DIST = path.resolve(HERE, '..');
 const SECTIONS = ['cli', 'http', 'ingest'] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** The sections to run: GOALS_SECTIONS=cli,http (default all, in SECTIONS order); an unknown name is an error. */
+export function goalSections(env: string | undefined): Section[] {
+  const asked = (env ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (asked.length === 0) return [...SECTIONS];
+  for (const s of asked) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`GOALS_SECTIONS: unknown section "${s}" (${SECTIONS.join(', ')})`);
+  return SECTIONS.filter((s) => asked.includes(s));
+}
 
 function child(dist: string, section: string, clip: string): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
@@ -35,15 +44,16 @@ function child(dist: string, section: string, clip: string): Promise<Record<stri
   });
 }
 
-const figure: Record<(typeof SECTIONS)[number], (r: Record<string, any>) => Record<string, number>> = {
+const figure: Record<Section, (r: Record<string, any>) => Record<string, number>> = {
   cli: (r) => ({ warm_p50_ms: r.warm_ms.p50 }),
-  http: (r) => ({ rps: r.rps, p99_ms: r.p99_ms, server_cpu_ms_per_request: r.server_cpu_ms_per_request }),
+  http: (r) => ({ rps: r.rps, p99_ms: r.p99_ms, server_cpu_ms_per_request: r.server_cpu_ms_per_request, server_main_thread_cpu_ms_per_request: r.server_main_thread_cpu_ms_per_request }),
   ingest: (r) => ({ realtime_factor: r.realtime_factor, cpu_s: round(r.node_cpu_s + r.ffmpeg_cpu_s) }),
 };
 
 export async function benchGoals(): Promise<Record<string, unknown>> {
   const previous = process.env.VIDEMBED_BENCH_PREVIOUS ? path.resolve(process.env.VIDEMBED_BENCH_PREVIOUS) : undefined;
   const rounds = Number(process.env.GOALS_ROUNDS ?? 2);
+  const sections = goalSections(process.env.GOALS_SECTIONS);
   const builds: Record<string, string> = { current: THIS_DIST, ...(previous ? { previous } : {}) };
   // More builds side by side: VIDEMBED_BENCH_BASELINES=name=dist,name=dist (e.g. main before a change).
   for (const pair of (process.env.VIDEMBED_BENCH_BASELINES ?? '').split(',').filter(Boolean)) {
@@ -59,7 +69,7 @@ export async function benchGoals(): Promise<Record<string, unknown>> {
     for (let round_ = 0; round_ < rounds; round_++) {
       const order = Object.keys(builds);
       if (round_ % 2 === 1) order.reverse();
-      for (const section of SECTIONS) {
+      for (const section of sections) {
         for (const name of order) {
           const load = round(os.loadavg()[0]);
           process.stderr.write(`goals: round ${round_ + 1} ${section} ${name} (load ${load})...\n`);
@@ -69,7 +79,7 @@ export async function benchGoals(): Promise<Record<string, unknown>> {
       }
     }
     const summary: Record<string, unknown> = {};
-    for (const section of SECTIONS) {
+    for (const section of sections) {
       summary[section] = Object.fromEntries(Object.keys(builds).map((name) => [name, (runs[`${section}.${name}`] ?? []).map((r) => figure[section](r))]));
     }
     return {

@@ -125,7 +125,8 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
   const parts: HitEvidence['parts'] = {};
   const matched: HitEvidence['matched'] = {};
   const snippet: HitEvidence['snippet'] = {};
-  const reasons: string[] = [];
+  // The reason in words is built only when read (`explain`): most hits weighed are never shown with it.
+  const reasons: Array<() => string> = [];
 
   const sureSeen = sureWordShare(h.idf, seenWords);
   // Which picture analyses name the query's words: ImageNet (facts of kind `thing`) and perception (the rest of seen).
@@ -152,10 +153,13 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
     const words = seenSnippet(seenWords);
     if (words) snippet.seen = words;
     else if (h.description) snippet.seen = h.description.split(/(?<=\.)\s/)[0];
-    const named = [...seenWords].filter(([, w]) => w.strength > 0);
-    const saw = named.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}${w.via ? `, from ${w.via}` : ''}, ${pct(w.strength)}${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`));
-    const held = h.inliers ? `; the query picture is in its keyframe (${h.inliers} keypoints agree on one crop and zoom)` : '';
-    reasons.push(`seen ${pct(p.seen)}: the picture matches at ${h.similarity.toFixed(2)}${held}${saw.length ? `; analysis saw ${saw.join(', ')}` : mode.example ? '' : '; no query word was seen'}`);
+    const seenP = p.seen;
+    reasons.push(() => {
+      const named = [...seenWords].filter(([, w]) => w.strength > 0);
+      const saw = named.map(([t, w]) => (w.label === undefined ? `"${t}"` : `"${t}" (${w.label}${w.via ? `, from ${w.via}` : ''}, ${pct(w.strength)}${w.strength < WEAK_GUESS ? ': a weak guess, not counted' : ''})`));
+      const held = h.inliers ? `; the query picture is in its keyframe (${h.inliers} keypoints agree on one crop and zoom)` : '';
+      return `seen ${pct(seenP)}: the picture matches at ${h.similarity.toFixed(2)}${held}${saw.length ? `; analysis saw ${saw.join(', ')}` : mode.example ? '' : '; no query word was seen'}`;
+    });
   }
   if (writtenSure.length) {
     const sureWritten = sureWordShare(h.idf, writtenWords);
@@ -163,7 +167,8 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
     parts.written = { sure_words: sureWritten };
     matched.written = writtenSure.map(([t]) => t);
     snippet.written = [...new Set(writtenSure.map(([, w]) => w.label ?? ''))].filter(Boolean).join(' · ');
-    reasons.push(`written ${pct(p.written)}: on screen ${writtenSure.map(([t, w]) => `"${w.label ?? t}" (${pct(w.strength)})`).join(', ')}`);
+    const writtenP = p.written;
+    reasons.push(() => `written ${pct(writtenP)}: on screen ${writtenSure.map(([t, w]) => `"${w.label ?? t}" (${pct(w.strength)})`).join(', ')}`);
   }
   let heard: HitEvidence['heard'];
   if (said) {
@@ -174,8 +179,10 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
     matched.said = said.hit.said.matched;
     snippet.said = said.hit.said.text;
     heard = { said: said.hit.said, score: said.hit.score };
+    const saidP = p.said;
     reasons.push(
-      `said ${pct(p.said)}: "${said.hit.said.text}" (sounds match ${pct(said.hit.score)}, ${pct(said.features.exact)} of the words heard as themselves${alone ? '; one word heard, nothing seen or written names it: at most low' : ''})`,
+      () =>
+        `said ${pct(saidP)}: "${said.hit.said.text}" (sounds match ${pct(said.hit.score)}, ${pct(said.features.exact)} of the words heard as themselves${alone ? '; one word heard, nothing seen or written names it: at most low' : ''})`,
     );
   }
   const kinds = EVIDENCE_KINDS.filter((k) => p[k] !== undefined);
@@ -192,7 +199,9 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
     snippet,
     heard,
     matchedWords: [...new Set([...seenWords.keys(), ...writtenWords.keys()])],
-    reason: reasons.join('; '),
+    get reason() {
+      return reasons.map((r) => r()).join('; ');
+    },
   };
 }
 

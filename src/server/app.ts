@@ -74,6 +74,27 @@ const MAX_PARAM_LENGTH = 256;
  * The HTTP face: a thin adapter that validates (the route schemas), authenticates (on `keys`) and
  * maps each operation to a service call with the request's principal.
  */
+/**
+ * Once close() has begun, a request still in flight is answered with `Connection: close` and its
+ * connection is ended when the response is done. Node closes only the connections idle at the moment
+ * of close(); one busy then stayed open for the keep-alive time (Fastify's 72 s) after its response,
+ * and close() — `serve`'s orderly SIGTERM/SIGINT shutdown — waited for it (test/unit/server-close.test.ts).
+ */
+function closeConnectionsOnShutdown(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+  // For a reply whose headers had gone out before close() (a stream, a hijacked reply).
+  app.addHook('onResponse', async () => {
+    if (closing) setImmediate(() => app.server.closeIdleConnections());
+  });
+}
+
 export async function buildServer(services: Services, opts: ServerOptions = {}): Promise<FastifyInstance> {
   const { library } = services;
   const maxUploadBytes = opts.maxUploadBytes ?? library.maxUploadBytes;
@@ -101,6 +122,7 @@ export async function buildServer(services: Services, opts: ServerOptions = {}):
       socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
+  closeConnectionsOnShutdown(app);
   // JSON bodies: nesting is bounded before parsing (deep nesting overflowed the stack later, when
   // a task was stored), prototype keys are refused (src/threads/body-parse.ts), and a large body is
   // parsed on a worker thread so the event loop keeps answering (src/threads/body-thread.ts).

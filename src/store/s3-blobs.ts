@@ -17,14 +17,21 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat, unlink } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, pipeline as pipelineCb, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobNotFoundError, checkBlobKey, type BlobStore } from './blobs.js';
 import { makeTempDir } from '../util/temp.js';
+
+/**
+ * node:http and node:https, loaded on the first request: every CLI command imports this module
+ * (src/config.ts opens the blob store), and loading https (with tls) cost each of them time.
+ */
+const nodeRequire = createRequire(import.meta.url);
+const transportFor = (protocol: string): typeof http => nodeRequire(protocol === 'https:' ? 'node:https' : 'node:http') as typeof http;
 
 const MiB = 1024 ** 2;
 /** The smallest part this store uploads (S3's own floor is 5 MiB for every part but the last). */
@@ -516,7 +523,7 @@ export class S3BlobStore implements BlobStore {
     if (this.opts.credentials.sessionToken) headers['x-amz-security-token'] = this.opts.credentials.sessionToken;
     const authorization = signV4({ method: req.method, path: reqPath, query, headers, payloadHash, amzDate, region: this.opts.region }, this.opts.credentials);
     const qs = canonicalQuery(query);
-    const transport = this.endpoint.protocol === 'https:' ? https : http;
+    const transport = transportFor(this.endpoint.protocol);
     return new Promise((resolve, reject) => {
       const r = transport.request(
         {
