@@ -374,13 +374,19 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     const missing = token ? terms.filter((t) => !this.answers.has(key(t))) : terms;
     const df = new Map<string, number>();
     if (missing.length) {
-      const counts = await this.q.query<{ ord: string; n: number }>(
-        `SELECT t.ord::text AS ord, (SELECT count(*)::int FROM (
-           SELECT 1 FROM segments s WHERE s.keywords @@ phraseto_tsquery('english', t.term) LIMIT $2) x) AS n
-         FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)`,
-        [missing, cap],
-      );
-      for (const r of counts.rows) df.set(missing[Number(r.ord) - 1], r.n);
+      // On a pool, one statement per word side by side (counting a common word's matches reads
+      // their heap pages: ~0.3–0.5 s per word at 1M); in a transaction, one statement for all.
+      const count = async (words: string[]) =>
+        (
+          await this.q.query<{ ord: string; n: number }>(
+            `SELECT t.ord::text AS ord, (SELECT count(*)::int FROM (
+               SELECT 1 FROM segments s WHERE s.keywords @@ phraseto_tsquery('english', t.term) LIMIT $2) x) AS n
+             FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)`,
+            [words, cap],
+          )
+        ).rows.map((r) => [words[Number(r.ord) - 1], r.n] as const);
+      const parts = isClient(this.q) || missing.length < 2 ? [await count(missing)] : await Promise.all(missing.map((t) => count([t])));
+      for (const part of parts) for (const [t, n] of part) df.set(t, n);
       if (token) for (const [t, n] of df) this.remember(key(t), n);
     }
     return terms.filter((t) => (df.get(t) ?? (this.answers.get(key(t)) as number | undefined) ?? 0) <= limit);
