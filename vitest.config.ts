@@ -65,6 +65,11 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...leftOut],
           setupFiles: ['test/helpers/unit-guard.ts'],
+          // Unit files share their worker's module graph instead of importing everything again per
+          // file (isolation cost ~45 s of the project's ~108 s: 62 s without it, same 819 tests,
+          // also with the files shuffled). Unit tests keep no state across files; one that needs
+          // a fresh module state resets it itself.
+          isolate: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
