@@ -71,10 +71,6 @@ export const MAX_JSON_BODY_BYTES = bufferConstants.MAX_STRING_LENGTH - 1024 * 10
 const MAX_PARAM_LENGTH = 256;
 
 /**
- * The HTTP face: a thin adapter that validates (the route schemas), authenticates (on `keys`) and
- * maps each operation to a service call with the request's principal.
- */
-/**
  * Once close() has begun, a request still in flight is answered with `Connection: close` and its
  * connection is ended when the response is done. Node closes only the connections idle at the moment
  * of close(); one busy then stayed open for the keep-alive time (Fastify's 72 s) after its response,
@@ -95,6 +91,10 @@ function closeConnectionsOnShutdown(app: FastifyInstance): void {
   });
 }
 
+/**
+ * The HTTP face: a thin adapter that validates (the route schemas), authenticates (on `keys`) and
+ * maps each operation to a service call with the request's principal.
+ */
 export async function buildServer(services: Services, opts: ServerOptions = {}): Promise<FastifyInstance> {
   const { library } = services;
   const maxUploadBytes = opts.maxUploadBytes ?? library.maxUploadBytes;
