@@ -453,6 +453,25 @@ export function conformance(backend: () => Backend): void {
       expect(await c.segments.selectiveTerms(terms, 0.1, 10)).toEqual(terms);
       expect(await c.segments.selectiveTerms(terms)).toEqual(terms);
     });
+
+    it('selectiveTerms follows a video rewritten and a video deleted; a word of only stopwords is kept, a phrase is counted whole', async () => {
+      const col = await collection();
+      const v = await video(col);
+      const w = await video(col);
+      const of = (k: number, field: number) => Array.from({ length: k }, (_, i) => seg(i, vec(1, i, 0, 0), { keywords: `${i < field ? 'field' : 'sky'} tree` }));
+      await c.segments.replaceForVideo(v, col, DIM, of(6, 3));
+      await c.segments.replaceForVideo(w, col, DIM, of(4, 0));
+      // 10 segments: field 3, sky 7 (limit 3).
+      expect(await c.segments.selectiveTerms(['field', 'sky'], 0.3, 1)).toEqual(['field']);
+      // v rewritten: field 5, sky 1 + 4.
+      await c.segments.replaceForVideo(v, col, DIM, of(6, 5));
+      expect(await c.segments.selectiveTerms(['field', 'sky'], 0.3, 1)).toEqual([]);
+      // w deleted: 6 segments (limit 1.8): field 5, sky 1.
+      await c.segments.deleteForVideo(w, DIM);
+      expect(await c.segments.selectiveTerms(['field', 'sky'], 0.3, 1)).toEqual(['sky']);
+      // "the" matches nothing anywhere; "field tree" (5 as a phrase) and "sky tree" (1).
+      expect(await c.segments.selectiveTerms(['the', 'field tree', 'sky tree'], 0.3, 1)).toEqual(['the', 'sky tree']);
+    });
   });
 
   describe('signatures and deletion', () => {

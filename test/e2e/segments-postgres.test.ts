@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PgCatalog } from '../../src/store/catalog/postgres.js';
-import { openPgPool } from '../../src/store/pg/migrate.js';
+import { migratePg, openPgPool } from '../../src/store/pg/migrate.js';
 import { conformance, DIM, seg, segmentIds, sortedIds, vec } from '../conformance/segments.js';
 import { conformance as analysisConformance } from '../conformance/analysis.js';
 import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
@@ -97,6 +97,97 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
     } finally {
       await c.close();
       await elsewhere.close();
+    }
+  });
+
+  /** Every lexeme's count as kept on write (PG migration 1300) and as counted from the rows now. */
+  async function termCounts(pool: PgCatalog['pool']): Promise<{ kept: Record<string, number>; counted: Record<string, number> }> {
+    const kept = await pool.query<{ term: string; n: number }>('SELECT term, sum(n)::int AS n FROM segment_term_counts GROUP BY term HAVING sum(n) <> 0 ORDER BY term');
+    const counted = await pool.query<{ term: string; n: number }>('SELECT u.lexeme AS term, count(*)::int AS n FROM segments s, unnest(s.keywords) AS u GROUP BY u.lexeme ORDER BY u.lexeme');
+    return { kept: Object.fromEntries(kept.rows.map((r) => [r.term, r.n])), counted: Object.fromEntries(counted.rows.map((r) => [r.term, r.n])) };
+  }
+
+  const WORDS = ['dogs', 'dog', 'running', 'runner', 'beach', 'sea', 'city', 'night', 'the', "can't", 'red', 'bright'];
+  const keywordsOf = (k: number) => Array.from({ length: 1 + (k % 4) }, (_, j) => WORDS[(k * 7 + j * 5) % WORDS.length]).join(' ');
+
+  it('per-lexeme counts kept on write (migration 1300) equal the rows\' own through inserts, rewrites, deletes, an update, a cascade and a truncate; selectiveTerms decides as a direct count would', async () => {
+    const c = new PgCatalog(openPgPool(db.url, 4), true);
+    try {
+      const col = (await c.collections.insert({ name: 'terms', description: '', model: 'test', dim: DIM })).id;
+      const ids = Array.from({ length: 12 }, (_, v) => `vid_terms_${v}`);
+      for (const id of ids) await c.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
+      // Side by side (concurrent writers append deltas without waiting for one another).
+      await Promise.all(ids.map((id, v) => c.segments.replaceForVideo(id, col, DIM, Array.from({ length: 3 + v }, (_, i) => seg(i, vec(1, i, v, 0), { keywords: keywordsOf(v * 31 + i) })))));
+      let t = await termCounts(c.pool);
+      expect(Object.keys(t.counted).length).toBeGreaterThan(6);
+      expect(t.kept).toEqual(t.counted);
+      // Rewritten, deleted, one row's keywords changed in place, a video deleted (segments go by cascade).
+      await c.segments.replaceForVideo(ids[2], col, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: 'beach beach sea' })]);
+      await c.segments.deleteForVideo(ids[5], DIM);
+      await c.pool.query(`UPDATE segments SET keywords = to_tsvector('english', 'night city lights') WHERE video_id = $1 AND idx = 0`, [ids[7]]);
+      await c.pool.query('UPDATE segments SET start = start + 1 WHERE video_id = $1', [ids[8]]); // keywords unchanged
+      await c.pool.query('DELETE FROM videos WHERE id = $1', [ids[9]]);
+      t = await termCounts(c.pool);
+      expect(t.kept).toEqual(t.counted);
+      expect(t.kept.light).toBe(1);
+      // Which words selectiveTerms keeps, against each word's count made directly (phrases and
+      // "can't" are several lexemes: counted at search time as before).
+      const total = (await c.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM segments')).rows[0].n;
+      const words = [...WORDS, 'dog beach', 'lights', 'zebra'];
+      for (const share of [0.05, 0.1, 0.2, 0.4]) {
+        const limit = Math.max(1, total * share);
+        const direct: string[] = [];
+        for (const w of words) {
+          const { rows } = await c.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM segments WHERE keywords @@ phraseto_tsquery('english', $1)`, [w]);
+          if (rows[0].n <= limit) direct.push(w);
+        }
+        expect(await c.segments.selectiveTerms(words, share, 1)).toEqual(direct);
+      }
+      // Many deltas for one lexeme are folded into one row by a search; the count stays.
+      for (let k = 0; k < 70; k++) await c.segments.replaceForVideo(ids[0], col, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: k % 2 ? 'harbour' : 'harbour sea' })]);
+      const deltas = async () => (await c.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM segment_term_counts WHERE term = 'harbour'`)).rows[0].n;
+      expect(await deltas()).toBeGreaterThan(64);
+      await c.segments.selectiveTerms(['harbour'], 0.01, 1);
+      for (let i = 0; i < 200 && (await deltas()) > 1; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await deltas()).toBe(1);
+      t = await termCounts(c.pool);
+      expect(t.kept).toEqual(t.counted);
+      // TRUNCATE fires no row trigger: the counts go with it.
+      await c.pool.query('TRUNCATE segments CASCADE');
+      expect((await termCounts(c.pool)).kept).toEqual({});
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('migration 1300 counts the segments a library already has', async () => {
+    const admin = openPgPool(db.url, 1);
+    try {
+      await admin.query('DROP DATABASE IF EXISTS terms_before');
+      await admin.query('CREATE DATABASE terms_before');
+    } finally {
+      await admin.end();
+    }
+    const u = new URL(db.url);
+    u.pathname = '/terms_before';
+    const setup = openPgPool(u.toString(), 1);
+    await migratePg(setup, 1299);
+    await setup.end();
+    const c = new PgCatalog(openPgPool(u.toString(), 2), true);
+    try {
+      const col = (await c.collections.insert({ name: 'old', description: '', model: 'test', dim: DIM })).id;
+      for (let v = 0; v < 5; v++) {
+        const id = `vid_old_${v}`;
+        await c.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
+        await c.segments.replaceForVideo(id, col, DIM, Array.from({ length: 4 }, (_, i) => seg(i, vec(1, i, v, 0), { keywords: keywordsOf(v * 4 + i) })));
+      }
+      expect((await c.pool.query(`SELECT to_regclass('segment_term_counts') AS t`)).rows[0].t).toBeNull();
+      expect(await migratePg(c.pool)).toEqual([1300]);
+      const t = await termCounts(c.pool);
+      expect(Object.keys(t.counted).length).toBeGreaterThan(4);
+      expect(t.kept).toEqual(t.counted);
+    } finally {
+      await c.close();
     }
   });
 });

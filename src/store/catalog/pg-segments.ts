@@ -98,6 +98,9 @@ export interface PgSegmentsOptions {
   settings?: PgVectorSettings;
 }
 
+/** Count deltas a lexeme may gather (one per write statement that held it) before a search folds them. */
+const FOLD_TERM_AFTER = 64;
+
 export class PgSegmentsCatalog implements SegmentsCatalog {
   private readonly phases = new PhaseCache();
   private readonly sql: PgvectorSearch;
@@ -346,9 +349,12 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
   }
 
   /**
-   * Counts are kept while the library's largest segment id and last deletion stay the same (one
-   * cheap query per call; on a pool only). A segment committed after one with a larger id is
-   * counted from the next write on: this only decides which query words are too common to count.
+   * A word that is one lexeme is looked up in segment_term_counts (kept on write, migration 1300):
+   * one index lookup per word, whatever the library's size, and exact — the number of segments
+   * whose keywords hold the lexeme is what `keywords @@ phraseto_tsquery(word)` would count. Words
+   * of several lexemes (a phrase, "can't") are counted as before: their matches, up to the limit,
+   * with the answers kept while the library's largest segment id and last deletion stay the same.
+   * The library's total is kept the same way (one cheap query per call; on a pool only).
    */
   async selectiveTerms(terms: string[], maxShare = 0.1, floor = 500): Promise<string[]> {
     if (terms.length === 0) return terms; // a search without words (a moment, a picture) asks nothing
@@ -369,27 +375,65 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     }
     const limit = Math.max(floor, total * maxShare);
     if (total <= limit || terms.length === 0) return terms;
-    const cap = Math.ceil(limit) + 1;
-    const key = (t: string) => `${token}|df|${cap}|${t}`;
-    const missing = token ? terms.filter((t) => !this.answers.has(key(t))) : terms;
     const df = new Map<string, number>();
-    if (missing.length) {
-      // On a pool, one statement per word side by side (counting a common word's matches reads
-      // their heap pages: ~0.3–0.5 s per word at 1M); in a transaction, one statement for all.
-      const count = async (words: string[]) =>
-        (
-          await this.q.query<{ ord: string; n: number }>(
-            `SELECT t.ord::text AS ord, (SELECT count(*)::int FROM (
-               SELECT 1 FROM segments s WHERE s.keywords @@ phraseto_tsquery('english', t.term) LIMIT $2) x) AS n
-             FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)`,
-            [words, cap],
-          )
-        ).rows.map((r) => [words[Number(r.ord) - 1], r.n] as const);
-      const parts = isClient(this.q) || missing.length < 2 ? [await count(missing)] : await Promise.all(missing.map((t) => count([t])));
-      for (const part of parts) for (const [t, n] of part) df.set(t, n);
-      if (token) for (const [t, n] of df) this.remember(key(t), n);
+    // Each word's lexemes, and for a one-lexeme word its count (the sum of its deltas).
+    const { rows: kept } = await this.q.query<{ ord: string; lexemes: number; term: string | null; n: number; deltas: number }>(
+      `SELECT t.ord::text AS ord, l.lexemes, l.term, coalesce(c.n, 0)::float8 AS n, coalesce(c.deltas, 0)::int AS deltas
+       FROM unnest($1::text[]) WITH ORDINALITY AS t(word, ord)
+       CROSS JOIN LATERAL (
+         SELECT numnode(phraseto_tsquery('english', t.word)) AS lexemes,
+                CASE WHEN numnode(phraseto_tsquery('english', t.word)) = 1
+                      AND cardinality(tsvector_to_array(to_tsvector('english', t.word))) = 1
+                     THEN (tsvector_to_array(to_tsvector('english', t.word)))[1] END AS term) l
+       LEFT JOIN LATERAL (SELECT sum(k.n) AS n, count(*) AS deltas FROM segment_term_counts k WHERE k.term = l.term) c ON l.term IS NOT NULL`,
+      [terms],
+    );
+    const counted: string[] = [];
+    for (const r of kept) {
+      const word = terms[Number(r.ord) - 1];
+      if (r.lexemes === 0) df.set(word, 0); // only stopwords: matches nothing
+      else if (r.term !== null) {
+        df.set(word, r.n);
+        if (r.deltas > FOLD_TERM_AFTER && !isClient(this.q)) this.foldTerm(r.term);
+      } else counted.push(word);
     }
-    return terms.filter((t) => (df.get(t) ?? (this.answers.get(key(t)) as number | undefined) ?? 0) <= limit);
+    if (counted.length) {
+      const cap = Math.ceil(limit) + 1;
+      const key = (t: string) => `${token}|df|${cap}|${t}`;
+      const missing = token ? counted.filter((t) => !this.answers.has(key(t))) : counted;
+      for (const t of counted) if (!missing.includes(t)) df.set(t, this.answers.get(key(t)) as number);
+      if (missing.length) {
+        // On a pool, one statement per phrase side by side (counting a common phrase's matches reads
+        // their heap pages); in a transaction, one statement for all.
+        const count = async (words: string[]) =>
+          (
+            await this.q.query<{ ord: string; n: number }>(
+              `SELECT t.ord::text AS ord, (SELECT count(*)::int FROM (
+                 SELECT 1 FROM segments s WHERE s.keywords @@ phraseto_tsquery('english', t.term) LIMIT $2) x) AS n
+               FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)`,
+              [words, cap],
+            )
+          ).rows.map((r) => [words[Number(r.ord) - 1], r.n] as const);
+        const parts = isClient(this.q) || missing.length < 2 ? [await count(missing)] : await Promise.all(missing.map((t) => count([t])));
+        for (const part of parts)
+          for (const [t, n] of part) {
+            df.set(t, n);
+            if (token) this.remember(key(t), n);
+          }
+      }
+    }
+    return terms.filter((t) => (df.get(t) ?? 0) <= limit);
+  }
+
+  /** Folds a lexeme's count deltas into one row, in the background (one statement: a concurrent fold or write loses nothing). */
+  private foldTerm(term: string): void {
+    this.q
+      .query(
+        `WITH gone AS (DELETE FROM segment_term_counts WHERE term = $1 RETURNING n)
+         INSERT INTO segment_term_counts (term, n) SELECT $1, sum(n) FROM gone HAVING count(*) > 0`,
+        [term],
+      )
+      .catch(() => {}); // another try at the next search
   }
 
   /** Answers that hold until the data under them changes (the key says which version). */

@@ -377,6 +377,67 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'segments keep keywords and labels in the row (no TOAST reads to rank or filter)',
     sql: `ALTER TABLE segments ALTER COLUMN keywords SET STORAGE MAIN, ALTER COLUMN labels SET STORAGE MAIN;`,
   },
+  {
+    // How many segments of the whole library hold each keyword lexeme, kept as the segments are
+    // written (issue 32). A search asks which of its words are too common to count
+    // (selectiveTerms); counting a word's matches at search time read its ~70,000 heap pages at
+    // 1M segments (0.3–1.6 s the first time a word was seen, and again after every write). Deltas
+    // appended by statement triggers, as segment_counts (migration 20): appends never wait for one
+    // another, so concurrent writers stay concurrent; readers sum a word's deltas in one index
+    // lookup and fold them into one row now and then (src/store/catalog/pg-segments.ts). A lexeme
+    // is what `keywords @@ phraseto_tsquery('english', word)` matches when the word is one lexeme:
+    // the count is exactly the one the search would make.
+    version: 1300,
+    name: 'per-lexeme segment counts kept on write (searches no longer count matches per word)',
+    sql: `
+      CREATE TABLE segment_term_counts (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        term text NOT NULL,
+        n bigint NOT NULL
+      );
+      CREATE INDEX segment_term_counts_term ON segment_term_counts (term) INCLUDE (n);
+      INSERT INTO segment_term_counts (term, n)
+        SELECT u.lexeme, count(*) FROM segments s, unnest(s.keywords) AS u GROUP BY u.lexeme;
+      CREATE FUNCTION count_terms_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_term_counts (term, n) SELECT u.lexeme, count(*) FROM added, unnest(added.keywords) AS u GROUP BY u.lexeme;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION count_terms_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_term_counts (term, n) SELECT u.lexeme, -count(*) FROM gone, unnest(gone.keywords) AS u GROUP BY u.lexeme;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_terms_in AFTER INSERT ON segments
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION count_terms_added();
+      CREATE TRIGGER segments_terms_out AFTER DELETE ON segments
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION count_terms_removed();
+      -- An update that changes a row's keywords moves its lexemes' counts. A row trigger limited to
+      -- statements that set keywords, and to rows whose keywords differ: the vectors \`db migrate\`
+      -- writes, and every other update, pay nothing.
+      CREATE FUNCTION count_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_term_counts (term, n)
+          SELECT lexeme, sum(d)::bigint FROM (
+            SELECT u.lexeme, -1 AS d FROM unnest(OLD.keywords) AS u
+            UNION ALL
+            SELECT u.lexeme, 1 AS d FROM unnest(NEW.keywords) AS u
+          ) x GROUP BY lexeme HAVING sum(d) <> 0;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_terms_changed AFTER UPDATE OF keywords ON segments
+        FOR EACH ROW WHEN (OLD.keywords IS DISTINCT FROM NEW.keywords) EXECUTE FUNCTION count_terms_changed();
+      -- Emptying segments (TRUNCATE: no row triggers fire) empties the counts kept from them, the
+      -- per-collection ones of migration 20 too.
+      CREATE FUNCTION count_segments_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM segment_term_counts;
+        DELETE FROM segment_counts;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_truncated AFTER TRUNCATE ON segments FOR EACH STATEMENT EXECUTE FUNCTION count_segments_truncated();
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
