@@ -252,7 +252,7 @@ export function usePgVectorRequest(mode: string, env: Env = process.env): void {
 export interface PgVectorSettings {
   /** HNSW `m` (links per node) for indexes built from now on (VIDEMBED_PG_HNSW_M, 16; 2..100). */
   m: number;
-  /** HNSW `ef_construction` for indexes built from now on (VIDEMBED_PG_HNSW_EF_CONSTRUCTION, 64; ≥ 2m, ≤ 1000). */
+  /** HNSW `ef_construction` for indexes built from now on (VIDEMBED_PG_HNSW_EF_CONSTRUCTION, 128; ≥ 2m, ≤ 1000). */
   efConstruction: number;
   /** `hnsw.ef_search` of every search (VIDEMBED_PG_HNSW_EF_SEARCH, 100; 1..1000). */
   efSearch: number;
@@ -268,7 +268,7 @@ export interface PgVectorSettings {
 
 export const PG_VECTOR_DEFAULTS: PgVectorSettings = {
   m: 16,
-  efConstruction: 64,
+  efConstruction: 128,
   efSearch: 100,
   maxScanTuples: 40_000,
   index: 'halfvec',
