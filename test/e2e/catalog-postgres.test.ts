@@ -20,6 +20,18 @@ describe.skipIf(!pgOk)('catalog conformance: PostgreSQL', () => {
     },
   }));
 
+  it('every pooled connection runs without JIT compilation (SET on connect)', async () => {
+    const pool = openPgPool(db.url, 2);
+    try {
+      const clients = [await pool.connect(), await pool.connect()];
+      for (const c of clients) expect((await c.query<{ jit: string }>('SHOW jit')).rows[0].jit).toBe('off');
+      for (const c of clients) c.release();
+      expect((await pool.query<{ jit: string }>('SHOW jit')).rows[0].jit).toBe('off');
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('applies the catalog migration once, also when several processes start together', async () => {
     const catalogs = await Promise.all([openPgCatalog(db.url), openPgCatalog(db.url), openPgCatalog(db.url)]);
     try {

@@ -496,6 +496,11 @@ export function openPgPool(url: string, max = 4): pg.Pool {
   // listener of the pool's attached: noted here (its next query fails and is handled there).
   pool.on('connect', (client) => {
     client.on('error', (err) => process.emitWarning(`vidembed: a PostgreSQL connection failed: ${err.message}`));
+    // No JIT compilation: vidembed's statements are short, and the few the planner costs high
+    // (ranking a common word's matches at 1M segments) spent ~90 ms of ~780 compiling
+    // (docs/scale.md). Sent before the connection's first query (pg queues it); a SET, not a
+    // startup option, so poolers that refuse unknown startup parameters (PgBouncer) still connect.
+    client.query('SET jit = off').catch(() => {}); // a failure here fails the next query too, which says why
   });
   return pool;
 }
