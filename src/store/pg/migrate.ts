@@ -488,7 +488,20 @@ export async function pgSchemaVersion(pool: pg.Pool): Promise<number> {
 export function openPgPool(url: string, max = 4): pg.Pool {
   // A server that does not answer (a partition rather than a refusal) fails a checkout in 10 s
   // instead of never: the caller sees an outage (503, a worker's backoff), not a hang.
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    // No JIT compilation: vidembed's statements are short, and the few the planner costs high
+    // (ranking a common word's matches at 1M segments) spent ~90 ms of ~780 compiling
+    // (docs/scale.md). Awaited before the new connection is handed out (pg-pool's onConnect; a
+    // query sent from the 'connect' event would be queued behind it, which pg deprecates); a SET,
+    // not a startup option, so poolers that refuse unknown startup parameters (PgBouncer) connect.
+    onConnect: async (client: pg.ClientBase) => {
+      await client.query('SET jit = off');
+    },
+  });
   pool.on('error', (err) => {
     process.emitWarning(`vidembed: an idle PostgreSQL connection failed: ${err.message}`);
   });
@@ -496,11 +509,6 @@ export function openPgPool(url: string, max = 4): pg.Pool {
   // listener of the pool's attached: noted here (its next query fails and is handled there).
   pool.on('connect', (client) => {
     client.on('error', (err) => process.emitWarning(`vidembed: a PostgreSQL connection failed: ${err.message}`));
-    // No JIT compilation: vidembed's statements are short, and the few the planner costs high
-    // (ranking a common word's matches at 1M segments) spent ~90 ms of ~780 compiling
-    // (docs/scale.md). Sent before the connection's first query (pg queues it); a SET, not a
-    // startup option, so poolers that refuse unknown startup parameters (PgBouncer) still connect.
-    client.query('SET jit = off').catch(() => {}); // a failure here fails the next query too, which says why
   });
   return pool;
 }
