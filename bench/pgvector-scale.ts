@@ -26,12 +26,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
-import { PG_VECTOR_DEFAULTS } from '../src/env.js';
+import { pgVectorSettings } from '../src/env.js';
 import { PERCEPTION_EMBEDDER_ID } from '../src/models/perception/id.js';
 import { hybridSearch } from '../src/search/hybrid.js';
 import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
-import { ensureHnswIndex, hnswIndexName, packVectors, prepareVectorStore, vectorAt } from '../src/store/pg/vector-store.js';
+import { ensureHnswIndex, hnswBuildMemoryKb, hnswIndexName, packVectors, prepareVectorStore, vectorAt } from '../src/store/pg/vector-store.js';
 import { findPgBin, freePort, startThrowawayCluster } from '../src/store/pg/throwaway.js';
 import { percentile, procKb, round } from './util.js';
 
@@ -195,13 +195,13 @@ async function search(base: string, collectionId: string, like: { video_id: stri
 
 /**
  * maintenance_work_mem for building the HNSW index over `segments` 512-d rows: the whole graph in
- * memory (pgvector's element ≈ the halfvec + its neighbour lists ≈ 1.4 KB, plus a quarter for
- * headroom), at least 256 MB, never more than a quarter of the machine's memory nor half of what is
- * free now (a build that asks for more than the machine has is what gets a server killed).
+ * memory, as the product sizes it (hnswBuildMemoryKb: the halfvec + its neighbour lists at this m,
+ * plus a quarter), at least 256 MB, never more than a quarter of the machine's memory nor half of
+ * what is free now (a build that asks for more than the machine has is what gets a server killed).
  */
-export function buildMemoryFor(segments: number, total = os.totalmem(), free = os.freemem()): string {
+export function buildMemoryFor(segments: number, m = 16, total = os.totalmem(), free = os.freemem()): string {
   const mb = (b: number) => Math.floor(b / 1048576);
-  const want = mb(segments * 1400 * 1.25);
+  const want = Math.floor(hnswBuildMemoryKb(segments, DIM, 'halfvec', m, `${1024 * 1024}GB`) / 1024);
   const cap = Math.max(256, Math.min(mb(total / 4), mb(free / 2)));
   return `${Math.max(256, Math.min(want, cap))}MB`;
 }
@@ -228,6 +228,8 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
   const sizes = (process.env.VIDEMBED_PGVECTOR_SIZES ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
   if (!findPgBin()) return { skipped: 'PostgreSQL server not installed' };
   const parent = process.env.VIDEMBED_PGVECTOR_DIR;
+  // The library's settings as a user's environment gives them (VIDEMBED_PG_HNSW_M, …; defaults in src/env.ts).
+  const settings = pgVectorSettings();
   const efSweep = (process.env.VIDEMBED_PGVECTOR_EF_SWEEP ?? '').split(',').filter(Boolean).map(Number);
   if (efSweep.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) throw new Error('VIDEMBED_PGVECTOR_EF_SWEEP: integers from 1 to 1000, comma-separated');
   // shared_buffers: 2 GB, or an eighth of a smaller machine; one parallel maintenance worker at most
@@ -265,7 +267,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, onSignal);
   try {
     await migratePg(pool);
-    const status = await prepareVectorStore(pool, 'pgvector', PG_VECTOR_DEFAULTS);
+    const status = await prepareVectorStore(pool, 'pgvector', settings);
     if (status.mode !== 'pgvector') return { skipped: `pgvector not available: ${status.reason}` };
     const rnd = rng(20261201);
     const c = centres(rnd);
@@ -287,11 +289,11 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       n = await grow(pool, big, shapes, n, size, truth, 'big');
       const insertS = (performance.now() - t) / 1000;
       await pool.query('VACUUM (ANALYZE) segments');
-      const buildMemory = buildMemoryFor(n + SMALL_OWNER);
+      const buildMemory = buildMemoryFor(n + SMALL_OWNER, settings.m);
       phase(`building the HNSW index over ${n + SMALL_OWNER} segments (maintenance_work_mem ${buildMemory}, ${parallel} parallel worker)`);
       t = performance.now();
       let lastReport = 0;
-      await ensureHnswIndex(pool, DIM, 'halfvec', { ...PG_VECTOR_DEFAULTS, buildMemory }, {
+      await ensureHnswIndex(pool, DIM, 'halfvec', { ...settings, buildMemory }, {
         onProgress: (p) => {
           if (performance.now() - lastReport < 30_000) return;
           lastReport = performance.now();
@@ -336,7 +338,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       // pool of its own (hnsw settings are set once per connection), the same 100 queries.
       const sweep: Record<string, unknown>[] = [];
       for (const ef of efSweep) {
-        const swept = new PgCatalog(openPgPool(url, 2), true, { vectorSettings: { ...PG_VECTOR_DEFAULTS, efSearch: ef } });
+        const swept = new PgCatalog(openPgPool(url, 2), true, { vectorSettings: { ...settings, efSearch: ef } });
         try {
           const times: number[] = [];
           let hits = 0;
@@ -445,7 +447,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
     return {
       vectors: c.source,
       dim: DIM,
-      settings: { ...PG_VECTOR_DEFAULTS, buildMemory: 'per size: the graph plus a quarter, capped by the machine (index_build_memory)' },
+      settings: { ...settings, buildMemory: 'per size: the graph plus a quarter, capped by the machine (index_build_memory)' },
       postgres: `local throwaway cluster, PostgreSQL 15 + pgvector, fsync on, shared_buffers ${sharedBuffers}, max_parallel_maintenance_workers ${parallel}`,
       sizes: out,
       targets: 'at 1M: recall@10 >= 0.95, vector p50 <= 40 ms, hybrid p50 <= 60 ms and p99 <= 150 ms, 32 clients >= 100 rps with 0 errors, serve RSS <= 400 MB and flat, start <= 2 s',

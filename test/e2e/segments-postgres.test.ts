@@ -107,10 +107,18 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
     return { kept: Object.fromEntries(kept.rows.map((r) => [r.term, r.n])), counted: Object.fromEntries(counted.rows.map((r) => [r.term, r.n])) };
   }
 
+  /** The keyword side's narrow copy (PG migration 1400) and the segments it copies, row for row. */
+  async function keywordCopy(pool: PgCatalog['pool']): Promise<{ copy: unknown[]; rows: unknown[] }> {
+    const cols = 'id::text AS id, collection_id, keywords::text AS keywords, labels::text AS labels';
+    const copy = (await pool.query(`SELECT ${cols} FROM segment_keywords ORDER BY id`)).rows;
+    const rows = (await pool.query(`SELECT ${cols} FROM segments ORDER BY id`)).rows;
+    return { copy, rows };
+  }
+
   const WORDS = ['dogs', 'dog', 'running', 'runner', 'beach', 'sea', 'city', 'night', 'the', "can't", 'red', 'bright'];
   const keywordsOf = (k: number) => Array.from({ length: 1 + (k % 4) }, (_, j) => WORDS[(k * 7 + j * 5) % WORDS.length]).join(' ');
 
-  it('per-lexeme counts kept on write (migration 1300) equal the rows\' own through inserts, rewrites, deletes, an update, a cascade and a truncate; selectiveTerms decides as a direct count would', async () => {
+  it('per-lexeme counts (migration 1300) and the keyword copy (migration 1400) kept on write equal the rows\' own through inserts, rewrites, deletes, updates, a cascade and a truncate; selectiveTerms decides as a direct count would', async () => {
     const c = new PgCatalog(openPgPool(db.url, 4), true);
     try {
       const col = (await c.collections.insert({ name: 'terms', description: '', model: 'test', dim: DIM })).id;
@@ -121,15 +129,33 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
       let t = await termCounts(c.pool);
       expect(Object.keys(t.counted).length).toBeGreaterThan(6);
       expect(t.kept).toEqual(t.counted);
+      let k = await keywordCopy(c.pool);
+      expect(k.rows.length).toBeGreaterThan(60);
+      expect(k.copy).toEqual(k.rows);
       // Rewritten, deleted, one row's keywords changed in place, a video deleted (segments go by cascade).
       await c.segments.replaceForVideo(ids[2], col, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: 'beach beach sea' })]);
       await c.segments.deleteForVideo(ids[5], DIM);
       await c.pool.query(`UPDATE segments SET keywords = to_tsvector('english', 'night city lights') WHERE video_id = $1 AND idx = 0`, [ids[7]]);
       await c.pool.query('UPDATE segments SET start = start + 1 WHERE video_id = $1', [ids[8]]); // keywords unchanged
       await c.pool.query('DELETE FROM videos WHERE id = $1', [ids[9]]);
+      const relabelled = await c.pool.query<{ id: number }>(
+        `UPDATE segments SET labels = '{"shot_size":"wide"}', keywords = to_tsvector('english', 'crane lighthouse') WHERE video_id = $1 AND idx = 1 RETURNING id::float8 AS id`,
+        [ids[10]],
+      );
       t = await termCounts(c.pool);
       expect(t.kept).toEqual(t.counted);
       expect(t.kept.light).toBe(1);
+      k = await keywordCopy(c.pool);
+      expect(k.copy).toEqual(k.rows);
+      expect(k.rows).toContainEqual(expect.objectContaining({ labels: '{"shot_size": "wide"}' }));
+      expect(k.rows.some((r) => (r as { keywords: string }).keywords.includes("'light'"))).toBe(true);
+      // The keyword side answers from the copy: the in-place changes are found, the deleted rows are not.
+      expect((await c.segments.termMatches(col, ['lights'], 10)).get('lights')).toHaveLength(1);
+      expect((await c.segments.termMatches(col, ['lighthouse'], 10, { shot_size: 'wide' })).get('lighthouse')).toEqual([relabelled.rows[0].id]);
+      expect((await c.segments.termMatches(col, ['lighthouse'], 10, { shot_size: 'close' })).get('lighthouse')).toEqual([]);
+      const withSea = (k.rows as { id: string; keywords: string }[]).filter((r) => r.keywords.includes("'sea':")).map((r) => Number(r.id));
+      expect(withSea.length).toBeGreaterThan(3);
+      expect([...(await c.segments.termMatches(col, ['sea'], 1000)).get('sea')!].sort((a, b) => a - b)).toEqual(withSea.sort((a, b) => a - b));
       // Which words selectiveTerms keeps, against each word's count made directly (phrases and
       // "can't" are several lexemes: counted at search time as before).
       const total = (await c.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM segments')).rows[0].n;
@@ -152,15 +178,18 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
       expect(await deltas()).toBe(1);
       t = await termCounts(c.pool);
       expect(t.kept).toEqual(t.counted);
-      // TRUNCATE fires no row trigger: the counts go with it.
+      k = await keywordCopy(c.pool);
+      expect(k.copy).toEqual(k.rows);
+      // TRUNCATE fires no row trigger: the counts and the copy go with it.
       await c.pool.query('TRUNCATE segments CASCADE');
       expect((await termCounts(c.pool)).kept).toEqual({});
+      expect((await keywordCopy(c.pool)).copy).toEqual([]);
     } finally {
       await c.close();
     }
   });
 
-  it('migration 1300 counts the segments a library already has', async () => {
+  it('migrations 1300 and 1400 count and copy the segments a library already has', async () => {
     const admin = openPgPool(db.url, 1);
     try {
       await admin.query('DROP DATABASE IF EXISTS terms_before');
@@ -182,10 +211,16 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
         await c.segments.replaceForVideo(id, col, DIM, Array.from({ length: 4 }, (_, i) => seg(i, vec(1, i, v, 0), { keywords: keywordsOf(v * 4 + i) })));
       }
       expect((await c.pool.query(`SELECT to_regclass('segment_term_counts') AS t`)).rows[0].t).toBeNull();
-      expect(await migratePg(c.pool)).toEqual([1300]);
+      expect(await migratePg(c.pool)).toEqual([1300, 1400]);
       const t = await termCounts(c.pool);
       expect(Object.keys(t.counted).length).toBeGreaterThan(4);
       expect(t.kept).toEqual(t.counted);
+      const k = await keywordCopy(c.pool);
+      expect(k.rows).toHaveLength(20);
+      expect(k.copy).toEqual(k.rows);
+      // The GIN index moved with the keywords.
+      const idx = await c.pool.query<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE tablename IN ('segments', 'segment_keywords') AND indexdef LIKE '%gin%' ORDER BY 1`);
+      expect(idx.rows.map((r) => r.i)).toEqual(['segment_keywords_terms']);
     } finally {
       await c.close();
     }

@@ -11,18 +11,19 @@ const GiB = 1024 ** 3;
 const mb = (s: string) => Number(/^(\d+)MB$/.exec(s)![1]);
 
 describe('buildMemoryFor', () => {
-  it('covers the graph (about 1.4 KB per 512-d halfvec element, plus a quarter) on a roomy machine', () => {
-    expect(mb(buildMemoryFor(200_000, 24 * GiB, 20 * GiB))).toBe(333);
-    expect(mb(buildMemoryFor(1_000_000, 24 * GiB, 20 * GiB))).toBe(1668);
-    expect(mb(buildMemoryFor(2_000_000, 24 * GiB, 20 * GiB))).toBe(3337);
+  it('covers the graph as the product sizes it (about 1.5 KB per 512-d halfvec element at m 16, more at a larger m, plus a quarter) on a roomy machine', () => {
+    expect(mb(buildMemoryFor(200_000, 16, 24 * GiB, 20 * GiB))).toBe(359);
+    expect(mb(buildMemoryFor(1_000_000, 16, 24 * GiB, 20 * GiB))).toBe(1797);
+    expect(mb(buildMemoryFor(2_000_000, 16, 24 * GiB, 20 * GiB))).toBe(3595);
+    expect(mb(buildMemoryFor(1_000_000, 24, 24 * GiB, 20 * GiB))).toBe(2026);
   });
   it('stays within a quarter of the machine and half of what is free', () => {
-    expect(mb(buildMemoryFor(4_000_000, 24 * GiB, 20 * GiB))).toBe(6144);
-    expect(mb(buildMemoryFor(4_000_000, 24 * GiB, 4 * GiB))).toBe(2048);
+    expect(mb(buildMemoryFor(4_000_000, 16, 24 * GiB, 20 * GiB))).toBe(6144);
+    expect(mb(buildMemoryFor(4_000_000, 16, 24 * GiB, 4 * GiB))).toBe(2048);
   });
   it('never goes below 256 MB', () => {
-    expect(buildMemoryFor(1000, 24 * GiB, 20 * GiB)).toBe('256MB');
-    expect(buildMemoryFor(1_000_000, 1 * GiB, 0.1 * GiB)).toBe('256MB');
+    expect(buildMemoryFor(1000, 16, 24 * GiB, 20 * GiB)).toBe('256MB');
+    expect(buildMemoryFor(1_000_000, 16, 1 * GiB, 0.1 * GiB)).toBe('256MB');
   });
 });
 

@@ -438,6 +438,64 @@ export const PG_MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE TRIGGER segments_truncated AFTER TRUNCATE ON segments FOR EACH STATEMENT EXECUTE FUNCTION count_segments_truncated();
     `,
   },
+  {
+    // The keyword side reads a narrow copy of each segment's keywords and labels (issue 32). Ranking
+    // a word's matches (ts_rank) reads every matching row; in `segments` a row is ~2.6 KB (the
+    // vector is in it), three to a page, so a word in 7 % of 1M segments (72,700 matches) touched
+    // ~67,600 buffers over ~28,700 heap pages, half of them lossy in the bitmap (other rows
+    // re-checked), and — once an HNSW build or the vector scans had pushed them out of shared
+    // buffers — read them from the OS: 350–700 ms per word the first time it was seen, seconds in
+    // the bench. Here a row is ~115 bytes (114 MB at 1M): the same word touches ~14,600 buffers
+    // over 7,070 pages, none lossy, ~100 ms (docs/scale.md).
+    // Kept by statement triggers in the writing transaction (a search sees exactly what it would
+    // in `segments`); the GIN index moves here (nothing else searches `segments.keywords`).
+    version: 1400,
+    name: 'keywords and labels in a narrow table for the keyword side (ranking a common word reads a fifth of the buffers)',
+    sql: `
+      CREATE TABLE segment_keywords (
+        id bigint PRIMARY KEY,
+        collection_id text NOT NULL,
+        keywords tsvector NOT NULL,
+        labels jsonb NOT NULL
+      );
+      ALTER TABLE segment_keywords ALTER COLUMN keywords SET STORAGE MAIN, ALTER COLUMN labels SET STORAGE MAIN;
+      INSERT INTO segment_keywords (id, collection_id, keywords, labels) SELECT id, collection_id, keywords, labels FROM segments;
+      CREATE INDEX segment_keywords_terms ON segment_keywords USING gin (keywords);
+      DROP INDEX segments_keywords;
+      CREATE FUNCTION keywords_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO segment_keywords (id, collection_id, keywords, labels) SELECT id, collection_id, keywords, labels FROM added;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION keywords_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM segment_keywords k USING gone WHERE k.id = gone.id;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_keywords_in AFTER INSERT ON segments
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION keywords_added();
+      CREATE TRIGGER segments_keywords_out AFTER DELETE ON segments
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION keywords_removed();
+      -- An update of what the copy holds (no app path makes one; \`db migrate\`'s vector writes and
+      -- every other update pay nothing).
+      CREATE FUNCTION keywords_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE segment_keywords SET id = NEW.id, collection_id = NEW.collection_id, keywords = NEW.keywords, labels = NEW.labels
+          WHERE id = OLD.id;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER segments_keywords_changed AFTER UPDATE OF id, collection_id, keywords, labels ON segments
+        FOR EACH ROW WHEN ((OLD.id, OLD.collection_id, OLD.keywords, OLD.labels) IS DISTINCT FROM (NEW.id, NEW.collection_id, NEW.keywords, NEW.labels))
+        EXECUTE FUNCTION keywords_changed();
+      CREATE OR REPLACE FUNCTION count_segments_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM segment_term_counts;
+        DELETE FROM segment_counts;
+        DELETE FROM segment_keywords;
+        RETURN NULL;
+      END $$;
+    `,
+  },
 ];
 
 /** Any fixed number: every process that migrates takes this transaction-level advisory lock first. */
