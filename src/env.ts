@@ -250,7 +250,7 @@ export function usePgVectorRequest(mode: string, env: Env = process.env): void {
 
 /** The pgvector index and search settings, with their defaults (docs/scale.md lists them). */
 export interface PgVectorSettings {
-  /** HNSW `m` (links per node) for indexes built from now on (VIDEMBED_PG_HNSW_M, 16; 2..100). */
+  /** HNSW `m` (links per node) for indexes built from now on (VIDEMBED_PG_HNSW_M, 24; 2..100; 16 until 2026-11-27: docs/scale.md "Recall and the graph"). */
   m: number;
   /** HNSW `ef_construction` for indexes built from now on (VIDEMBED_PG_HNSW_EF_CONSTRUCTION, 128; ≥ 2m, ≤ 1000). */
   efConstruction: number;
@@ -267,7 +267,7 @@ export interface PgVectorSettings {
 }
 
 export const PG_VECTOR_DEFAULTS: PgVectorSettings = {
-  m: 16,
+  m: 24,
   efConstruction: 128,
   efSearch: 100,
   maxScanTuples: 40_000,

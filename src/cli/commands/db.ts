@@ -56,7 +56,7 @@ export function registerDb(program: Command, run: Run): void {
   const db = program
     .command('db')
     .description('a PostgreSQL library\'s vector store: status, the move to pgvector, index rebuilds')
-    .addHelpText('after', '\nExamples:\n  $ vidembed db status\n  $ vidembed db migrate\n  $ VIDEMBED_PG_HNSW_M=24 vidembed db reindex\n\ndocs/scale.md "pgvector" says what each does and the settings.');
+    .addHelpText('after', '\nExamples:\n  $ vidembed db status\n  $ vidembed db migrate\n  $ VIDEMBED_PG_HNSW_EF_CONSTRUCTION=200 vidembed db reindex\n\ndocs/scale.md "pgvector" says what each does and the settings.');
   db.command('status')
     .description('where searches run and why, the pgvector version, the HNSW index of each dimension')
     .action(async (_o: unknown, cmd: Command) =>
@@ -76,7 +76,7 @@ export function registerDb(program: Command, run: Run): void {
     .option('--keep-bytea', 'keep the in-memory layout\'s copy of each vector (to go back; twice the space)')
     .addHelpText(
       'after',
-      '\nSteps (each resumable: run it again after an interruption and it goes on where it stopped):\n  the vector extension and column; writers start filling both layouts; older rows in batches;\n  one HNSW index per dimension (CREATE INDEX CONCURRENTLY); the switch (every server moves to\n  SQL search within 5 s); the old copies cleared in batches, then VACUUM.\nIndex settings: VIDEMBED_PG_HNSW_M (16), VIDEMBED_PG_HNSW_EF_CONSTRUCTION (128), VIDEMBED_PG_VECTOR_INDEX (halfvec),\nVIDEMBED_PG_BUILD_MEMORY (2GB).',
+      '\nSteps (each resumable: run it again after an interruption and it goes on where it stopped):\n  the vector extension and column; writers start filling both layouts; older rows in batches;\n  one HNSW index per dimension (CREATE INDEX CONCURRENTLY); the switch (every server moves to\n  SQL search within 5 s); the old copies cleared in batches, then VACUUM.\nIndex settings: VIDEMBED_PG_HNSW_M (24), VIDEMBED_PG_HNSW_EF_CONSTRUCTION (128), VIDEMBED_PG_VECTOR_INDEX (halfvec),\nVIDEMBED_PG_BUILD_MEMORY (2GB).',
     )
     .action(async (opts: { batch: number; keepBytea?: boolean }, cmd: Command) =>
       run(

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
 import { inTransaction, isClient, type Queryable } from '../pg/migrate.js';
+import { foldDeltas } from '../pg/deltas.js';
 import { ensureHnswIndex, HNSW_MAX_DIM, hnswIndexName, indexKind, packVectors, readVectorStore, vectorAt, type VectorStoreRow } from '../pg/vector-store.js';
 import { filterEntries, filterKey, labelsOf } from '../labels.js';
 import { cosineTo, normOf } from '../vector-index.js';
@@ -397,7 +398,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       if (r.lexemes === 0) df.set(word, 0); // only stopwords: matches nothing
       else if (r.term !== null) {
         df.set(word, r.n);
-        if (r.deltas > FOLD_TERM_AFTER && !isClient(this.q)) this.foldTerm(r.term);
+        if (r.deltas > FOLD_TERM_AFTER && !isClient(this.q)) foldDeltas(this.q, 'segment_term_counts', r.term);
       } else counted.push(word);
     }
     if (counted.length) {
@@ -426,17 +427,6 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       }
     }
     return terms.filter((t) => (df.get(t) ?? 0) <= limit);
-  }
-
-  /** Folds a lexeme's count deltas into one row, in the background (one statement: a concurrent fold or write loses nothing). */
-  private foldTerm(term: string): void {
-    this.q
-      .query(
-        `WITH gone AS (DELETE FROM segment_term_counts WHERE term = $1 RETURNING n)
-         INSERT INTO segment_term_counts (term, n) SELECT $1, sum(n) FROM gone HAVING count(*) > 0`,
-        [term],
-      )
-      .catch(() => {}); // another try at the next search
   }
 
   /** Answers that hold until the data under them changes (the key says which version). */

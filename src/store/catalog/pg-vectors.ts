@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
 import { filterEntries } from '../labels.js';
 import { isClient, type Queryable } from '../pg/migrate.js';
+import { foldDeltas } from '../pg/deltas.js';
 import { HNSW_MAX_DIM, indexedExpr, queryVectorParam, queryVectorSql, readVectorBinary } from '../pg/vector-store.js';
 import { normOf } from '../vector-index.js';
 import type { TagFilter } from './types.js';
@@ -83,15 +84,7 @@ export class PgvectorSearch {
       [collectionId],
     );
     const r = rows[0];
-    if (r.deltas > FOLD_AFTER && !isClient(this.q)) {
-      this.q
-        .query(
-          `WITH gone AS (DELETE FROM segment_counts WHERE collection_id = $1 RETURNING n)
-           INSERT INTO segment_counts (collection_id, n) SELECT $1, sum(n) FROM gone HAVING count(*) > 0`,
-          [collectionId],
-        )
-        .catch(() => {}); // another try at the next search
-    }
+    if (r.deltas > FOLD_AFTER && !isClient(this.q)) foldDeltas(this.q, 'segment_counts', collectionId);
     return { n: r.n, version: `${r.last}:${r.deltas}` };
   }
 
