@@ -199,7 +199,7 @@ async function search(base: string, collectionId: string, like: { video_id: stri
  * plus a quarter), at least 256 MB, never more than a quarter of the machine's memory nor half of
  * what is free now (a build that asks for more than the machine has is what gets a server killed).
  */
-export function buildMemoryFor(segments: number, m = 16, total = os.totalmem(), free = os.freemem()): string {
+export function buildMemoryFor(segments: number, m: number, total = os.totalmem(), free = os.freemem()): string {
   const mb = (b: number) => Math.floor(b / 1048576);
   const want = Math.floor(hnswBuildMemoryKb(segments, DIM, 'halfvec', m, `${1024 * 1024}GB`) / 1024);
   const cap = Math.max(256, Math.min(mb(total / 4), mb(free / 2)));

@@ -13,7 +13,7 @@ import { reviseSegments } from '../segments-revise.js';
 export { PgSegmentsIndex };
 
 /*
- * Segments and signatures on PostgreSQL (tables of PG_MIGRATIONS versions 3 and 4, src/store/pg/migrate.ts).
+ * Segments and signatures on PostgreSQL (tables of PG_MIGRATIONS versions 3 and 4, src/store/pg/migrations.ts).
  *
  * Where vectors live and are searched depends on the library's vector store (src/store/pg/vector-store.ts):
  * in pgvector mode they are in `vec` and every vector call is SQL (./pg-vectors.ts, no copy here);

@@ -34,7 +34,7 @@ import {
 import { checkNewVideo } from '../videos.js';
 
 /*
- * The catalog on PostgreSQL (tables of PG_MIGRATIONS version 2, src/store/pg/migrate.ts; segments and
+ * The catalog on PostgreSQL (tables of PG_MIGRATIONS version 2, src/store/pg/migrations.ts; segments and
  * signatures of version 3 in ./pg-segments.ts). Each repository runs on a Queryable: the pool, where
  * every call is one parameterised statement, so one transaction; or, inside PgCatalog.transaction,
  * the transaction's client. Times come from the database's clock and are
