@@ -95,6 +95,15 @@ export async function hybridSearch(catalog: SegmentsCatalog, videos: Pick<Videos
 }
 
 /**
+ * A word held by more of the collection's segments than this is too common to list: its matches
+ * are not ranked and added to the candidates (ranking all ~72,700 of a common word's matches took
+ * ~100 ms at 1M segments, and the 2,000 it kept were the oldest when they tied); it is looked up
+ * among the candidates the picture side, the rarer words and what is said found, and weighs as a
+ * word held by this many (docs/engine.md, "The keyword side").
+ */
+export const KEYWORD_LIST_LIMIT = 2000;
+
+/**
  * The search, or (`bestOnly`) each video's best moment by pre-rank, what the seen margin is measured
  * against. With a filter, the margin is measured against the whole collection (the same run without
  * the filter): a filter keeps results out, it does not change how clear of every other video a
@@ -108,17 +117,24 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   // Enough candidates that top_k distinct videos survive the per-video grouping.
   const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
 
-  // Keyword side: which of the query's (selective) words each segment's analysis words hold.
+  // Keyword side: which of the query's (selective) words each segment's analysis words hold. A word
+  // held by at most KEYWORD_LIST_LIMIT segments of the collection is listed whole (its matches join
+  // the candidates); a commoner one is looked up among the candidates only (below).
   const terms = await segments.selectiveTerms(queryTerms(input.text));
-  const matches = await segments.termMatches(input.collectionId, terms, 2000, input.filter);
+  const lists = await segments.termLists(input.collectionId, terms, KEYWORD_LIST_LIMIT, input.filter);
+  const common = terms.filter((t) => lists.get(t) == null);
+  const matches = new Map<string, number[]>();
+  for (const t of terms) matches.set(t, lists.get(t)?.ids ?? []);
   // How rare a word is in the collection, whatever the filter: a filter keeps results out, it does
-  // not change what a word is worth to the ones it keeps.
-  const unfiltered = Object.keys(input.filter).length ? await segments.termMatches(input.collectionId, terms, 2000) : matches;
+  // not change what a word is worth to the ones it keeps. A common word counts as held by the limit.
   const total = Math.max(1, await segments.countForCollection(input.collectionId));
-  const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (unfiltered.get(t)?.length ?? 0)))]));
+  const idf = new Map(terms.map((t) => [t, Math.log(1 + total / (1 + (lists.get(t)?.total ?? KEYWORD_LIST_LIMIT)))]));
   const idfSum = [...idf.values()].reduce((a, b) => a + b, 0);
   const keyword = new Map<number, number>();
-  for (const [t, ids] of matches) for (const id of ids) keyword.set(id, (keyword.get(id) ?? 0) + (idf.get(t) ?? 0) / (idfSum || 1));
+  const addMatches = (t: string, ids: number[]) => {
+    for (const id of ids) keyword.set(id, (keyword.get(id) ?? 0) + (idf.get(t) ?? 0) / (idfSum || 1));
+  };
+  for (const [t, ids] of matches) addMatches(t, ids);
 
   // What is said, where it counts: the sound-alike rule (src/search/evidence.ts spokenCounts).
   const said = new Map<number, { hit: SpokenHit; features: SaidFeatures }>();
@@ -133,6 +149,13 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   // similarities — exact, or approximate within a margin (the in-memory index), re-scored below
   // where they can matter.
   const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...said.keys()])]);
+  if (common.length) {
+    const among = await segments.termsAmong(input.collectionId, common, [...scored.keys()], input.filter);
+    for (const [t, ids] of among) {
+      matches.set(t, ids);
+      addMatches(t, ids);
+    }
+  }
   const videoOf = await segments.videosOf(input.collectionId, [...scored.keys()]);
   const videoOfKept = (id: number): string | undefined => {
     const v = videoOf.get(id);

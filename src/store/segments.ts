@@ -58,6 +58,14 @@ export interface SegmentRow {
  */
 export type TagFilter = Readonly<Record<string, string | undefined>>;
 
+/** A word's matches in a collection, listed in full (SegmentsCatalog.termLists). */
+export interface TermList {
+  /** How many of the collection's segments hold the word, whatever the filter (≤ the limit asked). */
+  total: number;
+  /** Those matching the filter, best first. */
+  ids: number[];
+}
+
 export interface VectorHit {
   segmentId: number;
   similarity: number;
@@ -408,7 +416,7 @@ export class SegmentsRepo {
     if (total <= limit) return terms;
     const count = this.db.prepare('SELECT COUNT(*) FROM (SELECT rowid FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)').pluck();
     const cap = Math.ceil(limit) + 1;
-    return terms.filter((t) => this.cached(`df|${cap}|${t}`, () => count.get(`"${t.replace(/"/g, '""')}"`, cap) as number) <= limit);
+    return terms.filter((t) => this.cached(`df|${cap}|${t}`, () => count.get(ftsPhrase(t), cap) as number) <= limit);
   }
 
   /**
@@ -420,11 +428,40 @@ export class SegmentsRepo {
     const fk = filterKey(filter);
     for (const t of terms) {
       const ids = this.cached(`terms|${collectionId}|${fk}|${limit}|${t}`, () =>
-        this.keyword(collectionId, `"${t.replace(/"/g, '""')}"`, limit, filter).map((h) => h.segmentId),
+        this.keyword(collectionId, ftsPhrase(t), limit, filter).map((h) => h.segmentId),
       );
       out.set(t, ids);
     }
     return out;
+  }
+
+  /**
+   * Per term: null when more than `limit` of the collection's segments hold it (counted up to
+   * `limit` + 1, whatever the filter), else how many hold it and those matching `filter`, best first.
+   */
+  termLists(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Map<string, TermList | null> {
+    const out = new Map<string, TermList | null>();
+    const count = this.db
+      .prepare('SELECT COUNT(*) FROM (SELECT f.rowid FROM segments_fts f JOIN segments s ON s.id = f.rowid WHERE segments_fts MATCH ? AND s.collection_id = ? LIMIT ?)')
+      .pluck();
+    for (const t of terms) {
+      const total = this.cached(`held|${collectionId}|${limit}|${t}`, () => count.get(ftsPhrase(t), collectionId, limit + 1) as number);
+      out.set(t, total > limit ? null : { total, ids: this.termMatches(collectionId, [t], limit, filter).get(t)! });
+    }
+    return out;
+  }
+
+  /** Per term, those of `ids` (in the collection, matching `filter`) whose keywords hold it. */
+  termsAmong(collectionId: string, terms: string[], ids: number[], filter: TagFilter = {}): Map<string, number[]> {
+    const { where, params } = labelClauses(filterEntries(filter), 's.labels_json');
+    const among = this.db
+      .prepare(
+        `SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
+         WHERE segments_fts MATCH ? AND f.rowid IN (SELECT value FROM json_each(?)) AND s.collection_id = ? ${where} ORDER BY s.id`,
+      )
+      .pluck();
+    const list = JSON.stringify([...new Set(ids)]);
+    return new Map(terms.map((t) => [t, among.all(ftsPhrase(t), list, collectionId, ...params) as number[]]));
   }
 
   /** Keyword matches (FTS5 bm25) inside one collection, best first; `matchQuery` is an FTS5 expression. */
@@ -439,4 +476,9 @@ export class SegmentsRepo {
       .all(matchQuery, collectionId, ...params, limit) as { id: number }[];
     return rows.map((r, i) => ({ segmentId: r.id, rank: i + 1 }));
   }
+}
+
+/** A term as one FTS5 phrase (its words in order, quotes doubled). */
+function ftsPhrase(term: string): string {
+  return `"${term.replace(/"/g, '""')}"`;
 }

@@ -437,6 +437,49 @@ export function conformance(backend: () => Backend): void {
       expect((await c.segments.termMatches(col, ['horse'], 10, { shot_size: 'wide', camera_movement: 'pan' })).get('horse')).toEqual([]);
     });
 
+    it('termLists: a word held by at most `limit` segments of the collection listed whole (total whatever the filter, ids matching it, best first), a commoner one null; termsAmong: which of the ids given hold each word', async () => {
+      const col = await collection();
+      const other = await collection();
+      const v = await video(col);
+      const w = await video(other);
+      await c.segments.replaceForVideo(v, col, DIM, [
+        seg(0, vec(1, 0, 0, 0), { keywords: 'horse field grass tree', tags: { shot_size: { label: 'wide' } } }),
+        seg(1, vec(0, 1, 0, 0), { keywords: 'horse horse horse tree', tags: { shot_size: { label: 'close' } } }),
+        seg(2, vec(0, 0, 1, 0), { keywords: 'horse field fence tree', tags: { shot_size: { label: 'wide' } } }),
+        seg(3, vec(0, 0, 0, 1), { keywords: 'river field fence tree', tags: { shot_size: { label: 'wide' } } }),
+      ]);
+      await c.segments.replaceForVideo(w, other, DIM, [seg(0, vec(1, 0, 0, 0), { keywords: 'river horse tree' })]);
+      const [s0, s1, s2, s3] = await idsOf(v);
+      const [w0] = await idsOf(w);
+      const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+      const lists = await c.segments.termLists(col, ['horse', 'tree', 'zebra', 'field fence', 'river'], 3);
+      expect([...lists.keys()]).toEqual(['horse', 'tree', 'zebra', 'field fence', 'river']);
+      const horse = lists.get('horse')!;
+      expect(horse.total).toBe(3);
+      expect(horse.ids).toEqual((await c.segments.termMatches(col, ['horse'], 10)).get('horse'));
+      expect(horse.ids[0]).toBe(s1);
+      expect(lists.get('tree')).toBeNull(); // held by 4 > 3 (the other collection's holder does not count)
+      expect(lists.get('zebra')).toEqual({ total: 0, ids: [] });
+      expect(lists.get('field fence')!.total).toBe(2);
+      expect(sorted(lists.get('field fence')!.ids)).toEqual([s2, s3]);
+      expect(lists.get('river')).toEqual({ total: 1, ids: [s3] });
+      expect((await c.segments.termLists(col, ['tree'], 4)).get('tree')!.total).toBe(4);
+      const wide = (await c.segments.termLists(col, ['horse'], 3, { shot_size: 'wide' })).get('horse')!;
+      expect(wide.total).toBe(3);
+      expect(sorted(wide.ids)).toEqual([s0, s2]);
+      expect((await c.segments.termLists(col, ['horse'], 3, { shot_size: 'medium' })).get('horse')).toEqual({ total: 3, ids: [] });
+      expect((await c.segments.termLists(col, [], 3)).size).toBe(0);
+
+      const among = await c.segments.termsAmong(col, ['tree', 'horse', 'river', 'zebra', 'field fence'], [s0, s3, w0, s3 + 1_000_000]);
+      expect(sorted(among.get('tree')!)).toEqual([s0, s3]);
+      expect(among.get('horse')).toEqual([s0]);
+      expect(among.get('river')).toEqual([s3]); // w0 holds it, in another collection
+      expect(among.get('zebra')).toEqual([]);
+      expect(among.get('field fence')).toEqual([s3]);
+      expect((await c.segments.termsAmong(col, ['tree'], [s0, s1, s3], { shot_size: 'close' })).get('tree')).toEqual([s1]);
+      expect((await c.segments.termsAmong(col, ['tree'], [])).get('tree')).toEqual([]);
+    });
+
     it('selectiveTerms keeps the terms found in at most max(floor, maxShare × all segments) segments', async () => {
       const col = await collection();
       const v = await video(col);

@@ -33,6 +33,7 @@ import {
   type SignatureRow,
   type SignaturesCatalog,
   type TagFilter,
+  type TermList,
   type AnalysisCatalog,
   type CapabilityStateInput,
   type SegmentRevision,
@@ -300,6 +301,14 @@ export class SqliteSegmentsCatalog implements SegmentsCatalog {
 
   async termMatches(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Promise<Map<string, number[]>> {
     return this.repo.termMatches(collectionId, terms, limit, filter);
+  }
+
+  async termLists(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Promise<Map<string, TermList | null>> {
+    return this.repo.termLists(collectionId, terms, limit, filter);
+  }
+
+  async termsAmong(collectionId: string, terms: string[], ids: number[], filter: TagFilter = {}): Promise<Map<string, number[]>> {
+    return this.repo.termsAmong(collectionId, terms, ids, filter);
   }
 }
 

@@ -5,12 +5,12 @@ import type { CollectionRow } from '../collections.js';
 import type { ApiKeyRow, KeyRole } from '../keys.js';
 import type { TaskRow } from '../tasks.js';
 import type { MediaInfo, NewVideo, VideoFileSeen, VideoRow } from '../videos.js';
-import type { NewSegment, SegmentRevision, SegmentRow, TagFilter } from '../segments.js';
+import type { NewSegment, SegmentRevision, SegmentRow, TagFilter, TermList } from '../segments.js';
 import type { SegmentKeyRow, SignatureRow } from '../signatures.js';
 import type { JobQueue, WorkerRegistry } from '../queue/types.js';
 import type { WebhooksStore, WebhooksTx } from '../webhooks/types.js';
 
-export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRevision, SegmentRow, SignatureRow, TagFilter, TaskRow, VideoFileSeen, VideoRow };
+export type { ApiKeyRow, CollectionRow, KeyRole, MediaInfo, NewSegment, NewVideo, SegmentKeyRow, SegmentRevision, SegmentRow, SignatureRow, TagFilter, TaskRow, TermList, VideoFileSeen, VideoRow };
 
 /**
  * The catalog (collections, videos, tasks, API keys) the engine needs, on any backend (SQLite:
@@ -206,6 +206,11 @@ export interface KeysCatalog {
  * - selectiveTerms: the terms found in at most max(floor, maxShare × all segments) segments.
  * - termMatches: per term, the collection's segments (matching `filter`) whose keywords hold it,
  *   at most `limit`, best first.
+ * - termLists: per term, `null` when more than `limit` of the collection's segments hold it
+ *   (whatever the filter: a word too common to list); else `total`, how many of them hold it
+ *   (whatever the filter), and `ids`, those matching `filter`, best first (as termMatches orders).
+ *   Bounded work: a common word costs `limit` + 1 matches read, never all of them.
+ * - termsAmong: per term, those of `ids` (in the collection, matching `filter`) whose keywords hold it.
  * - a filter is tag kind → label (TagFilter): a segment matches when its labels (from the tags it
  *   was written with, SegmentRow.labels) hold every entry; a kind it lacks never matches; an entry
  *   without a label filters nothing; a kind that is not a lower-case word is refused (RangeError).
@@ -233,6 +238,8 @@ export interface SegmentsCatalog {
   videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>>;
   selectiveTerms(terms: string[], maxShare?: number, floor?: number): Promise<string[]>;
   termMatches(collectionId: string, terms: string[], limit: number, filter?: TagFilter): Promise<Map<string, number[]>>;
+  termLists(collectionId: string, terms: string[], limit: number, filter?: TagFilter): Promise<Map<string, TermList | null>>;
+  termsAmong(collectionId: string, terms: string[], ids: number[], filter?: TagFilter): Promise<Map<string, number[]>>;
   /**
    * Optional: the same repository for the calls of one search, which may read the state of the
    * first call's catch-up with other writers instead of catching up at each call (PostgreSQL:

@@ -1,6 +1,6 @@
 import { insertBest } from '../vector-index.js';
 import { filterEntries, labelsOf, matches as labelsMatch } from '../labels.js';
-import type { NewSegment, SegmentKeyRow, SegmentRevision, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter } from '../catalog/types.js';
+import type { NewSegment, SegmentKeyRow, SegmentRevision, SegmentRow, SegmentsCatalog, SignatureRow, SignaturesCatalog, TagFilter, TermList } from '../catalog/types.js';
 import { nowIso } from '../db.js';
 import type { MemoryStore, SegmentRecord } from './state.js';
 import { tokens } from './words.js';
@@ -187,6 +187,23 @@ export class MemorySegmentsCatalog implements SegmentsCatalog {
       out.set(t, hits.slice(0, Math.max(0, limit)).map((h) => h.id));
     }
     return out;
+  }
+
+  async termLists(collectionId: string, terms: string[], limit: number, filter: TagFilter = {}): Promise<Map<string, TermList | null>> {
+    const out = new Map<string, TermList | null>();
+    for (const t of terms) {
+      const term = tokens(t);
+      let total = 0;
+      for (const s of this.segments.values()) if (s.row.collection_id === collectionId && occurrences(s.tokens, term) > 0) total++;
+      out.set(t, total > limit ? null : { total, ids: (await this.termMatches(collectionId, [t], limit, filter)).get(t)! });
+    }
+    return out;
+  }
+
+  async termsAmong(collectionId: string, terms: string[], ids: number[], filter: TagFilter = {}): Promise<Map<string, number[]>> {
+    const pairs = filterPairs(filter);
+    const mine = [...new Set(ids)].map((id) => this.segments.get(id)).filter((s): s is SegmentRecord => s !== undefined && s.row.collection_id === collectionId && matches(s, pairs));
+    return new Map(terms.map((t) => [t, mine.filter((s) => occurrences(s.tokens, tokens(t)) > 0).map((s) => s.row.id)]));
   }
 }
 
