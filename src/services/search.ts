@@ -123,9 +123,12 @@ export class SearchService {
     const script = textGiven ? uncoveredScript(bounded.text) : undefined;
     if (script) warnings.push(`the ${collection.model} text model reads English: a query in ${script} script matches poorly; try English words`);
     if (bounded.cut || truncated) warnings.push(`the query was cut to what the model reads (${bounded.cut ? `${MAX_TEXT_CHARS} characters` : 'its context'})`);
-    const counts = await lib.catalog.videos.countsByStatus(collection.id);
-    const waiting = counts.uploaded + counts.processing;
-    if (waiting > 0) warnings.push(`${waiting} video${waiting === 1 ? ' is' : 's are'} still processing: results cover the ${counts.processed} processed`);
+    // Every search asks whether videos still wait (cheap: the waiting ones only); the full counts only when some do.
+    if ((await lib.catalog.videos.countWaiting(collection.id)) > 0) {
+      const counts = await lib.catalog.videos.countsByStatus(collection.id);
+      const waiting = counts.uploaded + counts.processing;
+      if (waiting > 0) warnings.push(`${waiting} video${waiting === 1 ? ' is' : 's are'} still processing: results cover the ${counts.processed} processed`);
+    }
     if (results.length > 0 && results.every((r) => (r.confidence ?? 0) < SEARCH_WEIGHTS.mediumConfidence)) {
       warnings.push(NO_STRONG_MATCH);
     }

@@ -222,4 +222,8 @@ export class VideosRepo {
     for (const r of rows) out[r.status] = r.n;
     return out;
   }
+
+  countWaiting(collectionId: string): number {
+    return this.db.prepare("SELECT COUNT(*) FROM videos WHERE status IN ('uploaded', 'processing') AND collection_id = ?").pluck().get(collectionId) as number;
+  }
 }

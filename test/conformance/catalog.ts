@@ -351,10 +351,11 @@ export function conformance(backend: () => Backend): void {
       expect(await get()).toMatchObject({ status: 'processed', progress: 100, error_message: null, tags_json: null });
     });
 
-    it('countsByStatus: every status, 0 for those without videos, of this collection only', async () => {
+    it('countsByStatus: every status, 0 for those without videos, of this collection only; countWaiting: uploaded + processing', async () => {
       const col = await collection('c');
       const other = await collection('other');
       expect(await c.videos.countsByStatus(col.id)).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
+      expect(await c.videos.countWaiting(col.id)).toBe(0);
       const vs = [];
       for (let i = 0; i < 6; i++) vs.push(await video(col.id));
       await video(other.id);
@@ -365,6 +366,11 @@ export function conformance(backend: () => Backend): void {
       expect(await c.videos.countsByStatus(col.id)).toEqual({ uploaded: 2, processing: 1, processed: 2, failed: 1 });
       expect(await c.videos.countsByStatus(other.id)).toEqual({ uploaded: 1, processing: 0, processed: 0, failed: 0 });
       expect(await c.videos.countsByStatus('col_missing')).toEqual({ uploaded: 0, processing: 0, processed: 0, failed: 0 });
+      expect(await c.videos.countWaiting(col.id)).toBe(3);
+      expect(await c.videos.countWaiting(other.id)).toBe(1);
+      expect(await c.videos.countWaiting('col_missing')).toBe(0);
+      await c.videos.markProcessed(vs[0].id, null);
+      expect(await c.videos.countWaiting(col.id)).toBe(2);
     });
 
     it('bytesOfOwner: the sizes of the videos in the owner\'s collections, summed; 0 for none', async () => {

@@ -296,6 +296,15 @@ export class PgVideosCatalog implements VideosCatalog {
     for (const r of rows) out[r.status] = r.n;
     return out;
   }
+
+  /** The waiting videos through their partial index (videos_waiting), not the collection's every row. */
+  async countWaiting(collectionId: string): Promise<number> {
+    const { rows } = await this.q.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM videos WHERE status IN ('uploaded', 'processing') AND collection_id = $1",
+      [collectionId],
+    );
+    return rows[0].n;
+  }
 }
 
 /** Folders indexed in place (library_folders, PG_MIGRATIONS version 7). */

@@ -181,6 +181,10 @@ export class SqliteVideosCatalog implements VideosCatalog {
   async countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>> {
     return this.repo.countsByStatus(collectionId);
   }
+
+  async countWaiting(collectionId: string): Promise<number> {
+    return this.repo.countWaiting(collectionId);
+  }
 }
 
 export class SqliteTasksCatalog implements TasksCatalog {

@@ -86,6 +86,8 @@ export interface CollectionsCatalog {
  *   setTags: the tags alone, whatever the status (a video searchable while a later lane still runs).
  *   Each of these moves updated_at.
  * - countsByStatus: every status, 0 for those without videos.
+ * - countWaiting: how many of the collection's videos are uploaded or processing (what every search
+ *   asks: cheap however many videos the collection has, where countsByStatus counts them all).
  * - failedWith: ids of the videos of every collection 'failed' with exactly this message, least
  *   recently updated first, at most `limit` (those failed for lack of space are retried).
  * - bytesOfOwner: the size_bytes of every video in the owner's collections, summed (0: none).
@@ -116,6 +118,7 @@ export interface VideosCatalog {
   bytesOfOwner(owner: string): Promise<number>;
   idsForCollection(collectionId: string, statuses: VideoStatus[]): Promise<string[]>;
   countsByStatus(collectionId: string): Promise<Record<VideoStatus, number>>;
+  countWaiting(collectionId: string): Promise<number>;
 }
 
 /**

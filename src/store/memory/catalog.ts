@@ -279,6 +279,10 @@ class MemoryVideosCatalog implements VideosCatalog {
     for (const v of this.of(collectionId)) out[v.status]++;
     return out;
   }
+
+  async countWaiting(collectionId: string): Promise<number> {
+    return this.of(collectionId).filter((v) => v.status === 'uploaded' || v.status === 'processing').length;
+  }
 }
 
 class MemoryTasksCatalog implements TasksCatalog {
