@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PgCatalog } from '../../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../../src/store/pg/migrate.js';
+import { foldDeltas } from '../../src/store/pg/deltas.js';
 import { conformance, DIM, seg, segmentIds, sortedIds, vec } from '../conformance/segments.js';
 import { conformance as analysisConformance } from '../conformance/analysis.js';
 import { pgTestAvailable, usePgTestDatabase } from '../helpers/postgres.js';
@@ -189,7 +190,46 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
     }
   });
 
-  it('migrations 1300 and 1400 count and copy the segments a library already has', async () => {
+  it('video counts (migration 1500) kept on write equal the rows through inserts side by side, a bulk insert, deletes, a move, a fold, a deleted collection and a truncate', async () => {
+    const c = new PgCatalog(openPgPool(db.url, 4), true);
+    const kept = async () =>
+      (await c.pool.query<{ c: string; n: number }>('SELECT collection_id AS c, sum(n)::int AS n FROM video_counts GROUP BY 1 HAVING sum(n) <> 0 ORDER BY 1')).rows;
+    const direct = async () => (await c.pool.query<{ c: string; n: number }>('SELECT collection_id AS c, count(*)::int AS n FROM videos GROUP BY 1 ORDER BY 1')).rows;
+    try {
+      const a = (await c.collections.insert({ name: 'counted_a', description: '', model: 'test', dim: DIM })).id;
+      const b = (await c.collections.insert({ name: 'counted_b', description: '', model: 'test', dim: DIM })).id;
+      const add = (col: string, id: string) => c.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
+      await Promise.all([...Array.from({ length: 5 }, (_, i) => add(a, `vid_ca_${i}`)), ...Array.from({ length: 3 }, (_, i) => add(b, `vid_cb_${i}`))]);
+      await c.pool.query(
+        `INSERT INTO videos (id, collection_id, filename, blob_key, size_bytes, status) SELECT 'vid_bulk_' || g, $1, 'bulk.mp4', 'videos/bulk' || g, 1, 'processed' FROM generate_series(1, 10) g`,
+        [b],
+      );
+      expect(await kept()).toEqual(await direct());
+      expect((await c.collections.byId(a))!.video_count).toBe(5);
+      expect((await c.collections.byId(b))!.video_count).toBe(13);
+      await c.videos.delete('vid_ca_0');
+      await c.videos.delete('vid_ca_1');
+      await c.pool.query('UPDATE videos SET collection_id = $1 WHERE id = $2', [a, 'vid_bulk_1']);
+      await c.pool.query("UPDATE videos SET status = 'failed' WHERE collection_id = $1", [b]); // no move: no delta
+      expect(await kept()).toEqual(await direct());
+      expect((await c.collections.byId(a))!.video_count).toBe(4);
+      expect((await c.collections.byId(b))!.video_count).toBe(12);
+      await foldDeltas(c.pool, 'video_counts', b);
+      expect((await c.pool.query('SELECT n::int AS n FROM video_counts WHERE collection_id = $1', [b])).rows).toEqual([{ n: 12 }]);
+      expect(await kept()).toEqual(await direct());
+      expect((await c.collections.list(10, 0)).find((r) => r.id === a)?.video_count).toBe(4);
+      await c.collections.delete(b);
+      expect((await c.pool.query('SELECT count(*)::int AS n FROM video_counts WHERE collection_id = $1', [b])).rows[0].n).toBe(0);
+      expect(await kept()).toEqual(await direct());
+      await c.pool.query('TRUNCATE videos CASCADE');
+      expect((await c.pool.query('SELECT count(*)::int AS n FROM video_counts')).rows[0].n).toBe(0);
+      expect((await c.collections.byId(a))!.video_count).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('migrations 1300, 1400 and 1500 count and copy the segments and videos a library already has', async () => {
     const admin = openPgPool(db.url, 1);
     try {
       await admin.query('DROP DATABASE IF EXISTS terms_before');
@@ -211,7 +251,8 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
         await c.segments.replaceForVideo(id, col, DIM, Array.from({ length: 4 }, (_, i) => seg(i, vec(1, i, v, 0), { keywords: keywordsOf(v * 4 + i) })));
       }
       expect((await c.pool.query(`SELECT to_regclass('segment_term_counts') AS t`)).rows[0].t).toBeNull();
-      expect(await migratePg(c.pool)).toEqual([1300, 1400]);
+      expect(await migratePg(c.pool)).toEqual([1300, 1400, 1500]);
+      expect((await c.collections.byId(col))!.video_count).toBe(5);
       const t = await termCounts(c.pool);
       expect(Object.keys(t.counted).length).toBeGreaterThan(4);
       expect(t.kept).toEqual(t.counted);

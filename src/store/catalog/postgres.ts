@@ -4,7 +4,8 @@ import type pg from 'pg';
 import type { TaskKind, TaskStatus, VideoStatus } from '../../api/types.js';
 import { newId } from '../ids.js';
 import { hashKey, limitsJson } from '../keys.js';
-import { inTransaction, openMigratedPool, type Queryable } from '../pg/migrate.js';
+import { inTransaction, isClient, openMigratedPool, type Queryable } from '../pg/migrate.js';
+import { foldDeltas } from '../pg/deltas.js';
 import { PgJobQueue, PgTxJobQueue, PgWorkerRegistry } from '../queue/postgres.js';
 import { PgSegmentsCatalog, PgSignaturesCatalog } from './pg-segments.js';
 import type { PgVectorSettings } from '../../env.js';
@@ -48,7 +49,10 @@ const iso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"H
 
 const COLLECTION_COLS = (videoCount: string) =>
   `c.id, c.owner, c.name, c.description, c.model, c.dim, ${iso('c.created_at')} AS created_at, ${videoCount} AS video_count, c.recipe_json`;
-const SELECT_COLLECTIONS = `SELECT ${COLLECTION_COLS('(SELECT count(*)::int FROM videos v WHERE v.collection_id = c.id)')} FROM collections c`;
+// The count from its deltas (PG migration 1500), not the collection's rows.
+/** About how many video inserts and deletes a collection's count deltas are folded after (PgVideosCatalog.foldNowAndThen). */
+const FOLD_VIDEOS_EVERY = 32;
+const SELECT_COLLECTIONS = `SELECT ${COLLECTION_COLS('(SELECT coalesce(sum(v.n), 0)::int FROM video_counts v WHERE v.collection_id = c.id)')} FROM collections c`;
 
 const VIDEO_COLS = `id, collection_id, filename, path, blob_key, size_bytes::float8 AS size_bytes, status, progress, error_message,
   duration, width, height, fps, codec, playback, tags_json, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at,
@@ -114,6 +118,7 @@ export class PgCollectionsCatalog implements CollectionsCatalog {
 
   async delete(id: string): Promise<void> {
     await this.q.query('DELETE FROM collections WHERE id = $1', [id]);
+    await this.q.query('DELETE FROM video_counts WHERE collection_id = $1', [id]); // its videos' deltas (the cascade's included)
   }
 
   async setRecipe(id: string, recipe: Record<string, string>): Promise<void> {
@@ -153,7 +158,17 @@ export class PgVideosCatalog implements VideosCatalog {
        RETURNING ${VIDEO_COLS}`,
       [v.id, v.collection_id, v.filename, v.path ?? '', v.blob_key ?? null, v.size_bytes, v.content_sha256 ?? null, v.fingerprint ?? null, v.file_mtime ?? null],
     );
+    this.foldNowAndThen(v.collection_id);
     return rows[0];
+  }
+
+  /**
+   * A collection's video count deltas (PG migration 1500: a row per insert or delete statement)
+   * folded into one row about once in FOLD_VIDEOS_EVERY writes, in the background; on a pool only
+   * (a transaction's client runs one statement at a time).
+   */
+  private foldNowAndThen(collectionId: string): void {
+    if (!isClient(this.q) && Math.random() < 1 / FOLD_VIDEOS_EVERY) foldDeltas(this.q, 'video_counts', collectionId);
   }
 
   async byFingerprint(collectionId: string, fingerprint: string): Promise<VideoRow | undefined> {
@@ -212,7 +227,8 @@ export class PgVideosCatalog implements VideosCatalog {
   }
 
   async delete(id: string): Promise<void> {
-    await this.q.query('DELETE FROM videos WHERE id = $1', [id]);
+    const { rows } = await this.q.query<{ collection_id: string }>('DELETE FROM videos WHERE id = $1 RETURNING collection_id', [id]);
+    if (rows.length) this.foldNowAndThen(rows[0].collection_id);
   }
 
   async listByCollection(collectionId: string): Promise<VideoRow[]> {
