@@ -489,12 +489,13 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       const r = rows[0];
       return r.total > limit ? null : { total: r.total, ids: r.ids.map(Number) };
     };
-    const found = isClient(this.q) ? await sequentially(missing, one) : await Promise.all(missing.map(one));
-    missing.forEach((t, i) => {
-      if (kept) this.remember(key(t), found[i]);
-    });
+    // A transaction's client runs one statement at a time; a pool, each word on its own connection.
+    const found: Array<TermList | null> = [];
+    if (isClient(this.q)) for (const t of missing) found.push(await one(t));
+    else found.push(...(await Promise.all(missing.map(one))));
     for (const t of terms) {
       const i = missing.indexOf(t);
+      if (i >= 0 && kept) this.remember(key(t), found[i]);
       out.set(t, i >= 0 ? found[i] : (this.answers.get(key(t)) as TermList | null));
     }
     return out;
@@ -591,11 +592,4 @@ export class PgSignaturesCatalog implements SignaturesCatalog {
     );
     return rows;
   }
-}
-
-/** `fn` over `items` one after another (a transaction's client runs one statement at a time). */
-async function sequentially<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (const item of items) out.push(await fn(item));
-  return out;
 }
