@@ -19,15 +19,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
-import { benchDir, childrenCpuSeconds, percentile, round, startServe } from './util.js';
+import { benchDir, childrenCpuSeconds, cpuSecondsOf, percentile, round, startServe } from './util.js';
 import { readFileSync } from 'node:fs';
 
-/** CPU seconds (user + sys) of a process (all threads), or of one of its threads (`tid`; the main thread's tid is the pid). */
-function cpuSecondsOf(pid: number, tid?: number): number {
-  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
 
 const [distArg, section, clip] = process.argv.slice(2);
 const dist = path.resolve(distArg ?? '');

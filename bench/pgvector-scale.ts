@@ -20,7 +20,7 @@
  * VIDEMBED_PGVECTOR_DIR (default: a temp dir), removed afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -33,7 +33,7 @@ import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
 import { ensureHnswIndex, hnswBuildMemoryKb, hnswIndexName, packVectors, prepareVectorStore, vectorAt } from '../src/store/pg/vector-store.js';
 import { findPgBin, freePort, startThrowawayCluster } from '../src/store/pg/throwaway.js';
-import { percentile, procKb, round } from './util.js';
+import { cpuSecondsOf, percentile, postgresCpuSeconds, procKb, round } from './util.js';
 
 const DIM = 512;
 const PER_VIDEO = 25;
@@ -206,6 +206,22 @@ export function buildMemoryFor(segments: number, m: number, total = os.totalmem(
   return `${Math.max(256, Math.min(want, cap))}MB`;
 }
 
+/** The statements that took the cluster's time (planning + execution), per request of the load. */
+async function topStatements(pool: ReturnType<typeof openPgPool>, requests: number): Promise<Array<Record<string, unknown>>> {
+  const { rows } = await pool.query<{ query: string; calls: string; plan_ms: number; exec_ms: number; rows: string }>(
+    `SELECT query, calls::text, total_plan_time AS plan_ms, total_exec_time AS exec_ms, rows::text FROM pg_stat_statements
+     WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_plan_time + total_exec_time DESC LIMIT 10`,
+  );
+  const n = Math.max(1, requests);
+  return rows.map((r) => ({
+    ms_per_request: round((r.plan_ms + r.exec_ms) / n, 2),
+    calls_per_request: round(Number(r.calls) / n, 2),
+    plan_ms_per_call: round(r.plan_ms / Math.max(1, Number(r.calls)), 3),
+    rows_per_call: round(Number(r.rows) / Math.max(1, Number(r.calls)), 1),
+    query: r.query.replace(/\s+/g, ' ').slice(0, 200),
+  }));
+}
+
 /** The last lines of the throwaway cluster's server log (where PostgreSQL says why a backend died). */
 function serverLogTail(dir: string, lines = 25): string {
   const log = path.join(dir, 'server.log');
@@ -236,6 +252,11 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
   // (2 cores here: the leader and one worker), and the log keeps what a dying backend says.
   const sharedBuffers = `${Math.min(2048, Math.floor(os.totalmem() / 1048576 / 8))}MB`;
   const parallel = String(Math.max(0, Math.min(1, os.cpus().length - 1)));
+  // VIDEMBED_PGVECTOR_STATEMENTS=1: the cluster loads pg_stat_statements, and the 32 clients' load
+  // reports the statements that took the cluster's time (the serve process's own queries).
+  const statements = process.env.VIDEMBED_PGVECTOR_STATEMENTS === '1';
+  const keep = process.env.VIDEMBED_PGVECTOR_KEEP === '1';
+  const keptIds: { big?: string; small?: string } = {};
   const cluster = await startThrowawayCluster({
     durable: true,
     parent,
@@ -246,6 +267,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       max_parallel_maintenance_workers: parallel,
       log_min_messages: 'notice',
       log_error_verbosity: 'default',
+      ...(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } : {}),
     },
   });
   const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-pgv-home-'));
@@ -276,6 +298,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
     const catalog = new PgCatalog(openPgPool(url, 4), true);
     const big = (await catalog.collections.insert({ name: 'big', description: '', model: PERCEPTION_EMBEDDER_ID, dim: DIM, owner: 'big' })).id;
     const small = (await catalog.collections.insert({ name: 'small', description: '', model: PERCEPTION_EMBEDDER_ID, dim: DIM, owner: 'small' })).id;
+    Object.assign(keptIds, { big, small });
     // The small owner's segments sit near the same centres as the big one's (near-identical neighbours).
     await grow(pool, small, new Shapes(c.list, 99), 0, SMALL_OWNER, undefined, 'small');
     const queries = Array.from({ length: QUERIES }, () => qShapes.near(qShapes.pick(c.list), 0.5));
@@ -405,9 +428,16 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
             if (code !== 200) errors++;
           }
         };
+        // Where the CPU goes (2 cores: 100 rps leaves 20 CPU-ms a request for everything): the
+        // server's process (all its threads), the cluster's processes, and these 32 clients.
+        const pgData = path.join(cluster.dir, 'data');
+        if (statements) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+        const cpu0 = { serve: cpuSecondsOf(serve.child.pid!), postgres: postgresCpuSeconds(pgData), clients: process.cpuUsage() };
         const l0 = performance.now();
         await Promise.all(Array.from({ length: 32 }, (_, k) => client(k)));
         const seconds = (performance.now() - l0) / 1000;
+        const clientsCpu = process.cpuUsage(cpu0.clients);
+        const perRequest = (s: number) => round((s * 1000) / Math.max(1, times.length), 1);
         load = {
           clients: 32,
           seconds: round(seconds, 1),
@@ -415,6 +445,12 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
           rps: round(times.length / seconds, 1),
           errors,
           ...stats(times),
+          cpu_ms_per_request: {
+            serve: perRequest(cpuSecondsOf(serve.child.pid!) - cpu0.serve),
+            postgres: perRequest(postgresCpuSeconds(pgData) - cpu0.postgres),
+            clients: perRequest((clientsCpu.user + clientsCpu.system) / 1e6),
+          },
+          ...(statements ? { statements: await topStatements(pool, times.length) } : {}),
           rss_after_start_mb: rssAfterStart,
           rss_after_load_mb: round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0),
           rss_peak_mb: round(procKb(serve.child.pid!, 'VmHWM') / 1024, 0),
@@ -464,8 +500,16 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
   } finally {
     for (const sig of ['SIGTERM', 'SIGINT'] as const) process.off(sig, onSignal);
     await pool.end().catch(() => {});
-    if (!failed) phase('done: stopping the cluster');
-    cluster.stop();
-    rmSync(home, { recursive: true, force: true });
+    if (keep && !failed) {
+      // VIDEMBED_PGVECTOR_KEEP=1: the library stays for experiments on the same data (a serve on it,
+      // EXPLAIN, pg_stat_statements), minutes per idea instead of a rebuild; stopping it is the user's.
+      const info = { url, home, collections: { big: keptIds.big, small: keptIds.small }, data: path.join(cluster.dir, 'data'), stop: `runuser -u postgres -- ${findPgBin()}/pg_ctl -D ${path.join(cluster.dir, 'data')} -m fast stop` };
+      writeFileSync(path.join(cluster.dir, 'INFO.json'), `${JSON.stringify(info, null, 2)}\n`);
+      phase(`done: the cluster stays (VIDEMBED_PGVECTOR_KEEP): ${path.join(cluster.dir, 'INFO.json')}`);
+    } else {
+      if (!failed) phase('done: stopping the cluster');
+      cluster.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
   }
 }

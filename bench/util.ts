@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,6 +68,39 @@ export function childrenCpuSeconds(): number {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // Fields after the command: state(3) ... cutime is field 16, cstime 17 (1-based) → index 13, 14 here.
     return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds (user + sys) of a process (all threads), or of one of its threads (`tid`; the main thread's tid is the pid). */
+export function cpuSecondsOf(pid: number, tid?: number): number {
+  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/**
+ * CPU seconds (user + sys) of a PostgreSQL server and its live processes (backends, background
+ * workers): the postmaster's pid from DATA/postmaster.pid and every process whose parent it is.
+ * A backend that exits between two readings takes its CPU with it, so over a window where
+ * connections stay open (a server's pool) the difference is the cluster's work; NaN off Linux.
+ */
+export function postgresCpuSeconds(dataDir: string): number {
+  try {
+    const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    let total = cpuSecondsOf(postmaster);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        if (Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        // gone between the listing and the read
+      }
+    }
+    return total;
   } catch {
     return NaN;
   }
