@@ -91,19 +91,20 @@ function main(): void {
     // weight stands, and the intercept is moved so that this library's moments get the fitted curve.
     const c = seenRows[0]?.x[2] ?? 1;
     const w = report('seen (similarity, sure words; classified constant)', seenRows.map((r) => ({ ...r, x: r.x.slice(0, 2) })), (r) => nowSeen({ ...r, x: [...r.x, c] }));
-    seenW = [w[0], w[1], W.seen.classified, 0, 0, w[2] - c * W.seen.classified];
+    seenW = [w[0], w[1], W.seen.classified, 0, 0, 0, w[2] - c * W.seen.classified];
   } else {
     const w = report('seen (similarity, sure words, classified)', seenRows, nowSeen);
-    seenW = [w[0], w[1], w[2], 0, 0, w[3]];
+    seenW = [w[0], w[1], w[2], 0, 0, 0, w[3]];
   }
 
   // Sharper seen curves: the same samples, with the margin to the best other video of the result
   // list and the agreement of ImageNet and perception words with the query (src/search/evidence.ts).
   // Each judged held out by source: log-loss on the first five, and the labels of first results.
   const seenModel = seenModelChoice(samples, W);
-  if (seenModel) seenW = seenModel;
-  // The standing: the margin lifts a picture match out of "low", never into "high" (seenWithStanding).
-  const standingW = standingChoice(samples, W);
+  if (seenModel) seenW = seenModel.weights;
+  // The standing: the margin lifts a picture match out of "low", never into "high" (seenWithStanding);
+  // fitted on the adopted own curve's features and the margin.
+  const standingW = standingChoice(samples, W, seenModel?.cols);
 
   // The ranking's seen side: the pre-rank (similarity + keyword bonus) alone, same samples.
   const rankRows: Row[] = samples
@@ -133,7 +134,7 @@ function main(): void {
     const e = s.evidence;
     if (e.seen?.parts) {
       const q = e.seen.parts;
-      p.seen = q.sure_words === undefined ? e.seen.probability : sigmoid(dot(seenW, seenX(q)));
+      p.seen = q.sure_words === undefined ? e.seen.probability : sigmoid(dot(seenW, seenX(q, s.query)));
     }
     if (e.said?.parts) {
       const q = e.said.parts;
@@ -189,8 +190,8 @@ function main(): void {
 
   const c = (x: number) => Number(x.toFixed(3));
   const out = {
-    seen: { similarity: c(seenW[0]), sureWords: c(seenW[1]), classified: c(seenW[2]), margin: c(seenW[3]), agree: c(seenW[4]), intercept: c(seenW[5]) },
-    ...(standingW ? { standing: { similarity: c(standingW[0]), sureWords: c(standingW[1]), classified: c(standingW[2]), margin: c(standingW[3]), agree: c(standingW[4]), intercept: c(standingW[5]) } } : {}),
+    seen: { similarity: c(seenW[0]), sureWords: c(seenW[1]), classified: c(seenW[2]), margin: c(seenW[3]), agree: c(seenW[4]), words: c(seenW[5]), intercept: c(seenW[6]) },
+    ...(standingW ? { standing: { similarity: c(standingW[0]), sureWords: c(standingW[1]), classified: c(standingW[2]), margin: c(standingW[3]), agree: c(standingW[4]), words: c(standingW[5]), intercept: c(standingW[6]) } } : {}),
     rank: { preRank: c(rankW[0]), intercept: c(rankW[1]) },
     said: { score: c(saidW[0]), exact: c(saidW[1]), content: c(saidW[2]), rarity: c(saidW[3]), intercept: c(saidW[4]) },
     ...(writtenW ? { written: { sureWords: c(writtenW[0]), intercept: c(writtenW[1]) } } : {}),

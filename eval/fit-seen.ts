@@ -11,7 +11,8 @@
  * first results are at least 90 % right — judged on first results (the samples the engine's seen curve
  * is fitted on: the label people read first); the first five are reported beside them.
  */
-import { combineKinds, marginTerm, seenWithStanding, type KindProbabilities } from '../src/search/evidence.js';
+import { queryTerms } from '../src/search/hybrid.js';
+import { combineKinds, marginTerm, queryWordsTerm, seenWithStanding, type KindProbabilities } from '../src/search/evidence.js';
 import { confidenceLabel } from '../src/search/confidence.js';
 import { SEARCH_WEIGHTS } from '../src/models/perception/weights.js';
 import type { EVIDENCE_WEIGHTS } from '../src/search/evidence-weights.js';
@@ -20,9 +21,9 @@ import type { Sample } from './mixed.js';
 
 const groupOf = (s: Sample): string => s.source || `short:${s.query}`;
 
-/** The seen features a sample's parts give, in the engine's order: similarity, sure words, classified, margin, agree. */
-export function seenX(p: Record<string, number>): number[] {
-  return [p.similarity, p.sure_words, p.classified ?? 1, marginTerm(p.margin ?? 0), Math.min(p.sure_imagenet ?? 0, p.sure_perception ?? 0)];
+/** The seen features a sample's parts give, in the engine's order: similarity, sure words, classified, margin, agree, words. */
+export function seenX(p: Record<string, number>, query = ''): number[] {
+  return [p.similarity, p.sure_words, p.classified ?? 1, marginTerm(p.margin ?? 0), Math.min(p.sure_imagenet ?? 0, p.sure_perception ?? 0), queryWordsTerm(queryTerms(query).length)];
 }
 
 const MODELS: Array<{ name: string; cols: number[] }> = [
@@ -30,6 +31,11 @@ const MODELS: Array<{ name: string; cols: number[] }> = [
   { name: '+ margin', cols: [0, 1, 3] },
   { name: '+ agreement', cols: [0, 1, 4] },
   { name: '+ margin + agreement', cols: [0, 1, 3, 4] },
+  // How long the query is: a person's sentence and a two-word query get different similarities for
+  // the same right answer (the text model's), and the curve was fitted on both mixed.
+  { name: '+ query words', cols: [0, 1, 5] },
+  { name: '+ agreement + query words', cols: [0, 1, 4, 5] },
+  { name: '+ margin + agreement + query words', cols: [0, 1, 3, 4, 5] },
 ];
 const RIDGE = 0.5;
 
@@ -82,11 +88,11 @@ function reliability(samples: Sample[], seenP: Map<Sample, number>): { all: Bins
 
 /**
  * Fits and judges the candidate seen models; returns the adopted one's weights in the engine's
- * order [similarity, sureWords, classified, margin, agree, intercept] (classified kept from the
+ * order [similarity, sureWords, classified, margin, agree, words, intercept] (classified kept from the
  * engine when the library holds one value of it), or undefined when none beats the base model.
  */
-export function seenModelChoice(samples: Sample[], W: typeof EVIDENCE_WEIGHTS): number[] | undefined {
-  let adopted: number[] | undefined;
+export function seenModelChoice(samples: Sample[], W: typeof EVIDENCE_WEIGHTS): { weights: number[]; cols: number[] } | undefined {
+  let adopted: { weights: number[]; cols: number[] } | undefined;
   // Judged on the first five (more samples) and on first results (the label people read first, the
   // samples the engine's seen curve is fitted on); adopted from the first results' fit.
   for (const firstOnly of [false, true]) {
@@ -96,10 +102,10 @@ export function seenModelChoice(samples: Sample[], W: typeof EVIDENCE_WEIGHTS): 
   return adopted;
 }
 
-function judge(samples: Sample[], W: typeof EVIDENCE_WEIGHTS, firstOnly: boolean): number[] | undefined {
+function judge(samples: Sample[], W: typeof EVIDENCE_WEIGHTS, firstOnly: boolean): { weights: number[]; cols: number[] } | undefined {
   const rows: Row[] = samples
     .filter((s) => s.mode === 'plain' && (firstOnly ? s.rank === 1 : s.rank <= 5) && s.evidence.seen?.parts && s.evidence.seen.parts.sure_words !== undefined)
-    .map((s) => ({ s, x: seenX(s.evidence.seen!.parts!), y: s.right ? 1 : 0, group: groupOf(s) }));
+    .map((s) => ({ s, x: seenX(s.evidence.seen!.parts!, s.query), y: s.right ? 1 : 0, group: groupOf(s) }));
   if (!rows.length) return undefined;
   if (rows.every((r) => r.x[3] === 0)) {
     process.stderr.write('seen candidates: the samples carry no margin (made before it was recorded): run the tuning eval again\n');
@@ -132,10 +138,10 @@ function judge(samples: Sample[], W: typeof EVIDENCE_WEIGHTS, firstOnly: boolean
   process.stderr.write(`  adopted: ${best ? best.name : 'none (no candidate beats the base model held out with high ≥ 90 % right)'}\n`);
   if (!best) return undefined;
   // Back to the engine's order; `classified` as the engine has it when the library cannot fit it.
-  const full = [0, 0, W.seen.classified, 0, 0, 0];
+  const full = [0, 0, W.seen.classified, 0, 0, 0, 0];
   best.cols.forEach((c, i) => (full[c] = best.w[i]));
-  full[5] = best.w[best.w.length - 1] - (constant ?? 0) * W.seen.classified;
-  return full;
+  full[6] = best.w[best.w.length - 1] - (constant ?? 0) * W.seen.classified;
+  return { weights: full, cols: best.cols.filter((c) => c !== 2) };
 }
 
 /**
@@ -148,21 +154,22 @@ function judge(samples: Sample[], W: typeof EVIDENCE_WEIGHTS, firstOnly: boolean
  * curve fitted on all first results, in the engine's order [similarity, sureWords, classified,
  * margin, agree, intercept].
  */
-export function standingChoice(samples: Sample[], W: typeof EVIDENCE_WEIGHTS): number[] | undefined {
+export function standingChoice(samples: Sample[], W: typeof EVIDENCE_WEIGHTS, own: number[] = [0, 1, 4]): number[] | undefined {
   const rows: Row[] = samples
     .filter((s) => s.mode === 'plain' && s.rank === 1 && s.evidence.seen?.parts && s.evidence.seen.parts.sure_words !== undefined)
-    .map((s) => ({ s, x: seenX(s.evidence.seen!.parts!), y: s.right ? 1 : 0, group: groupOf(s) }));
+    .map((s) => ({ s, x: seenX(s.evidence.seen!.parts!, s.query), y: s.right ? 1 : 0, group: groupOf(s) }));
   if (!rows.length || rows.every((r) => r.x[3] === 0)) return undefined;
   const constant = rows.every((r) => r.x[2] === rows[0].x[2]) ? rows[0].x[2] : undefined;
   const withClassified = (cols: number[]) => (constant === undefined ? [...cols, 2] : cols);
-  const ownCols = withClassified([0, 1, 4]);
-  const standingCols = withClassified([0, 1, 3, 4]);
-  const own = heldOut(rows, ownCols);
+  // The own curve as adopted (its features), and the standing: the same features and the margin.
+  const ownCols = withClassified(own);
+  const standingCols = withClassified([...new Set([...own, 3])].sort((a, b) => a - b));
+  const ownHeld = heldOut(rows, ownCols);
   const standing = heldOut(rows, standingCols);
   const mean = (f: (r: Row, i: number) => number) => rows.reduce((s, r, i) => s + f(r, i), 0) / rows.length;
   const variants: Array<[string, number[]]> = [
-    ['own curve alone (similarity, sure words, agreement)', own],
-    ['own, lifted by the standing (never into high)', rows.map((_, i) => seenWithStanding(own[i], standing[i]))],
+    [`own curve alone (features ${own.join(', ')})`, ownHeld],
+    ['own, lifted by the standing (never into high)', rows.map((_, i) => seenWithStanding(ownHeld[i], standing[i]))],
   ];
   for (const [name, p] of variants) {
     const map = new Map(rows.map((r, i) => [r.s, p[i]]));
@@ -170,9 +177,9 @@ export function standingChoice(samples: Sample[], W: typeof EVIDENCE_WEIGHTS): n
     process.stderr.write(`standing candidates, first results held out by source: ${name}: log-loss ${mean((r, i) => logLoss(p[i], r.y)).toFixed(4)}; all plain queries, ${bounds}\n`);
   }
   const w = fitLogistic(rows.map((r) => ({ x: standingCols.map((c) => r.x[c]), y: r.y })), 30, RIDGE);
-  const full = [0, 0, W.seen.classified, 0, 0, 0];
+  const full = [0, 0, W.seen.classified, 0, 0, 0, 0];
   standingCols.forEach((c, i) => (full[c] = w[i]));
-  full[5] = w[w.length - 1] - (constant ?? 0) * W.seen.classified;
+  full[6] = w[w.length - 1] - (constant ?? 0) * W.seen.classified;
   process.stderr.write(`  standing curve fitted on all: ${full.map((c) => c.toFixed(3)).join(' ')}\n`);
   return full;
 }

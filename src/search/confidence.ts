@@ -28,6 +28,8 @@ export interface ConfidenceEvidence {
    * richer, so the same match means more than in a moment described by the detector alone.
    */
   classified: boolean;
+  /** How many content words the query has (src/search/evidence.ts queryWordsTerm); 0 when not given. */
+  words?: number;
 }
 
 /** Whether a moment's facts include ImageNet classes (ConfidenceEvidence.classified). */

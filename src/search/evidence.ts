@@ -19,6 +19,9 @@
  * never into "high", and never lowers one — "high" rests on the moment's own evidence and the query
  * alone. Weighed as a plain feature of the seen curve it made "high" less pure held out (docs/eval.md).
  * The ranking never reads the margin.
+ *
+ * The query itself: the seen curve reads how many content words it has (queryWordsTerm), since a
+ * person's sentence meets its right answer at a different similarity than a two-word query does.
  */
 import type { Fact } from '../analysis/types.js';
 import type { SaidFeatures } from '../speech/search.js';
@@ -53,6 +56,8 @@ export interface SeenFeatures {
   margin?: number;
   /** Agreement: the smaller of the sure shares of the query's words named by ImageNet and by perception. */
   agree?: number;
+  /** How many content words the query has (src/search/hybrid.ts queryTerms), read through queryWordsTerm. */
+  words?: number;
 }
 
 /** What the written curve reads. */
@@ -77,11 +82,26 @@ export function marginTerm(margin: number): number {
   return Math.max(-1, Math.min(1, 10 * margin));
 }
 
-type SeenCurve = { similarity: number; sureWords: number; classified: number; margin: number; agree: number; intercept: number };
+/**
+ * What the seen curve reads of the query's length: log(1 + content words) over log(17), 16 words
+ * or more counting as 16 (0 for no words, 0.39 for two, 0.78 for eight, 1 from sixteen). A
+ * person's sentence and a two-word query meet the same right answer at different similarities.
+ */
+export function queryWordsTerm(words: number): number {
+  return Math.log(1 + Math.min(16, Math.max(0, words))) / Math.log(17);
+}
+
+type SeenCurve = { similarity: number; sureWords: number; classified: number; margin: number; agree: number; words: number; intercept: number };
 
 function seenCurve(w: SeenCurve, f: SeenFeatures): number {
   return sigmoid(
-    w.similarity * f.similarity + w.sureWords * f.sureWords + w.classified * (f.classified ? 1 : 0) + w.margin * marginTerm(f.margin ?? 0) + w.agree * (f.agree ?? 0) + w.intercept,
+    w.similarity * f.similarity +
+      w.sureWords * f.sureWords +
+      w.classified * (f.classified ? 1 : 0) +
+      w.margin * marginTerm(f.margin ?? 0) +
+      w.agree * (f.agree ?? 0) +
+      w.words * queryWordsTerm(f.words ?? 0) +
+      w.intercept,
   );
 }
 

@@ -70,6 +70,8 @@ export interface HitInput {
   inliers?: number;
   /** The best other video of the same result list (rivalsOf): what the margin is measured against. */
   rival?: Rival;
+  /** How many content words the query has (src/search/hybrid.ts queryTerms): the seen curve reads its length. */
+  queryWords?: number;
 }
 
 /** A video's best moment in a result list, as the margin reads it. */
@@ -143,12 +145,12 @@ export function hitEvidence(h: HitInput, mode: EvidenceMode): HitEvidence {
       ? pictureProbability(h.similarity, h.inliers ?? 0)
       : mode.example
         ? exampleProbability(h.similarity)
-        : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified, margin, agree: Math.min(sureImagenet, surePerception) });
+        : seenProbability({ similarity: h.similarity, sureWords: sureSeen, classified, margin, agree: Math.min(sureImagenet, surePerception), words: h.queryWords ?? 0 });
     parts.seen = mode.pictureChecked
       ? { similarity: h.similarity, inliers: h.inliers ?? 0 }
       : mode.example
         ? { similarity: h.similarity }
-        : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity, margin, sim_margin: simMargin, sure_imagenet: sureImagenet, sure_perception: surePerception };
+        : { similarity: h.similarity, sure_words: sureSeen, classified: classified ? 1 : 0, pre_rank: h.preRank ?? h.similarity, margin, sim_margin: simMargin, sure_imagenet: sureImagenet, sure_perception: surePerception, query_words: h.queryWords ?? 0 };
     if (seenSure.length) matched.seen = seenSure.map(([t]) => t);
     const words = seenSnippet(seenWords);
     if (words) snippet.seen = words;

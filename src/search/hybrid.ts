@@ -120,7 +120,9 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   // Keyword side: which of the query's (selective) words each segment's analysis words hold. A word
   // held by at most KEYWORD_LIST_LIMIT segments of the collection is listed whole (its matches join
   // the candidates); a commoner one is looked up among the candidates only (below).
-  const terms = await segments.selectiveTerms(queryTerms(input.text));
+  const words = queryTerms(input.text);
+  const queryWords = words.length;
+  const terms = await segments.selectiveTerms(words);
   const lists = await segments.termLists(input.collectionId, terms, KEYWORD_LIST_LIMIT, input.filter);
   const common = terms.filter((t) => lists.get(t) == null);
   const matches = new Map<string, number[]>();
@@ -222,7 +224,7 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
       if (!row) continue; // deleted since the candidates were read
       const matched = terms.filter((t) => matches.get(t)?.includes(id));
       const relevance = (scored.get(id)?.similarity ?? 0) + bonus(id);
-      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description, inliers: inliers.get(id), rival: rivals.get(videoId) }, mode);
+      const ev = hitEvidence({ similarity: scored.get(id)?.similarity ?? 0, preRank: relevance, facts: factsOf(row.facts_json), matched, idf, said: said.get(id), description: row.description, inliers: inliers.get(id), rival: rivals.get(videoId), queryWords }, mode);
       if (!best || ev.rank > best.ev.rank || (ev.rank === best.ev.rank && row.id < best.row.id)) best = { row, ev, relevance };
     }
     if (best) weighed.push({ videoId, ...best });

@@ -72,8 +72,8 @@ describe('search confidence depends on the result alone', () => {
     expect(weak.similarity).toBe(sure.similarity); // the same picture: only the guess differs
     expect(weak.confidence_label).not.toBe('high');
     expect(sure.confidence!).toBeGreaterThan(weak.confidence!);
-    // The weak guess adds nothing: the same as a moment that has no word of the query.
-    expect(weak.confidence).toBeCloseTo(confidenceOf({ similarity: weak.similarity, sureWords: 0, classified: true }), 3);
+    // The weak guess adds nothing: the same as a moment that has no word of the query (a one-word query).
+    expect(weak.confidence).toBeCloseTo(confidenceOf({ similarity: weak.similarity, sureWords: 0, classified: true, words: 1 }), 3);
     // --explain says what drove it.
     expect(weak.confidence_reason).toMatch(/"monkey" \(monkey, 7%: a weak guess, not counted\)/);
     expect(sure.confidence_reason).toMatch(/"monkey" \(monkey, 90%\)/);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Fact } from '../../src/analysis/types.js';
 import { hitEvidence, rivalsOf, seenMargins } from '../../src/search/hit-evidence.js';
-import { marginTerm, ownSeenProbability, seenProbability, seenWithStanding, STANDING_CEILING } from '../../src/search/evidence.js';
+import { marginTerm, ownSeenProbability, queryWordsTerm, seenProbability, seenWithStanding, STANDING_CEILING } from '../../src/search/evidence.js';
 import { SEARCH_WEIGHTS } from '../../src/models/perception/weights.js';
 import { EVIDENCE_WEIGHTS } from '../../src/search/evidence-weights.js';
 
@@ -66,7 +66,7 @@ describe('a hit\'s seen parts', () => {
     expect(p.sure_perception).toBeCloseTo(0.9 / 2, 9);
   });
 
-  it('weigh agreement, and let the standing lift a match out of "low" but never into "high", nor lower it', () => {
+  it('let the standing lift a match out of "low" but never into "high", nor lower it', () => {
     const input = { similarity: 0.3, preRank: 0.5, facts, matched: ['dog'], idf };
     const alone = hitEvidence(input, mode).p.seen!;
     const ahead = hitEvidence({ ...input, rival: { similarity: 0.2, preRank: 0.4 } }, mode).p.seen!;
@@ -85,9 +85,35 @@ describe('a hit\'s seen parts', () => {
     expect(STANDING_CEILING).toBeLessThan(SEARCH_WEIGHTS.highConfidence);
     expect(seenWithStanding(0.8, 0.95)).toBe(0.8);
     expect(seenWithStanding(0.35, 0.2)).toBe(0.35);
-    // The same words named by ImageNet alone are less sure than named by both.
-    const imagenetOnly = hitEvidence({ ...input, facts: facts.filter((f) => f.kind === 'thing') }, mode).p.seen!;
-    expect(EVIDENCE_WEIGHTS.seen.agree).toBeGreaterThan(0);
-    expect(alone).toBeGreaterThan(imagenetOnly);
+    // Agreement is measured and shown, and weighs nothing since the query-length fit (2026-11-28):
+    // the same words named by ImageNet alone are as sure as named by both.
+    const imagenetOnly = hitEvidence({ ...input, facts: facts.filter((f) => f.kind === 'thing') }, mode);
+    expect(EVIDENCE_WEIGHTS.seen.agree).toBe(0);
+    expect(imagenetOnly.parts.seen!.sure_perception).toBe(0);
+    expect(imagenetOnly.p.seen!).toBeCloseTo(seenProbability({ similarity: 0.3, sureWords: imagenetOnly.parts.seen!.sure_words, classified: true, margin: 0, agree: 0.4 }), 9);
+  });
+});
+
+describe('the query\'s length in the seen curve', () => {
+  const facts: Fact[] = [{ kind: 'object', label: 'dog', confidence: 0.9 }] as Fact[];
+  const idf = new Map([['dog', 1]]);
+
+  it('reads log(1 + content words) over log(17), from 0 to 1 at sixteen words', () => {
+    expect(queryWordsTerm(0)).toBe(0);
+    expect(queryWordsTerm(1)).toBeCloseTo(Math.log(2) / Math.log(17), 12);
+    expect(queryWordsTerm(16)).toBeCloseTo(1, 12);
+    expect(queryWordsTerm(40)).toBeCloseTo(1, 12);
+    expect(queryWordsTerm(-3)).toBe(0);
+  });
+
+  it('makes the same match surer for a person\'s sentence than for one word, and is kept in the hit\'s parts', () => {
+    const input = { similarity: 0.35, preRank: 0.4, facts, matched: ['dog'], idf };
+    const one = hitEvidence({ ...input, queryWords: 1 }, mode);
+    const sentence = hitEvidence({ ...input, queryWords: 12 }, mode);
+    expect(EVIDENCE_WEIGHTS.seen.words).toBeGreaterThan(0);
+    expect(sentence.p.seen!).toBeGreaterThan(one.p.seen!);
+    expect(one.parts.seen!.query_words).toBe(1);
+    expect(sentence.parts.seen!.query_words).toBe(12);
+    expect(sentence.p.seen!).toBeCloseTo(seenProbability({ similarity: 0.35, sureWords: 0.9, classified: false, margin: 0, agree: 0, words: 12 }), 9);
   });
 });
