@@ -61,13 +61,17 @@ export async function startServe(home: string, port: number, opts: { worker?: bo
   return child;
 }
 
+/** The fields of a /proc stat file after the command (state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]). */
+function statFields(file: string): string[] {
+  const stat = readFileSync(file, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU seconds (user + sys) consumed so far by this process's waited-for children; NaN off Linux. */
 export function childrenCpuSeconds(): number {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields after the command: state(3) ... cutime is field 16, cstime 17 (1-based) → index 13, 14 here.
-    return (Number(fields[13]) + Number(fields[14])) / 100;
+    const f = statFields('/proc/self/stat');
+    return (Number(f[13]) + Number(f[14])) / 100;
   } catch {
     return NaN;
   }
@@ -75,8 +79,7 @@ export function childrenCpuSeconds(): number {
 
 /** CPU seconds (user + sys) of a process (all threads), or of one of its threads (`tid`; the main thread's tid is the pid). */
 export function cpuSecondsOf(pid: number, tid?: number): number {
-  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const f = statFields(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`);
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
@@ -93,8 +96,7 @@ export function postgresCpuSeconds(dataDir: string): number {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const f = statFields(`/proc/${entry}/stat`);
         if (Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) / 100;
       } catch {
         // gone between the listing and the read
