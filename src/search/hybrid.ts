@@ -56,6 +56,11 @@ export interface HybridSearchInput {
   minConfidence?: number;
   /** Videos never returned (the query's own video, with `like`). */
   excludeVideoIds?: ReadonlySet<string>;
+  /**
+   * Those videos' segments, left out inside the vector search (SegmentsCatalog.candidates
+   * `exclude`), so that the k candidates are other videos' moments however long the left-out video.
+   */
+  excludeSegmentIds?: number[];
   /** The query holds a picture or a moment (the seen curve of examples reads its similarity). */
   example?: boolean;
   /** `seen`: the picture alone counts (its facts and embedding; never what is said or written). */
@@ -114,8 +119,9 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   const spoken = input.only === 'seen' ? undefined : input.spoken;
   const heard = spoken ? await spokenHits(segments, input.collectionId, spoken.query, spoken.wordsOf, input.filter) : new Map<number, SpokenHit>();
   if (spoken?.only) return spokenSearch(segments, videos, input, heard, spoken.query);
-  // Enough candidates that top_k distinct videos survive the per-video grouping.
-  const k = Math.min(4096, Math.max(200, input.topK * 20 + (input.excludeVideoIds?.size ? 50 : 0)));
+  // Enough candidates that top_k distinct videos survive the per-video grouping (a left-out video's
+  // segments are left out inside the search, not counted here).
+  const k = Math.min(4096, Math.max(200, input.topK * 20));
 
   // Keyword side: which of the query's (selective) words each segment's analysis words hold. A word
   // held by at most KEYWORD_LIST_LIMIT segments of the collection is listed whole (its matches join
@@ -150,7 +156,7 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   // Vector side: the k nearest segments, the keyword hits and the spoken ones, with their
   // similarities — exact, or approximate within a margin (the in-memory index), re-scored below
   // where they can matter.
-  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...said.keys()])]);
+  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...said.keys()])], input.excludeSegmentIds);
   if (common.length) {
     const among = await segments.termsAmong(input.collectionId, common, [...scored.keys()], input.filter);
     for (const [t, ids] of among) {

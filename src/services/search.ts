@@ -81,11 +81,13 @@ export class SearchService {
     const embedder = lib.embedder(collection.model);
     const parts: Float32Array[] = [];
     const exclude = new Set<string>();
+    let excludeSegmentIds: number[] | undefined;
     // The moment first: a wrong video id fails before any model loads.
     if (req.like) {
-      const { vector, videoId } = await this.likeVector(p, collection, req.like);
+      const { vector, videoId, segmentIds } = await this.likeVector(p, collection, req.like);
       parts.push(vector);
       exclude.add(videoId);
+      excludeSegmentIds = segmentIds;
     }
     const bounded = boundText(text);
     let truncated = false;
@@ -112,6 +114,7 @@ export class SearchService {
       explain: opts.explain ?? false,
       minConfidence: req.min_confidence ? req.min_confidence : undefined,
       excludeVideoIds: exclude,
+      excludeSegmentIds,
       example: imageGiven || Boolean(req.like),
       only: seenGiven ? 'seen' : undefined,
       spoken: seenGiven ? undefined : this.spokenInput(textGiven ? bounded.text : '', saidGiven),
@@ -155,7 +158,7 @@ export class SearchService {
   }
 
   /** A moment as a query: the stored vector of the segment at `t`, or the video's mean vector. */
-  private async likeVector(p: Principal, collection: CollectionRow, like: { video_id: string; t?: number }): Promise<{ vector: Float32Array; videoId: string }> {
+  private async likeVector(p: Principal, collection: CollectionRow, like: { video_id: string; t?: number }): Promise<{ vector: Float32Array; videoId: string; segmentIds: number[] }> {
     const { lib } = this;
     const t = like.t ?? undefined;
     const v = await lib.video(p, like.video_id);
@@ -168,7 +171,7 @@ export class SearchService {
     const chosen = t === undefined ? segs : [segs.find((s) => t >= s.start && t < s.end) ?? segs.reduce((best, s) => (Math.abs(s.start - t) < Math.abs(best.start - t) ? s : best))];
     const vectors = [...(await lib.catalog.segments.vectors(from.dim, chosen.map((s) => s.id))).values()];
     if (vectors.length === 0) throw new ConflictError(`video ${v.id} has no stored vectors`);
-    return { vector: vectors.length === 1 ? vectors[0] : combineQueryVectors(vectors), videoId: v.id };
+    return { vector: vectors.length === 1 ? vectors[0] : combineQueryVectors(vectors), videoId: v.id, segmentIds: segs.map((s) => s.id) };
   }
 
   async encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse> {

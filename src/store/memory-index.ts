@@ -229,9 +229,9 @@ export class MemoryVectorIndex {
    * rounding error stays within: the caller re-scores exactly only what can still matter.
    * Undefined: the collection is not in memory.
    */
-  candidates(collectionId: string, dim: number, query: Float32Array, k: number, also: Iterable<number> = [], filter?: LabelFilter): Map<number, Scored> | undefined {
+  candidates(collectionId: string, dim: number, query: Float32Array, k: number, also: Iterable<number> = [], filter?: LabelFilter, exclude: Iterable<number> = []): Map<number, Scored> | undefined {
     const index = this.sync(collectionId, dim);
-    return index?.candidates(query, k, filter, also, { exactTop: true, exactOf: index.hasFloats ? undefined : this.exactOf(dim, query), stats: this.stats });
+    return index?.candidates(query, k, filter, also, { exactTop: true, exactOf: index.hasFloats ? undefined : this.exactOf(dim, query), stats: this.stats, exclude });
   }
 
   /** The exact best `k` segments by cosine (matching `filter`), or undefined to fall back. */

@@ -342,15 +342,24 @@ export class SegmentsRepo {
     k: number,
     filter: TagFilter,
     also: number[],
+    exclude: number[] = [],
   ): Map<number, { similarity: number; margin: number }> {
     this.ensureVectorTable(dim);
+    const left = new Set(exclude);
+    const kept = left.size ? also.filter((id) => !left.has(id)) : also;
     if (this.memory) {
-      const held = this.memory.candidates(collectionId, dim, query, Math.min(k, MAX_KNN), also, filter);
-      if (held) return this.withAlso(held, dim, query, also);
+      const held = this.memory.candidates(collectionId, dim, query, Math.min(k, MAX_KNN), kept, filter, exclude);
+      if (held) return this.withAlso(held, dim, query, kept);
     }
+    // Without the in-memory index: the k + |exclude| nearest hold the k nearest of the others.
     const out = new Map<number, { similarity: number; margin: number }>();
-    for (const h of this.nearest(collectionId, dim, query, k, filter)) out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
-    return this.withAlso(out, dim, query, also);
+    let taken = 0;
+    for (const h of this.nearest(collectionId, dim, query, k + left.size, filter)) {
+      if (left.has(h.segmentId) || taken >= k) continue;
+      out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
+      taken++;
+    }
+    return this.withAlso(out, dim, query, kept);
   }
 
   /** Adds the `also` segments not in `out` yet (another collection's too), exactly. */

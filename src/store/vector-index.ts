@@ -465,25 +465,34 @@ export class VectorIndex {
    * off the same scan, whatever their labels), each with its similarity and margin. With
    * `exactTop` and a way to score exactly (`exactOf`, else the kept floats) the top k are the
    * exact top k with exact similarities (margin 0: re-ranked until no other row can beat the k-th);
-   * otherwise the top k by the int8 scan, approximate within their margin.
+   * otherwise the top k by the int8 scan, approximate within their margin. `exclude`: rows never
+   * returned (not counted in k; an `also` id among them is left out too).
    */
   candidates(
     query: Float32Array,
     k: number,
     filter: LabelFilter | undefined,
     also: Iterable<number>,
-    opts: { exactTop?: boolean; exactOf?: (id: number) => number | undefined; stats?: IndexStats } = {},
+    opts: { exactTop?: boolean; exactOf?: (id: number) => number | undefined; stats?: IndexStats; exclude?: Iterable<number> } = {},
   ): Map<number, Scored> {
     const out = new Map<number, Scored>();
     if (this.live === 0) return out;
     const want = filterEntries(filter);
     const { scores, qScale, margin } = this.scan(query);
+    const excluded = new Set(opts.exclude ?? []);
     const approx = new Map<number, number>();
     for (const id of also) {
       const r = this.liveRow(id);
-      if (r >= 0) approx.set(id, qScale * scores[r]);
+      if (r >= 0 && !excluded.has(id)) approx.set(id, qScale * scores[r]);
     }
-    const left = this.mask(scores, want);
+    let left = this.mask(scores, want);
+    for (const id of excluded) {
+      const r = this.liveRow(id);
+      if (r >= 0 && scores[r] > -Infinity) {
+        scores[r] = -Infinity;
+        left--;
+      }
+    }
     if (k >= 1 && left > 0) {
       if (opts.exactTop) {
         const qNorm = normOf(query);

@@ -283,6 +283,23 @@ export function conformance(backend: () => Backend): void {
       expectSame(got, [...top, worst, { id: otherId, similarity: cosine(vec(1, 0.05, 0, 0), q) }]);
     });
 
+    it('candidates: `exclude` leaves segments out inside the search, so k counts the others; an excluded `also` id is left out too', async () => {
+      const { col, all, otherId } = await scene();
+      const q = vec(1, 0.1, 0, 0);
+      // Leave out v1's segments (the video of the nearest ones): the k nearest of v2 come back.
+      const v1 = all[0].row.video_id;
+      const exclude = all.filter(({ row }) => row.video_id === v1).map(({ row }) => row.id);
+      const others = all.filter(({ row }) => row.video_id !== v1);
+      for (const k of [1, 2, 3]) expectSame(await c.segments.candidates(col, DIM, q, k, {}, [], exclude), expected(others, q, k));
+      // With a filter too; and an `also` id that is excluded never comes back, another one does.
+      expectSame(await c.segments.candidates(col, DIM, q, 5, { shot_size: 'wide' }, [], exclude), expected(others, q, 5, { shot_size: 'wide' }));
+      const got = await c.segments.candidates(col, DIM, q, 1, {}, [exclude[0], otherId], exclude);
+      expectSame(got, [...expected(others, q, 1), { id: otherId, similarity: cosine(vec(1, 0.05, 0, 0), q) }]);
+      // Excluding everything leaves nothing of the collection; an empty list changes nothing.
+      expect((await c.segments.candidates(col, DIM, q, 5, {}, [], all.map(({ row }) => row.id))).size).toBe(0);
+      expectSame(await c.segments.candidates(col, DIM, q, 3, {}, [], []), expected(all, q, 3));
+    });
+
     it('similarities: exact cosine of the ids that exist, agreeing with candidates', async () => {
       const { col, all, otherId } = await scene();
       const q = vec(0.3, -0.2, 0.9, 0.1);

@@ -296,8 +296,11 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     k: number,
     filter: TagFilter,
     also: number[],
+    exclude: number[] = [],
   ): Promise<Map<number, { similarity: number; margin: number }>> {
     checkDim(dim);
+    const left = new Set(exclude);
+    if (left.size) also = also.filter((id) => !left.has(id));
     const store = await this.pgvector();
     if (store) {
       const out = new Map<number, { similarity: number; margin: number }>();
@@ -305,7 +308,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       // The index scan and the exact scores of the others (keyword and spoken matches, with their
       // videos, so videosOf needs no query of its own) side by side, on two connections: both are
       // exact, so a segment in both gets the same similarity either way.
-      const [nearest, others] = await Promise.all([this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store)), this.sql.scored(dim, also, query)]);
+      const [nearest, others] = await Promise.all([this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store), exclude), this.sql.scored(dim, also, query)]);
       for (const r of [...nearest, ...others]) {
         out.set(r.id, { similarity: r.similarity, margin: 0 });
         this.pin?.videoOf.set(r.id, r.video_id);
@@ -313,7 +316,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       return out;
     }
     const index = this.index ? await this.index.fresh(collectionId, dim) : (await loadIndex(this.q, collectionId, dim)).index;
-    const out = index.candidates(query, k, filter, also, { exactTop: true, stats: this.index?.stats });
+    const out = index.candidates(query, k, filter, also, { exactTop: true, stats: this.index?.stats, exclude });
     const rest = also.filter((id) => !out.has(id));
     if (rest.length) for (const [id, similarity] of await this.similarities(dim, rest, query)) out.set(id, { similarity, margin: 0 });
     return out;

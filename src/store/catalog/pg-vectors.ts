@@ -100,18 +100,21 @@ export class PgvectorSearch {
     filter: TagFilter,
     n: number,
     kind: 'halfvec' | 'vector',
+    exclude: number[] = [],
   ): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
     if (k <= 0 || n === 0) return [];
     const qt = queryVectorParam(unit(query));
     const qv = queryVectorSql('$2', dim);
     const entries = filterEntries(filter);
     const labels = entries.length ? `AND labels @> $3::jsonb` : 'AND $3::text IS NOT NULL';
-    const params: unknown[] = [collectionId, qt, entries.length ? JSON.stringify(Object.fromEntries(entries)) : '', k];
+    // Segments left out inside the scan (a moment's own video): the iterative scan goes on past them.
+    const skip = exclude.length ? 'AND NOT (id = ANY ($5::bigint[]))' : 'AND $5::bigint[] IS NULL';
+    const params: unknown[] = [collectionId, qt, entries.length ? JSON.stringify(Object.fromEntries(entries)) : '', k, exclude.length ? exclude : null];
     const exact = () =>
       this.on(async (c) => {
         const { rows } = await c.query<{ id: number; video_id: string; similarity: number }>(
           `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity
-           FROM segments WHERE collection_id = $1 AND dim = ${dim} ${labels} AND vec IS NOT NULL
+           FROM segments WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip} AND vec IS NOT NULL
            ORDER BY vec <=> ${qv}, id LIMIT $4`,
           params,
         );
@@ -122,15 +125,15 @@ export class PgvectorSearch {
       const r = await c.query<{ id: number; video_id: string; similarity: number }>(
         `WITH ann AS MATERIALIZED (
            SELECT id, video_id, vec FROM segments
-           WHERE collection_id = $1 AND dim = ${dim} ${labels}
-           ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $5)
+           WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip}
+           ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $6)
          SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM ann
          ORDER BY vec <=> ${qv}, id LIMIT $4`,
         [...params, overFetch(k)],
       );
       return r.rows;
     });
-    if (rows.length < k && rows.length < n) return exact(); // the filtered scan ran out before filling the page
+    if (rows.length < k && rows.length < n - exclude.length) return exact(); // the filtered scan ran out before filling the page
     return rows;
   }
 

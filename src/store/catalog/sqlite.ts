@@ -287,8 +287,8 @@ export class SqliteSegmentsCatalog implements SegmentsCatalog {
     return this.repo.vectors(dim, ids);
   }
 
-  async candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[]): Promise<Map<number, { similarity: number; margin: number }>> {
-    return this.repo.candidates(collectionId, dim, query, k, filter, also);
+  async candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[], exclude: number[] = []): Promise<Map<number, { similarity: number; margin: number }>> {
+    return this.repo.candidates(collectionId, dim, query, k, filter, also, exclude);
   }
 
   async similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>> {

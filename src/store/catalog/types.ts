@@ -236,7 +236,13 @@ export interface SegmentsCatalog {
   listForVideo(videoId: string): Promise<SegmentRow[]>;
   countForCollection(collectionId: string): Promise<number>;
   vectors(dim: number, ids: number[]): Promise<Map<number, Float32Array>>;
-  candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[]): Promise<Map<number, { similarity: number; margin: number }>>;
+  /**
+   * The exact k nearest segments of the collection (matching `filter`) and the `also` segments,
+   * each with its similarity and the margin within which it is exact. `exclude`: segments never
+   * returned, left out inside the search so that k counts the others (a search by a moment leaves
+   * its own video out: a long video's own moments would otherwise fill the k).
+   */
+  candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[], exclude?: number[]): Promise<Map<number, { similarity: number; margin: number }>>;
   similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>>;
   videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>>;
   selectiveTerms(terms: string[], maxShare?: number, floor?: number): Promise<string[]>;

@@ -125,18 +125,19 @@ export class MemorySegmentsCatalog implements SegmentsCatalog {
     return out;
   }
 
-  async candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[]): Promise<Map<number, { similarity: number; margin: number }>> {
+  async candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[], exclude: number[] = []): Promise<Map<number, { similarity: number; margin: number }>> {
     checkDim(dim);
     const pairs = filterPairs(filter);
+    const left = new Set(exclude);
     const best: Array<{ segmentId: number; similarity: number }> = [];
     if (k > 0) {
       for (const s of this.inCollection(collectionId)) {
-        if (s.vector.length === dim && matches(s, pairs)) insertBest(best, { segmentId: s.row.id, similarity: cosine(s.vector, query) }, k);
+        if (s.vector.length === dim && matches(s, pairs) && !left.has(s.row.id)) insertBest(best, { segmentId: s.row.id, similarity: cosine(s.vector, query) }, k);
       }
     }
     const out = new Map<number, { similarity: number; margin: number }>();
     for (const h of best) out.set(h.segmentId, { similarity: h.similarity, margin: 0 });
-    for (const [id, similarity] of await this.similarities(dim, also.filter((id) => !out.has(id)), query)) out.set(id, { similarity, margin: 0 });
+    for (const [id, similarity] of await this.similarities(dim, also.filter((id) => !out.has(id) && !left.has(id)), query)) out.set(id, { similarity, margin: 0 });
     return out;
   }
 
