@@ -133,7 +133,7 @@ export class PgvectorSearch {
       );
       return r.rows;
     });
-    if (rows.length < k && rows.length < n - exclude.length) return exact(); // the filtered scan ran out before filling the page
+    if (rows.length < k && rows.length < n) return exact(); // the filtered scan ran out before filling the page (exact is right either way)
     return rows;
   }
 
