@@ -161,21 +161,4 @@ export async function disposeAllModels(): Promise<void> {
   }
 }
 
-/**
- * Runs async tasks one at a time (FIFO). tfjs on wasm is single-threaded anyway; serialising
- * keeps concurrent callers from interleaving executeAsync calls on one graph model.
- */
-export class SerialQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(task, task);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-}
-
-/** Directory of an installed package (resolved from this module, no network). */
-export function packageDir(pkg: string): string {
-  return dirname(require.resolve(`${pkg}/package.json`));
-}
+export { SerialQueue, packageDir } from './local.js';

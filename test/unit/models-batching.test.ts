@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UseTextEncoder } from '../../src/models/use/text-encoder.js';
+import { lengthGroups, UseTextEncoder } from '../../src/models/use/text-encoder.js';
 
 describe('USE query coalescing', () => {
   it('gives concurrent single texts the same vectors as one-at-a-time calls', async () => {
@@ -17,5 +17,12 @@ describe('USE query coalescing', () => {
     // Different texts stay different: no result was handed to the wrong caller.
     const cos01 = together[0].vector.reduce((a, x, j) => a + x * together[1].vector[j], 0);
     expect(cos01).toBeLessThan(0.99);
+  });
+
+  it('groups texts of similar length (fewer padded tokens), every text once', () => {
+    const lists = [[1], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], [1, 2, 3]];
+    const groups = lengthGroups(lists);
+    expect(groups.flat().sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(groups).toEqual([[0, 2, 4], [1, 3]]);
   });
 });

