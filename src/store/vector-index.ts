@@ -154,6 +154,8 @@ export class VectorIndex {
   readonly dead = new Set<number>();
   /** The exact vectors (`keepFloats`): row-major, dim apart. */
   private floats: Float32Array | undefined;
+  /** Each kept row's norm, as cosineTo computes it (so an exact score is the same number, for half the work). */
+  private floatNorms = new Float64Array(0);
   /** `floatsUpTo`: the floats are dropped when holding them for `cap` rows would take more bytes. */
   private readonly floatsUpTo: number;
   private readonly memory: WebAssembly.Memory;
@@ -241,6 +243,7 @@ export class VectorIndex {
     this.videos = grown(this.videos, (k) => new Int32Array(k));
     this.labelOf = grown(this.labelOf, (k) => new Int32Array(k));
     if (this.floats) this.floats = cap * this.dim * 4 <= this.floatsUpTo ? grown(this.floats, (k) => new Float32Array(k), this.dim) : undefined;
+    this.floatNorms = this.floats ? grown(this.floatNorms, (k) => new Float64Array(k)) : new Float64Array(0);
     Object.assign(this, { cap, xOff, infoOff, sOff, oOff, mOff });
     return true;
   }
@@ -339,6 +342,9 @@ export class VectorIndex {
     if (this.floats) {
       const x = new Float32Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength));
       this.floats.set(x, i * this.dim);
+      let vv = 0;
+      for (let j = 0; j < this.dim; j++) vv += x[j] * x[j];
+      this.floatNorms[i] = Math.sqrt(vv);
     }
     // The scale of the unit vector: a score is then a cosine.
     const norm = Math.sqrt(norm2);
@@ -382,7 +388,10 @@ export class VectorIndex {
         this.ids[w] = this.ids[r];
         this.videos[w] = this.videos[r];
         this.labelOf[w] = this.labelOf[r];
-        this.floats?.copyWithin(w * this.dim, r * this.dim, (r + 1) * this.dim);
+        if (this.floats) {
+          this.floats.copyWithin(w * this.dim, r * this.dim, (r + 1) * this.dim);
+          this.floatNorms[w] = this.floatNorms[r];
+        }
       }
       w++;
     }
@@ -456,8 +465,14 @@ export class VectorIndex {
   /** Exact cosine of a live segment from the kept floats (`keepFloats`), else undefined. */
   exact(id: number, query: Float32Array, qNorm = normOf(query)): number | undefined {
     const r = this.liveRow(id);
-    if (r < 0 || !this.floats) return undefined;
-    return cosineTo(this.floats, r * this.dim, this.dim, query, qNorm);
+    const floats = this.floats;
+    if (r < 0 || !floats) return undefined;
+    // cosineTo with the row's norm kept from append: the same number.
+    const off = r * this.dim;
+    let dot = 0;
+    for (let j = 0; j < this.dim; j++) dot += floats[off + j] * query[j];
+    const norms = this.floatNorms[r] * qNorm;
+    return norms > 0 ? dot / norms : 0;
   }
 
   /**
