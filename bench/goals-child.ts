@@ -19,7 +19,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
-import { benchDir, childrenCpuSeconds, cpuSecondsOf, percentile, round, startServe } from './util.js';
+import { benchDir, childrenCpuSeconds, cpuSecondsOf, percentile, procKb, round, startServe } from './util.js';
 import { readFileSync } from 'node:fs';
 
 
@@ -147,7 +147,10 @@ async function http(segments = 10_000, clients = 32, total = 1500): Promise<Reco
     const mainCpuMs = ((cpuSecondsOf(server.pid!, server.pid!) - main0) * 1000) / total;
     // The 32 clients (this process: undici, JSON) share the 2 cores with the server.
     const clientsCpuMs = (clientsCpu.user + clientsCpu.system) / 1000 / total;
-    return { segments, clients, distinct_queries: true, ...measured, server_cpu_ms_per_request: round(serverCpuMs, 1), server_main_thread_cpu_ms_per_request: round(mainCpuMs, 1), clients_cpu_ms_per_request: round(clientsCpuMs, 1) };
+    // The server's memory after the load (all threads: the event loop, the text encoder's).
+    const rssMb = procKb(server.pid!, 'VmRSS') / 1024;
+    const peakMb = procKb(server.pid!, 'VmHWM') / 1024;
+    return { segments, clients, distinct_queries: true, ...measured, server_cpu_ms_per_request: round(serverCpuMs, 1), server_main_thread_cpu_ms_per_request: round(mainCpuMs, 1), clients_cpu_ms_per_request: round(clientsCpuMs, 1), server_rss_mb: Math.round(rssMb), server_peak_rss_mb: Math.round(peakMb) };
   } finally {
     await pool.close();
     server.kill('SIGTERM');

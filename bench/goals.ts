@@ -46,7 +46,7 @@ function child(dist: string, section: string, clip: string): Promise<Record<stri
 
 const figure: Record<Section, (r: Record<string, any>) => Record<string, number>> = {
   cli: (r) => ({ warm_p50_ms: r.warm_ms.p50 }),
-  http: (r) => ({ rps: r.rps, p99_ms: r.p99_ms, server_cpu_ms_per_request: r.server_cpu_ms_per_request, server_main_thread_cpu_ms_per_request: r.server_main_thread_cpu_ms_per_request, clients_cpu_ms_per_request: r.clients_cpu_ms_per_request }),
+  http: (r) => ({ rps: r.rps, p99_ms: r.p99_ms, server_cpu_ms_per_request: r.server_cpu_ms_per_request, server_main_thread_cpu_ms_per_request: r.server_main_thread_cpu_ms_per_request, clients_cpu_ms_per_request: r.clients_cpu_ms_per_request, server_rss_mb: r.server_rss_mb }),
   ingest: (r) => ({ realtime_factor: r.realtime_factor, cpu_s: round(r.node_cpu_s + r.ffmpeg_cpu_s) }),
 };
 

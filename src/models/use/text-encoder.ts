@@ -50,7 +50,9 @@ export class UseTextEncoder {
           readUseWeights(dir),
           readFile(join(dir, 'vocab.json'), 'utf8').then((s) => JSON.parse(s) as Vocabulary),
         ]);
-        this.session = await ort.InferenceSession.create(buildUseOnnx(weights), sessionOptions(onnxThreads(1)));
+        // No memory arena: a batch of long texts would otherwise keep its peak (tens of MB) for the
+        // process's life; measured no slower for query-sized batches.
+        this.session = await ort.InferenceSession.create(buildUseOnnx(weights), { ...sessionOptions(onnxThreads(1)), enableCpuMemArena: false });
         this.ort = ort;
         this.tokenizer = new Tokenizer(vocab);
       })();
