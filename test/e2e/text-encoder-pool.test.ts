@@ -24,7 +24,7 @@ const TEXTS = [
   '東京の夜景',
   'a cat 🐈 indoors!!! (maybe?)',
   'aerial view of a beach, drone shot, 4k, golden hour',
-  // More than USE's 256 tokens: cut by the model, `truncated: true`.
+  // More than USE's 128 tokens: cut, `truncated: true`.
   Array.from({ length: 400 }, (_, i) => `word${i}`).join(' '),
 ];
 
