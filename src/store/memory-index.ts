@@ -224,28 +224,6 @@ export class MemoryVectorIndex {
   }
 
   /**
-   * Exact cosines of the given segments from the float copies of the collections held here (as of
-   * their last sync: call after a query in the same request); segments not held with floats are left
-   * out for the caller to read. The same numbers as cosineTo over the stored vectors.
-   */
-  similarities(dim: number, ids: number[], query: Float32Array): Map<number, number> {
-    const out = new Map<number, number>();
-    const indexes = [...this.held.values()].map((h) => h.index).filter((i) => i.hasFloats && i.dim === dim);
-    if (indexes.length === 0) return out;
-    const qNorm = normOf(query);
-    for (const id of ids) {
-      for (const index of indexes) {
-        const sim = index.exact(id, query, qNorm);
-        if (sim !== undefined) {
-          out.set(id, sim);
-          break;
-        }
-      }
-    }
-    return out;
-  }
-
-  /**
    * Search candidates: the exact best `k` rows matching `filter` (re-ranked with their float32
    * vectors) and the given `also` segments read off the int8 scan, each with the margin its
    * rounding error stays within: the caller re-scores exactly only what can still matter.

@@ -377,16 +377,11 @@ export class SegmentsRepo {
     this.ensureVectorTable(dim);
     const out = new Map<number, number>();
     if (ids.length === 0) return out;
-    // The in-memory index's float copies first (the same vectors, no read); the rest from SQLite.
-    const held = this.memory?.similarities(dim, ids, query);
-    if (held) for (const [id, sim] of held) out.set(id, sim);
-    const left = held?.size ? ids.filter((id) => !out.has(id)) : ids;
-    if (left.length === 0) return out;
     const qNorm = normOf(query);
     const rows = this.db
       .prepare('SELECT segment_id, embedding FROM segment_vectors WHERE segment_id IN (SELECT value FROM json_each(?))')
       .raw()
-      .all(JSON.stringify(left)) as [number, Buffer][];
+      .all(JSON.stringify(ids)) as [number, Buffer][];
     for (const [id, blob] of rows) {
       if (blob.byteLength !== dim * 4) continue;
       out.set(id, cosineTo(new Float32Array(blob.buffer, blob.byteOffset, dim), 0, dim, query, qNorm));

@@ -137,27 +137,6 @@ describe('int8 in-memory index: exact re-rank, incremental updates', () => {
     }
   });
 
-  it('exact similarities come from the float copy when held: the same numbers as from SQLite, the rest read', () => {
-    const dim = 96;
-    const c = disk.collections.insert({ name: 'c', description: '', model: 'm', dim });
-    const r = rng(23);
-    const data = Array.from({ length: 400 }, () => unit(dim, r));
-    fill(disk, c.id, dim, data);
-    const ids = stored(disk, c.id).map(([id]) => id);
-    const query = unit(dim, r);
-    // Not held yet: every number from SQLite, as on the store without the index.
-    const before = mem.segments.similarities(dim, ids, query);
-    expect([...before.keys()].sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
-    mem.segments.nearest(c.id, dim, query, 5); // loads the collection (floats kept)
-    expect(mem.segments.memoryIndex!.similarities(dim, ids, query).size).toBe(ids.length);
-    const held = mem.segments.similarities(dim, [...ids, 10_000_000], query);
-    const fromDisk = disk.segments.similarities(dim, ids, query);
-    expect(held.has(10_000_000)).toBe(false);
-    for (const id of ids) expect(held.get(id)).toBe(fromDisk.get(id)); // bit for bit
-    // Another dimension is never answered from this collection's copy.
-    expect(mem.segments.memoryIndex!.similarities(dim + 16, ids, new Float32Array(dim + 16).fill(0.1)).size).toBe(0);
-  });
-
   it('works for a dimension that is not a multiple of 16', () => {
     for (const dim of [100, 7]) {
       const c = disk.collections.insert({ name: `d${dim}`, description: '', model: 'm', dim });
