@@ -21,7 +21,7 @@ import type { Library } from './library.js';
 
 /**
  * Text longer than this is cut before any tokenizer sees it: far more than any embedder's context
- * holds (USE lite reads 256 tokens, CLIP 77), so the cut changes no vector, and a megabyte-long
+ * holds (USE lite reads 128 tokens, CLIP 77), so the cut changes no vector, and a megabyte-long
  * query costs no more than a short one. The answer says `truncated: true` (docs/api.md).
  */
 export const MAX_TEXT_CHARS = 16_384;
