@@ -152,6 +152,26 @@ export class InsufficientStorageError extends VidembedError {
   override readonly exitCode = 74;
 }
 
+/**
+ * The library's database was migrated by a newer vidembed than this one: opening it could write
+ * rows the newer schema does not expect, so nothing is opened or changed (sysexits EX_CONFIG).
+ */
+export class SchemaTooNewError extends VidembedError {
+  override readonly status = 500;
+  override readonly code = 'schema_too_new';
+  override readonly exitCode = 78;
+  constructor(
+    readonly database: 'SQLite' | 'PostgreSQL',
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(
+      `this library's ${database} database was upgraded by a newer vidembed (schema ${found}; this vidembed knows up to ${known}): ` +
+        'upgrade vidembed (npm install -g vidembed@latest) to open it; nothing was changed',
+    );
+  }
+}
+
 export class ModelError extends VidembedError {
   override readonly status = 500;
   override readonly code = 'model_error';

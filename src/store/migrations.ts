@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { SchemaTooNewError } from '../api/errors.js';
 import { subjectOwnerSql } from './queue/types.js';
 
 /**
@@ -423,6 +424,7 @@ function runMigrations(db: Database, upTo: number): void {
   const applied = new Set(
     (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
   );
+  refuseNewer('SQLite', applied, MIGRATIONS);
   for (const m of MIGRATIONS) {
     if (applied.has(m.version) || m.version > upTo) continue;
     db.transaction(() => {
@@ -434,6 +436,16 @@ function runMigrations(db: Database, upTo: number): void {
       );
     }).immediate();
   }
+}
+
+/**
+ * A database some newer vidembed migrated (a step this build does not have, past its last) is not
+ * opened: this build would write rows the newer schema does not expect. Checked before any step runs.
+ */
+export function refuseNewer(database: 'SQLite' | 'PostgreSQL', applied: Iterable<number>, steps: readonly { version: number }[]): void {
+  const known = Math.max(0, ...steps.map((m) => m.version));
+  const found = Math.max(0, ...applied);
+  if (found > known) throw new SchemaTooNewError(database, found, known);
 }
 
 export function schemaVersion(db: Database): number {

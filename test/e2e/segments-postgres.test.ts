@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PgCatalog } from '../../src/store/catalog/postgres.js';
-import { migratePg, openPgPool } from '../../src/store/pg/migrate.js';
+import { SchemaTooNewError } from '../../src/api/errors.js';
+import { migratePg, openPgPool, PG_MIGRATIONS } from '../../src/store/pg/migrate.js';
 import { foldDeltas } from '../../src/store/pg/deltas.js';
 import { conformance, DIM, seg, segmentIds, sortedIds, vec } from '../conformance/segments.js';
 import { conformance as analysisConformance } from '../conformance/analysis.js';
@@ -264,6 +265,33 @@ describe.skipIf(!pgOk)('segments conformance: PostgreSQL', () => {
       expect(idx.rows.map((r) => r.i)).toEqual(['segment_keywords_terms']);
     } finally {
       await c.close();
+    }
+  });
+
+  it('a database a newer vidembed migrated is refused before any step runs, and left as it was', async () => {
+    const admin = openPgPool(db.url, 1);
+    try {
+      await admin.query('DROP DATABASE IF EXISTS schema_future');
+      await admin.query('CREATE DATABASE schema_future');
+    } finally {
+      await admin.end();
+    }
+    const u = new URL(db.url);
+    u.pathname = '/schema_future';
+    const pool = openPgPool(u.toString(), 1);
+    try {
+      await migratePg(pool, 1299);
+      const last = Math.max(...PG_MIGRATIONS.map((m) => m.version));
+      await pool.query('INSERT INTO vidembed_schema_migrations (version, name) VALUES ($1, $2)', [last + 100, 'from the future']);
+      const err = await migratePg(pool).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SchemaTooNewError);
+      expect((err as Error).message).toContain(`PostgreSQL database was upgraded by a newer vidembed (schema ${last + 100}; this vidembed knows up to ${last})`);
+      // None of the steps past 1299 ran.
+      const { rows } = await pool.query<{ v: number }>('SELECT version AS v FROM vidembed_schema_migrations WHERE version > 1299 ORDER BY 1');
+      expect(rows.map((r) => r.v)).toEqual([last + 100]);
+      expect((await pool.query(`SELECT to_regclass('segment_term_counts') AS t`)).rows[0].t).toBeNull();
+    } finally {
+      await pool.end();
     }
   });
 });

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { PG_MIGRATIONS } from './migrations.js';
+import { refuseNewer } from '../migrations.js';
 
 export { PG_MIGRATIONS };
 
@@ -22,6 +23,7 @@ export async function migratePg(pool: pg.Pool, upTo = Number.POSITIVE_INFINITY):
          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     );
     const done = new Set((await client.query<{ version: number }>('SELECT version FROM vidembed_schema_migrations')).rows.map((r) => r.version));
+    refuseNewer('PostgreSQL', done, PG_MIGRATIONS);
     for (const m of PG_MIGRATIONS) {
       if (done.has(m.version) || m.version > upTo) continue;
       await client.query(m.sql);
