@@ -5,13 +5,13 @@
 import { imagenetEnabled, ocrEnabled } from '../env.js';
 import type { ImagenetAnalyzer } from './imagenet.js';
 import type { OcrAnalyzer } from './ocr.js';
-import { PerceptionAnalyzer } from './perception.js';
+import type { PerceptionAnalyzer } from './perception.js';
 import type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis } from './types.js';
 
 export type { Analyzer, AnalyzerOutput, Fact, SegmentAnalysis };
 export { keywordsOf, storedFacts } from './keywords.js';
 
-let perception: PerceptionAnalyzer | undefined;
+let perception: Promise<PerceptionAnalyzer> | undefined;
 let imagenet: Promise<ImagenetAnalyzer | null> | undefined;
 let ocr: Promise<OcrAnalyzer | null> | undefined;
 
@@ -30,9 +30,14 @@ export async function sharedOcrAnalyzer(): Promise<OcrAnalyzer | null> {
   return ocr;
 }
 
-/** The process's one perception analyzer (its models load once). */
-export function sharedPerceptionAnalyzer(): PerceptionAnalyzer {
-  perception ??= new PerceptionAnalyzer({ frameMaxSide: 512 });
+/**
+ * The process's one perception analyzer (its models load once). Its module (tfjs and the perception
+ * models, ~180 ms to import) is imported on the first call, not by whoever imports this file: a
+ * search by text never needs it.
+ */
+export function sharedPerceptionAnalyzer(): Promise<PerceptionAnalyzer> {
+  perception ??= import('./perception.js').then((m) => new m.PerceptionAnalyzer({ frameMaxSide: 512 }));
+  perception.catch(() => (perception = undefined));
   return perception;
 }
 

@@ -85,7 +85,7 @@ const perception: CapabilityDecl = {
   version: () => PERCEPTION_ANALYZER_VERSION,
   availability: () => always,
   analyzer: async () => {
-    const a = sharedPerceptionAnalyzer();
+    const a = await sharedPerceptionAnalyzer();
     await a.load();
     return a;
   },

@@ -9,7 +9,9 @@
  * `ctx.analysis`; a caller without analysis (tests, eval) gets the perception analyzer run here.
  */
 import type { Frame } from '../media/types.js';
-import { PerceptionAnalyzer, type PerceptionOptions } from '../analysis/perception.js';
+// Type-only: the analyzer's module loads tfjs and the perception models (~180 ms to import), which a
+// search by text never needs; it is imported when segments or pictures are first analysed.
+import type { PerceptionAnalyzer, PerceptionOptions } from '../analysis/perception.js';
 import { analysisDescription, analysisParts, type WeightedPart } from '../analysis/describe.js';
 import type { Embedder, SegmentContext, SegmentEmbedding, TextEmbedding } from './types.js';
 import { UseTextEncoder, getUseTextEncoder, l2normalize } from '../models/use/text-encoder.js';
@@ -25,45 +27,54 @@ export class PerceptionEmbedder implements Embedder {
   readonly queryKinds = ['text', 'image'] as const; // an image: analysed like a keyframe → facts → vector
   /** The analyzers whose facts make this embedder's vectors (their versions are its recipe). */
   readonly consumes = ['perception', 'imagenet', 'ocr'] as const;
-  readonly analyzer: PerceptionAnalyzer;
   private readonly text: UseTextEncoder;
+  private readonly analyzerSource: () => Promise<PerceptionAnalyzer>;
+  private analyzerReady: PerceptionAnalyzer | undefined;
+  private analyzerLoading: Promise<PerceptionAnalyzer> | undefined;
 
-  constructor(opts: PerceptionOptions = {}, text: UseTextEncoder = getUseTextEncoder(), analyzer?: PerceptionAnalyzer) {
+  /** `analyzer`: the one to use, or how to get it (default: a new PerceptionAnalyzer with `opts`, imported on first need). */
+  constructor(opts: PerceptionOptions = {}, text: UseTextEncoder = getUseTextEncoder(), analyzer?: PerceptionAnalyzer | (() => Promise<PerceptionAnalyzer>)) {
     this.frameMaxSide = opts.frameMaxSide ?? 512;
     this.text = text;
-    this.analyzer = analyzer ?? new PerceptionAnalyzer(opts);
+    if (analyzer && typeof analyzer !== 'function') this.analyzerReady = analyzer;
+    this.analyzerSource = typeof analyzer === 'function' ? analyzer : async () => new (await import('../analysis/perception.js')).PerceptionAnalyzer(opts);
+  }
+
+  /** The perception analyzer (its module and models load here, not for text). */
+  analyzer(): Promise<PerceptionAnalyzer> {
+    if (this.analyzerReady) return Promise.resolve(this.analyzerReady);
+    this.analyzerLoading ??= this.analyzerSource().then((a) => (this.analyzerReady = a));
+    this.analyzerLoading.catch(() => (this.analyzerLoading = undefined));
+    return this.analyzerLoading;
   }
 
   async load(): Promise<void> {
-    await Promise.all([this.text.load(), this.analyzer.load()]);
+    await Promise.all([this.text.load(), this.analyzer().then((a) => a.load())]);
   }
 
-  /** Cumulative wall-clock time per model (the analyzer's, plus text encoding). */
-  getTimings() {
-    return { ...JSON.parse(JSON.stringify(this.analyzer.timings)), reusedKeyframes: this.analyzer.reused };
-  }
-
-  resetTimings(): void {
-    this.analyzer.resetTimings();
+  /** Text encoding, timed into the analyzer's `text` timing when the analyzer is loaded (ingest), else just run (a search). */
+  private timedText<T>(f: () => Promise<T>): Promise<T> {
+    return this.analyzerReady ? this.analyzerReady.timed('text', f) : f();
   }
 
   async embedText(text: string): Promise<TextEmbedding> {
     if (!text || !text.trim()) throw new Error('embedText: text is empty');
     await this.text.load();
-    const [e] = await this.analyzer.timed('text', () => this.text.embedDetailed([text]));
+    const [e] = await this.timedText(() => this.text.embedDetailed([text]));
     return { vector: e.vector, truncated: e.truncated };
   }
 
   async embedSegment(frames: Frame[], ctx: SegmentContext): Promise<SegmentEmbedding> {
     const t0 = performance.now();
+    const analyzer = await this.analyzer();
     let analysis = ctx.analysis;
     if (!analysis?.perception) {
       if (frames.length === 0) throw new Error('embedSegment: no frames');
-      analysis = { ...analysis, perception: await this.analyzer.analyzeSegment(frames, ctx) };
+      analysis = { ...analysis, perception: await analyzer.analyzeSegment(frames, ctx) };
     }
     const vector = await this.embedParts(analysisParts(analysis));
-    this.analyzer.timings.segment.calls++;
-    this.analyzer.timings.segment.ms += performance.now() - t0;
+    analyzer.timings.segment.calls++;
+    analyzer.timings.segment.ms += performance.now() - t0;
     const perception = analysis.perception;
     return { vector, description: analysisDescription(analysis), details: perception.details };
   }
@@ -71,7 +82,7 @@ export class PerceptionEmbedder implements Embedder {
   /** Weighted mean of the parts' USE embeddings, L2-normalised. */
   async embedParts(parts: WeightedPart[]): Promise<Float32Array> {
     const use = parts.length ? parts : [{ kind: 'subject', text: 'an empty scene', weight: 1 }];
-    const vecs = await this.analyzer.timed('text', () => this.text.embed(use.map((p) => p.text)));
+    const vecs = await this.timedText(() => this.text.embed(use.map((p) => p.text)));
     const out = new Float32Array(this.dim);
     use.forEach((p, i) => {
       const v = vecs[i];
@@ -81,6 +92,6 @@ export class PerceptionEmbedder implements Embedder {
   }
 
   async dispose(): Promise<void> {
-    await this.analyzer.dispose();
+    await this.analyzerReady?.dispose();
   }
 }

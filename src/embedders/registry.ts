@@ -43,8 +43,10 @@ registerEmbedder(
       512,
       PERCEPTION_FRAME_MAX_SIDE,
       async () => {
-        const [{ PerceptionEmbedder }, { sharedPerceptionAnalyzer }] = await Promise.all([import('./perception.js'), import('../analysis/index.js')]);
-        return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE }, undefined, sharedPerceptionAnalyzer());
+        // The analyzer (tfjs, the perception models) is imported when segments or pictures are
+        // first analysed: a search by text loads the text model alone.
+        const { PerceptionEmbedder } = await import('./perception.js');
+        return new PerceptionEmbedder({ frameMaxSide: PERCEPTION_FRAME_MAX_SIDE }, undefined, async () => (await import('../analysis/index.js')).sharedPerceptionAnalyzer());
       },
       PERCEPTION_CONSUMES,
       ['text', 'image'],

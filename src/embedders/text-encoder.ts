@@ -26,14 +26,16 @@ export function normalizeQueryText(text: string): string {
   return text.trim().replace(/\s+/gu, ' ');
 }
 
-/** Embeds on this thread through `embedderFor` (the registry by default). */
+/**
+ * Embeds on this thread through `embedderFor` (the registry by default). Only `embedText` is called,
+ * as on the pool's threads: it loads what text needs (for the perception tier the text model alone,
+ * not the image analyzers and tfjs a one-shot `vidembed search` would otherwise load for nothing).
+ */
 export class InProcessTextEncoder implements QueryTextEncoder {
   constructor(private readonly embedderFor: (id: string) => Embedder) {}
 
   async embedText(embedderId: string, text: string): Promise<TextEmbedding> {
-    const embedder = this.embedderFor(embedderId);
-    await embedder.load();
-    return embedder.embedText(text);
+    return this.embedderFor(embedderId).embedText(text);
   }
 
   async close(): Promise<void> {}

@@ -47,6 +47,7 @@ export interface Embedder {
   readonly queryKinds?: readonly string[];
   /** Loads weights; idempotent, so callers may call it before every use. */
   load(): Promise<void>;
+  /** Loads what text needs itself (callers need not call `load()` first: the text encoders never do). */
   embedText(text: string): Promise<TextEmbedding>;
   embedSegment(frames: Frame[], ctx: SegmentContext): Promise<SegmentEmbedding>;
   dispose(): Promise<void>;
