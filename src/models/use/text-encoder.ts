@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type * as OrtTypes from 'onnxruntime-node';
 import { packageDir, SerialQueue } from '../local.js';
-import { loadOrt, onnxThreads, sessionOptions } from '../onnx/runtime.js';
+import { loadOrt, sessionOptions } from '../onnx/runtime.js';
 import { buildUseOnnx, readUseWeights, useBatchInputs, USE_MODEL_MAX_TOKENS } from './onnx-graph.js';
 import { Tokenizer, type Vocabulary } from './tokenizer.js';
 
@@ -50,9 +50,12 @@ export class UseTextEncoder {
           readUseWeights(dir),
           readFile(join(dir, 'vocab.json'), 'utf8').then((s) => JSON.parse(s) as Vocabulary),
         ]);
-        // No memory arena: a batch of long texts would otherwise keep its peak (tens of MB) for the
-        // process's life; measured no slower for query-sized batches.
-        this.session = await ort.InferenceSession.create(buildUseOnnx(weights), { ...sessionOptions(onnxThreads(1)), enableCpuMemArena: false });
+        // One intra-op thread whatever VIDEMBED_ONNX_THREADS says: a query batch is too small to split,
+        // and onnxruntime's idle pool threads spin (with two on a 2-core machine, one encoder
+        // thread's CPU per search rose from ~2 to ~5 ms); parallelism comes from the encoder pool's
+        // threads. No memory arena: a batch of long texts would otherwise keep its peak (tens of MB)
+        // for the process's life; measured no slower for query-sized batches.
+        this.session = await ort.InferenceSession.create(buildUseOnnx(weights), { ...sessionOptions(1), enableCpuMemArena: false });
         this.ort = ort;
         this.tokenizer = new Tokenizer(vocab);
       })();
