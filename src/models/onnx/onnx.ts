@@ -90,8 +90,8 @@ function writeTensor(w: ProtoWriter, t: Initializer): void {
   w.packedInts(1, t.dims); // dims
   w.int(2, TensorDataType[t.dataType]); // data_type
   w.string(8, t.name); // name
-  const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength); // little-endian hosts
-  w.bytes(9, bytes.slice()); // raw_data
+  // A view, not a copy (little-endian hosts): the bytes are copied once, when the model is finished.
+  w.bytes(9, new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)); // raw_data
 }
 
 function writeAttribute(w: ProtoWriter, name: string, a: AttributeValue): void {

@@ -60,10 +60,17 @@ export class ProtoWriter {
     return this.bytes(field, new TextEncoder().encode(value));
   }
 
+  /**
+   * A nested message. Its chunks join this writer's as they are (no copy): a model's weights are
+   * copied once, by the outermost `finish()`.
+   */
   message(field: number, build: (w: ProtoWriter) => void): this {
     const inner = new ProtoWriter();
     build(inner);
-    return this.bytes(field, inner.finish());
+    this.tag(field, WIRE_LEN);
+    this.varint(inner.length);
+    for (const c of inner.chunks) this.push(c);
+    return this;
   }
 
   /** Packed repeated varints (int64 lists such as dims or ints attributes). */

@@ -51,9 +51,9 @@ export async function readUseWeights(dir: string): Promise<Map<string, Float32Ar
       if (w.quantization) throw new Error(`USE weights: ${w.name} is quantised; this build expects float32 weights`);
       const n = w.shape.reduce((a, b) => a * b, 1);
       if (w.dtype === 'float32') {
-        const copy = new Float32Array(n);
-        new Uint8Array(copy.buffer).set(all.subarray(offset, offset + 4 * n));
-        out.set(w.name, copy);
+        // A view on the shards' bytes when aligned (Buffer.concat of megabytes is a fresh buffer), else a copy.
+        const at = all.byteOffset + offset;
+        out.set(w.name, at % 4 === 0 ? new Float32Array(all.buffer, at, n) : new Float32Array(all.buffer.slice(at, at + 4 * n)));
       }
       offset += 4 * n;
     }
