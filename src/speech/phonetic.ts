@@ -42,6 +42,7 @@ export function parseDict(text: string): Map<string, string[][]> {
 /** Only for tests: use this dictionary (null: none) instead of the installed one. */
 export function setDictForTests(d: PronunciationDict | null | undefined): void {
   dict = d;
+  known.clear();
 }
 
 const ONES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
@@ -128,13 +129,25 @@ export function guessPhones(word: string): string[] {
  * A word's phones: the recognizer's own variant where it names one (`was(2)`), else CMUdict's
  * first pronunciation, else the letter-to-sound guess.
  */
-export function phonesOf(word: string): string[] {
+export function phonesOf(word: string): readonly string[] {
+  let phones = known.get(word);
+  if (phones) return phones;
   const m = /^(.*)\((\d+)\)$/.exec(word);
   const base = (m ? m[1] : word).toLowerCase();
   const prons = cmudict()?.get(base);
-  if (prons?.length) return prons[Math.min(prons.length - 1, m ? Number(m[2]) - 1 : 0)];
-  return guessPhones(base);
+  phones = Object.freeze(prons?.length ? prons[Math.min(prons.length - 1, m ? Number(m[2]) - 1 : 0)] : guessPhones(base));
+  if (known.size >= KNOWN_WORDS) known.clear();
+  known.set(word, phones);
+  return phones;
 }
+
+/**
+ * Words whose phones were looked up lately (a query asks for each word three times: its phones,
+ * its sound key, its runs of sounds; searches repeat words): at most KNOWN_WORDS, then forgotten
+ * all at once. The arrays are frozen: every caller shares them.
+ */
+const KNOWN_WORDS = 4096;
+const known = new Map<string, readonly string[]>();
 
 const VOWELS = new Set(['AA', 'AE', 'AH', 'AO', 'AW', 'AY', 'EH', 'ER', 'EY', 'IH', 'IY', 'OW', 'OY', 'UH', 'UW']);
 
@@ -228,7 +241,7 @@ export interface Alignment {
  * words' phones, free to start and end anywhere in the words (semi-global edit distance with
  * sound-aware costs). The score is 1 − cost / (query phones), at least 0.
  */
-export function alignPhones(query: string[], words: string[][]): Alignment | undefined {
+export function alignPhones(query: readonly string[], words: ReadonlyArray<readonly string[]>): Alignment | undefined {
   const m = query.length;
   const flat: string[] = [];
   const wordOf: number[] = [];

@@ -495,10 +495,15 @@ export class VectorIndex {
     const want = filterEntries(filter);
     const { scores, qScale, margin } = this.scan(query);
     const excluded = new Set(opts.exclude ?? []);
-    const approx = new Map<number, number>();
+    // The `also` rows' approximate scores, read before the filter masks them (in their order).
+    const alsoIds: number[] = [];
+    const alsoScores: number[] = [];
     for (const id of also) {
       const r = this.liveRow(id);
-      if (r >= 0 && !excluded.has(id)) approx.set(id, qScale * scores[r]);
+      if (r >= 0 && !excluded.has(id)) {
+        alsoIds.push(id);
+        alsoScores.push(qScale * scores[r]);
+      }
     }
     let left = this.mask(scores, want);
     for (const id of excluded) {
@@ -517,7 +522,7 @@ export class VectorIndex {
         for (const r of topK(scores, Math.min(k, left))) out.set(this.ids[r], { similarity: qScale * scores[r], margin });
       }
     }
-    for (const [id, similarity] of approx) if (!out.has(id)) out.set(id, { similarity, margin });
+    for (let i = 0; i < alsoIds.length; i++) if (!out.has(alsoIds[i])) out.set(alsoIds[i], { similarity: alsoScores[i], margin });
     return out;
   }
 

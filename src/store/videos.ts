@@ -121,6 +121,16 @@ export class VideosRepo {
     return this.db.prepare('SELECT * FROM videos WHERE id = ?').get(id) as VideoRow | undefined;
   }
 
+  /** The videos of these ids that exist (one statement; in no particular order). */
+  byIds(ids: readonly string[]): VideoRow[] {
+    if (ids.length === 0) return [];
+    if (ids.length === 1) {
+      const row = this.byId(ids[0]);
+      return row ? [row] : [];
+    }
+    return this.db.prepare('SELECT * FROM videos WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as VideoRow[];
+  }
+
   /** Newest first, optionally of one status (created_at, then rowid: the later insert first). */
   page(collectionId: string, opts: { status?: VideoStatus; limit: number; offset: number }): VideoRow[] {
     const where = opts.status ? 'AND status = ?' : '';

@@ -119,10 +119,7 @@ export class SqliteVideosCatalog implements VideosCatalog {
 
   async byIds(ids: string[]): Promise<Map<string, VideoRow>> {
     const out = new Map<string, VideoRow>();
-    for (const id of ids) {
-      const row = this.repo.byId(id); // in process: a lookup costs no round trip
-      if (row) out.set(id, video(row));
-    }
+    for (const row of this.repo.byIds(ids)) out.set(row.id, video(row));
     return out;
   }
 
