@@ -253,6 +253,8 @@ export function conformance(backend: () => Backend): void {
       expect(got.get('vid_b')).toEqual(await c.videos.byId(b.id));
       expect(got.get('vid_b')?.tags_json).toBe('{"cuts":[]}');
       expect((await c.videos.byIds([])).size).toBe(0);
+      expect([...(await c.videos.byIds(['vid_a'])).values()]).toEqual([await c.videos.byId(a.id)]);
+      expect((await c.videos.byIds(['vid_missing'])).size).toBe(0);
     });
 
     it('byContent: the oldest video of that collection with those bytes, and only of that collection', async () => {

@@ -71,6 +71,16 @@ describe('phones', () => {
     expect(phonesOf('zorblax')).toEqual(guessPhones('zorblax'));
   });
 
+  it('looks a word up once: the same frozen phones again, forgotten when the dictionary changes', () => {
+    const first = phonesOf('revenue');
+    expect(phonesOf('revenue')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    setDictForTests(parseDict('revenue R IY1 V'));
+    expect(phonesOf('revenue')).toEqual(['R', 'IY', 'V']);
+    setDictForTests(DICT);
+    expect(phonesOf('revenue')).toEqual(['R', 'EH', 'V', 'AH', 'N', 'UW']);
+  });
+
   it('gives alike-sounding words one sound key and short words none', () => {
     expect(soundKey('revenue')).toBe('zqrfn');
     // A misspelling the dictionary does not know still meets the right word.
