@@ -1,4 +1,4 @@
-import { encoderThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from './env.js';
+import { encoderThreadsSetting, searchThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from './env.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -204,6 +204,20 @@ export function writeUserConfig(p: Paths, patch: Partial<UserConfig>): UserConfi
   writeFileSync(tmp, JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, p.configFile);
   return next;
+}
+
+/**
+ * Threads of the server that run searches (`serve --search-threads`, else VIDEMBED_SEARCH_THREADS,
+ * else one per core). 0 searches on the event loop. Each thread holds its own in-memory index of
+ * the collections it searches (SQLite, or PostgreSQL without pgvector): that memory once per thread
+ * (docs/engine.md). A value that is not an integer in 0–64 is an error naming where it came from.
+ */
+export function searchThreads(flag?: number, env: NodeJS.ProcessEnv = process.env): number {
+  const setting = searchThreadsSetting(env);
+  const [raw, where] = flag !== undefined ? [flag, '--search-threads'] : setting ? [Number(setting), 'VIDEMBED_SEARCH_THREADS'] : [undefined, ''];
+  if (raw === undefined) return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: search on the event loop)`);
+  return raw;
 }
 
 /**

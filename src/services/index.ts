@@ -8,7 +8,7 @@ import { CollectionsService } from './collections.js';
 import { Jobs } from './jobs.js';
 import type { Library } from './library.js';
 import { QueueService } from './queue.js';
-import { SearchService } from './search.js';
+import { SearchService, type SearchPort } from './search.js';
 import { TasksService } from './tasks.js';
 import { VideosService } from './videos.js';
 import { InPlaceService } from './in-place.js';
@@ -20,7 +20,8 @@ export interface Services {
   readonly videos: VideosService;
   /** Footage indexed where it lies (`upload --in-place`, `rescan`, a server's library scan). */
   readonly inPlace: InPlaceService;
-  readonly search: SearchService;
+  /** Search and text embeddings (a server may run searches on threads: src/runtime/search-threads.ts). */
+  readonly search: SearchPort;
   /** Embedding and tagging of videos that are not stored. */
   readonly analysis: AnalysisService;
   readonly tasks: TasksService;

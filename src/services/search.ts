@@ -43,7 +43,16 @@ export interface SearchOptions {
   pictureCheck?: boolean;
 }
 
-export class SearchService {
+/**
+ * What the API and the CLI need of search: a search, and a text's embedding. SearchService runs
+ * them here; SearchThreads (src/runtime/search-threads.ts) runs searches on threads of their own.
+ */
+export interface SearchPort {
+  search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts?: SearchOptions): Promise<SearchResponse>;
+  encodeText(req: EncodeTextRequest & { model?: string }): Promise<EncodeTextResponse>;
+}
+
+export class SearchService implements SearchPort {
   constructor(private readonly lib: Library) {}
 
   /**

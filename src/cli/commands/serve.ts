@@ -4,7 +4,7 @@ import { BadRequestError, errorMessage } from '../../api/errors.js';
 import type { LocalEngine } from '../../runtime/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
-import { DEFAULTS, encoderThreads } from '../../config.js';
+import { DEFAULTS, encoderThreads, searchThreads } from '../../config.js';
 import { startWarmHost } from '../../runtime/warm.js';
 import { warmIdleMs } from '../../config.js';
 
@@ -21,6 +21,8 @@ export interface ServeOptions {
   log?: boolean;
   /** Threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: the event loop). */
   encoderThreads?: number;
+  /** Threads running searches (default: VIDEMBED_SEARCH_THREADS, else one per core; 0: the event loop). */
+  searchThreads?: number;
   /** Folders clients may index in place (repeatable `--library DIR`). */
   library?: string[];
 }
@@ -38,6 +40,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--allow-private-webhooks', 'let webhooks registered through this server point at private/loopback addresses (docs/webhooks.md)')
     .option('--log', 'log every request as JSON lines')
     .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
+    .option('--search-threads <n>', 'threads running searches, each with its own in-memory index (default: VIDEMBED_SEARCH_THREADS, else one per core; 0: on the event loop)', Number)
     .option('--library <dir>', 'a folder whose footage clients may index in place (POST /collections/{id}/library-scan); repeatable', (v: string, all: string[] = []) => [...all, v])
     .description('serve the HTTP API, and the web page at /, over the local engine')
     .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
@@ -88,12 +91,14 @@ export async function serveUntilStopped(
   hooks: { ui?: UiSessions; ready: (address: string, engine: LocalEngine) => void | Promise<void> },
 ): Promise<void> {
   const threads = encoderThreads(opts.encoderThreads); // a bad value fails before anything starts
-  const [{ LocalEngine }, { startAttachedWorker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }] = await Promise.all([
+  const searchers = searchThreads(opts.searchThreads);
+  const [{ LocalEngine }, { startAttachedWorker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }, { SearchThreads }] = await Promise.all([
     import('../../runtime/engine.js'),
     import('../../runtime/launcher.js'),
     import('../../server/app.js'),
     import('../../embedders/text-encoder.js'),
     import('../../embedders/text-encoder-pool.js'),
+    import('../../runtime/search-threads.js'),
   ]);
   const engine = new LocalEngine({
     // Query text is encoded on worker threads, so the event loop keeps reading requests.
@@ -106,7 +111,10 @@ export async function serveUntilStopped(
     // Footage in place is read (served, processed) only from inside these.
     libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
   });
-  const app = await buildServer(engine.services, {
+  const libraryRoots = (opts.library ?? []).map((d) => path.resolve(d));
+  // Searches on threads of their own: this event loop reads requests and writes answers meanwhile.
+  const search = searchers > 0 ? new SearchThreads({ threads: searchers, data: { home, fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) }, libraryRoots }, local: engine.services.search }) : undefined;
+  const app = await buildServer(search ? { ...engine.services, search } : engine.services, {
     auth: opts.auth,
     keys: engine.catalog.keys,
     syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
@@ -142,6 +150,7 @@ export async function serveUntilStopped(
       const workerStopped = worker?.stop();
       await warm?.close();
       await app.close();
+      await search?.close();
       await workerStopped;
       await engine.close();
       resolve();
