@@ -192,12 +192,26 @@ export interface WireError {
   message: string;
   issues?: ValidationIssue[];
   retryAfterSeconds?: number;
+  /** UnavailableError: what cannot be reached. */
+  dependency?: string;
 }
 
+/**
+ * As plain data. A subclass the other side has no constructor for (FootageUnavailableError...)
+ * travels as its nearest class that it has, with its message: the same status and exit code.
+ */
 export function errorToWire(err: unknown): WireError {
-  if (err instanceof ValidationError) return { name: err.name, message: err.message, issues: err.issues };
-  if (err instanceof RateLimitedError || err instanceof UnavailableError) return { name: err.name, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
-  if (err instanceof VidembedError) return { name: err.name, message: err.message };
+  if (err instanceof ValidationError) return { name: 'ValidationError', message: err.message, issues: err.issues };
+  if (err instanceof RateLimitedError) return { name: 'RateLimitedError', message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+  if (err instanceof ServerBusyError) return { name: 'ServerBusyError', message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+  if (err instanceof UnavailableError) return { name: 'UnavailableError', message: err.message, retryAfterSeconds: err.retryAfterSeconds, dependency: err.dependency };
+  if (err instanceof VidembedError) {
+    for (let proto: unknown = Object.getPrototypeOf(err); proto && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
+      const name = (proto as { constructor?: { name?: string } }).constructor?.name;
+      if (name && Object.hasOwn(WIRE_CLASSES, name)) return { name, message: err.message };
+    }
+    return { name: 'VidembedError', message: err.message };
+  }
   if (err instanceof Error) return { name: 'Error', message: err.message };
   return { name: 'Error', message: String(err) };
 }
@@ -224,7 +238,8 @@ const WIRE_CLASSES: Record<string, new (message: string) => Error> = {
 export function errorFromWire(e: WireError): Error {
   if (e.name === 'ValidationError') return new ValidationError(e.issues ?? e.message);
   if (e.name === 'RateLimitedError') return new RateLimitedError(e.message, e.retryAfterSeconds ?? 1);
-  if (e.name === 'UnavailableError') return new UnavailableError(e.message, e.retryAfterSeconds);
+  if (e.name === 'ServerBusyError') return new ServerBusyError(e.message, e.retryAfterSeconds ?? 1);
+  if (e.name === 'UnavailableError') return new UnavailableError(e.message, e.retryAfterSeconds, { dependency: e.dependency });
   const Cls = WIRE_CLASSES[e.name];
   return Cls ? new Cls(e.message) : new Error(e.message);
 }
