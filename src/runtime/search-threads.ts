@@ -2,7 +2,7 @@
  * Searches on threads of their own (`serve --search-threads`), so the server's event loop only reads
  * requests, checks keys and writes answers while searches run on every core.
  *
- * - `threads` workers (node:worker_threads), started with the pool. Each opens the library itself
+ * - `threads` workers (node:worker_threads), started by `start()` or the first search. Each opens the library itself
  *   (its own database connection and, on SQLite or PostgreSQL without pgvector, its own in-memory
  *   index of the collections it searches: that memory once per thread, docs/engine.md) and runs
  *   the same SearchService the event loop would, for the principal the request carries.
@@ -98,6 +98,7 @@ export class SearchThreads implements SearchPort {
   private readonly perThread: number;
   private readonly workerUrl: URL;
   private closed = false;
+  private started = false;
   private nextId = 1;
   private startFailures = 0;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
@@ -109,6 +110,12 @@ export class SearchThreads implements SearchPort {
     this.threads = opts.threads;
     this.perThread = Math.max(1, opts.perThread ?? 8);
     this.workerUrl = opts.workerUrl ?? defaultWorkerUrl();
+  }
+
+  /** Starts the threads (they open the library and say ready meanwhile); the first search does it otherwise. */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
     for (let i = 0; i < this.threads; i++) this.spawn();
   }
 
@@ -119,6 +126,7 @@ export class SearchThreads implements SearchPort {
   search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: SearchOptions = {}): Promise<SearchResponse> {
     if (this.closed) return Promise.reject(new errors.UnavailableError('the server is stopping', 5));
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
+    this.start();
     if (this.upOrStarting() === 0) return Promise.reject(this.noThread());
     return new Promise<SearchResponse>((resolve, reject) => {
       const msg: ToSearchThread = { type: 'search', id: this.nextId++, principal: { ...p }, collection: collectionIdOrName, req, opts: { explain: opts.explain, pictureCheck: opts.pictureCheck } };

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFoundError, UnavailableError, ValidationError } from '../../src/api/errors.js';
 import type { Principal } from '../../src/api/principal.js';
 import type { SearchRequest } from '../../src/api/types.js';
-import { pathsFor } from '../../src/config.js';
+import { pathsFor, searchThreads } from '../../src/config.js';
 import { LocalEngine } from '../../src/runtime/engine.js';
 import { SearchThreads } from '../../src/runtime/search-threads.js';
 import { Store } from '../../src/store/index.js';
@@ -24,6 +24,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const FAKES = pathToFileURL(path.join(here, '../helpers/search-thread-fakes.mjs')).href;
 const BUILT = path.join(here, '../../dist/src/runtime/search-thread.js');
 const WORDS = ['harbour', 'crane', 'sunset', 'market', 'tram', 'bridge', 'forest', 'snow'];
+
+describe('searchThreads (config)', () => {
+  it('flag, then VIDEMBED_SEARCH_THREADS, then one per core; bad values are errors', () => {
+    expect(searchThreads(3, { VIDEMBED_SEARCH_THREADS: '1' })).toBe(3);
+    expect(searchThreads(undefined, { VIDEMBED_SEARCH_THREADS: '0' })).toBe(0);
+    expect(searchThreads(undefined, {})).toBe(os.availableParallelism());
+    expect(() => searchThreads(Number('x'), {})).toThrow(/--search-threads must be an integer/);
+    expect(() => searchThreads(undefined, { VIDEMBED_SEARCH_THREADS: '65' })).toThrow(/VIDEMBED_SEARCH_THREADS/);
+  });
+});
 
 describe.runIf(existsSync(BUILT) || isCI)('SearchThreads (worker threads, a fake text embedder)', () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-search-threads-'));

@@ -135,6 +135,7 @@ export async function serveUntilStopped(
     if (code === 'EACCES') throw new BadRequestError(`not allowed to listen on ${opts.host}:${opts.port}: pick a port above 1024 with --port`);
     throw err;
   }
+  search?.start(); // listening: the search threads open the library while the rest starts
   const log = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
   // The worker is a process of its own: its jobs' model inference and ffmpeg piping never hold up
   // this event loop, which only does I/O (src/runtime/launcher.ts). It fetches tasks' video_url
