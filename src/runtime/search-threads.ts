@@ -49,8 +49,10 @@ export type FromSearchThread =
 export interface SearchThreadsOptions {
   threads: number;
   data: SearchThreadData;
-  /** The search the event loop would run: `encodeText` stays there. */
+  /** The search the event loop would run: `encodeText` stays there (and searches, when `useThreads` says no). */
   local: SearchPort;
+  /** Whether to run threads at all, asked once at start (default yes). */
+  useThreads?: () => Promise<boolean>;
   /**
    * Searches one thread runs at once (default 8); the rest wait here, oldest first, for the first
    * thread with room. A few at once let a thread's queries share one text-model call; many would
@@ -106,7 +108,7 @@ export class SearchThreads implements SearchPort {
   private readonly perThread: number;
   private readonly workerUrl: URL;
   private closed = false;
-  private started = false;
+  private choice: Promise<boolean> | undefined;
   private nextId = 1;
   private startFailures = 0;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
@@ -120,22 +122,29 @@ export class SearchThreads implements SearchPort {
     this.workerUrl = opts.workerUrl ?? defaultWorkerUrl();
   }
 
-  /** Starts the threads (they open the library and say ready meanwhile); the first search does it otherwise. */
-  start(): void {
-    if (this.started || this.closed) return;
-    this.started = true;
-    for (let i = 0; i < this.threads; i++) this.spawn();
+  /**
+   * Starts the threads (they open the library and say ready meanwhile), unless `useThreads` says
+   * the searches stay local; the first search does it otherwise. Resolves to whether threads run.
+   */
+  start(): Promise<boolean> {
+    this.choice ??= (this.opts.useThreads?.() ?? Promise.resolve(true))
+      .catch(() => true)
+      .then((threaded) => {
+        if (threaded && !this.closed) for (let i = 0; i < this.threads; i++) this.spawn();
+        return threaded;
+      });
+    return this.choice;
   }
 
   encodeText(...args: Parameters<SearchPort['encodeText']>): ReturnType<SearchPort['encodeText']> {
     return this.opts.local.encodeText(...args);
   }
 
-  search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: SearchOptions = {}): Promise<SearchResponse> {
-    if (this.closed) return Promise.reject(new errors.UnavailableError('the server is stopping', 5));
-    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
-    this.start();
-    if (this.upOrStarting() === 0) return Promise.reject(this.noThread());
+  async search(p: Principal, collectionIdOrName: string, req: SearchRequest, opts: SearchOptions = {}): Promise<SearchResponse> {
+    if (!(await this.start())) return this.opts.local.search(p, collectionIdOrName, req, opts);
+    if (this.closed) throw new errors.UnavailableError('the server is stopping', 5);
+    opts.signal?.throwIfAborted();
+    if (this.upOrStarting() === 0) throw this.noThread();
     return new Promise<SearchResponse>((resolve, reject) => {
       const msg: ToSearchThread = { type: 'search', id: this.nextId++, principal: { ...p }, collection: collectionIdOrName, req, opts: { explain: opts.explain, pictureCheck: opts.pictureCheck } };
       const queued: Queued = { msg, resolve, reject, signal: opts.signal };
@@ -173,8 +182,8 @@ export class SearchThreads implements SearchPort {
     return new errors.UnavailableError(`no search thread could start (${this.lastFailure ?? 'unknown reason'})`, 5);
   }
 
-  stats(): { threads: number; started: number; crashed: number; searches: number; inFlight: number } {
-    return { threads: this.threads, ...this.counts, inFlight: this.calls.size };
+  stats(): { threads: number; started: number; crashed: number; searches: number; inFlight: number; queued: number } {
+    return { threads: this.threads, ...this.counts, inFlight: this.calls.size, queued: this.queue.length };
   }
 
   /** Threads that are up and take searches now. */

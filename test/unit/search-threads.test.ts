@@ -115,7 +115,9 @@ describe.runIf(existsSync(BUILT) || isCI)('SearchThreads (worker threads, a fake
       const ac = new AbortController();
       const waiting = one.search(engine.principal, collection, { text: 'crane' }, { signal: ac.signal });
       const third = one.search(engine.principal, collection, { text: 'tram' });
+      while (!(one.stats().inFlight === 1 && one.stats().queued === 2)) await new Promise((r) => setTimeout(r, 5)); // both wait behind the slow one
       ac.abort(new Error('the client went away'));
+      expect(one.stats().queued).toBe(1);
       await expect(waiting).rejects.toThrow('the client went away');
       const [a, c] = await Promise.all([first, third]);
       expect(a.results.length).toBeGreaterThan(0);
@@ -123,6 +125,19 @@ describe.runIf(existsSync(BUILT) || isCI)('SearchThreads (worker threads, a fake
       expect(one.stats().searches).toBe(3);
     } finally {
       await one.close();
+    }
+  });
+
+  it('keeps searches on the event loop when told at start that threads would not help (pgvector)', async () => {
+    const own = new SearchThreads({ threads: 2, data: { home, fetchPolicy: { allowPrivate: false }, libraryRoots: [], preload: [FAKES] }, local: engine.services.search, useThreads: async () => false });
+    try {
+      expect(await own.start()).toBe(false);
+      const got = await own.search(engine.principal, collection, { text: 'bridge', top_k: 3 });
+      expect(got).toEqual(await engine.services.search.search(engine.principal, collection, { text: 'bridge', top_k: 3 }));
+      expect(own.stats()).toMatchObject({ started: 0, searches: 0 });
+      expect(own.readyThreads).toBe(0);
+    } finally {
+      await own.close();
     }
   });
 
