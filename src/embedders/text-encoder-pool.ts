@@ -97,7 +97,7 @@ function defaultWorkerUrl(): URL {
 }
 
 export class TextEncoderPool implements QueryTextEncoder {
-  readonly threads: number;
+  private threadCount: number;
   readonly maxBatch: number;
   readonly spill: number;
   private readonly preload: string[];
@@ -116,11 +116,22 @@ export class TextEncoderPool implements QueryTextEncoder {
   constructor(opts: TextEncoderPoolOptions = {}) {
     const threads = opts.threads ?? cores();
     if (!Number.isInteger(threads) || threads < 1) throw new Error(`TextEncoderPool: threads must be an integer >= 1, got ${threads}`);
-    this.threads = threads;
+    this.threadCount = threads;
     this.maxBatch = Math.max(1, opts.maxBatch ?? 16);
     this.spill = Math.max(1, opts.spill ?? 3);
     this.preload = opts.preload ?? [];
     this.workerUrl = opts.workerUrl ?? defaultWorkerUrl();
+  }
+
+  get threads(): number {
+    return this.threadCount;
+  }
+
+  /** Sets how many threads start, before the first call starts them (false once they run). */
+  setThreads(threads: number): boolean {
+    if (this.started || !Number.isInteger(threads) || threads < 1) return false;
+    this.threadCount = threads;
+    return true;
   }
 
   embedText(embedderId: string, text: string): Promise<TextEmbedding> {

@@ -5,7 +5,7 @@ import type { LocalEngine } from '../../runtime/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
 import { DEFAULTS, encoderThreads, searchThreads } from '../../config.js';
-import { searchThreadsSetting } from '../../env.js';
+import { encoderThreadsSetting, searchThreadsSetting } from '../../env.js';
 import { startWarmHost } from '../../runtime/warm.js';
 import { warmIdleMs } from '../../config.js';
 
@@ -102,9 +102,10 @@ export async function serveUntilStopped(
     import('../../embedders/text-encoder-pool.js'),
     import('../../runtime/search-threads.js'),
   ]);
+  const encoderPool = threads > 0 ? new TextEncoderPool({ threads }) : undefined;
   const engine = new LocalEngine({
     // Query text is encoded on worker threads, so the event loop keeps reading requests.
-    textEncoder: threads > 0 ? new CachedTextEncoder(new TextEncoderPool({ threads }), DEFAULTS.textCacheEntries) : undefined,
+    textEncoder: encoderPool ? new CachedTextEncoder(encoderPool, DEFAULTS.textCacheEntries) : undefined,
     home,
     maxUploadBytes: opts.maxUploadMb ? opts.maxUploadMb * 1024 ** 2 : undefined,
     fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) },
@@ -118,8 +119,16 @@ export async function serveUntilStopped(
   // speed (1M segments, 32 clients: 67 rps against 81–93 on the event loop), so unless the threads
   // were asked for, such a library searches on the event loop. Unknown (the database out of reach
   // at start): threads, as for SQLite.
-  const useThreads = searchersChosen ? undefined : async () => (await engine.catalog.vectorStore?.().catch(() => undefined))?.mode !== 'pgvector';
+  // Likewise the text encoder's threads: one encodes all the text a database-bound server needs
+  // (each holds the text model, ~120 MB), unless more were asked for.
+  const encodersChosen = opts.encoderThreads !== undefined || encoderThreadsSetting() !== undefined;
+  const useThreads = searchersChosen && encodersChosen ? undefined : async () => {
+    const inDatabase = (await engine.catalog.vectorStore?.().catch(() => undefined))?.mode === 'pgvector';
+    if (inDatabase && !encodersChosen) encoderPool?.setThreads(1);
+    return searchersChosen || !inDatabase;
+  };
   // Searches on threads of their own: this event loop reads requests and writes answers meanwhile.
+  if (searchers === 0) void useThreads?.(); // (sizes the encoder's threads)
   const search = searchers > 0 ? new SearchThreads({ threads: searchers, data: { home, fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) }, libraryRoots }, local: engine.services.search, useThreads }) : undefined;
   const app = await buildServer(search ? { ...engine.services, search } : engine.services, {
     auth: opts.auth,
