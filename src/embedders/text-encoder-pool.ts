@@ -24,6 +24,7 @@ import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
 import { errorFromWire, type WireError } from '../api/errors.js';
 import type { TextEmbedding } from './types.js';
+import { restartDelayMs, watchWorker } from '../threads/watch.js';
 import { workerScript } from '../threads/worker-script.js';
 import type { QueryTextEncoder } from './text-encoder.js';
 
@@ -82,11 +83,8 @@ interface Slot {
   exited: boolean;
   /** The batch in flight (at most one). */
   batch?: { id: number; jobs: Job[] };
-  /** Why it failed, when it did (an 'error' event comes before 'exit'). */
-  failure?: string;
 }
 
-const MAX_RESTART_DELAY_MS = 30_000;
 
 export function cores(): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
@@ -193,18 +191,7 @@ export class TextEncoderPool implements QueryTextEncoder {
     this.counts.started++;
     this.slots.add(slot);
     this.updateRefs();
-    slot.worker.on('message', (msg: WorkerReply) => this.onMessage(slot, msg));
-    slot.worker.on('error', (err) => {
-      slot.failure = err instanceof Error ? err.message : String(err);
-    });
-    const exited = new Promise<void>((resolve) => {
-      slot.worker.once('exit', (code) => {
-        this.exits.delete(exited);
-        this.onExit(slot, code);
-        resolve();
-      });
-    });
-    this.exits.add(exited);
+    watchWorker<WorkerReply>(slot.worker, this.exits, { message: (msg) => this.onMessage(slot, msg), exit: (why) => this.onExit(slot, why) });
   }
 
   /**
@@ -239,19 +226,18 @@ export class TextEncoderPool implements QueryTextEncoder {
     this.scheduleDispatch();
   }
 
-  private onExit(slot: Slot, code: number): void {
+  private onExit(slot: Slot, why: string): void {
     slot.exited = true;
     this.slots.delete(slot);
     if (this.closed) return;
     this.counts.crashed++;
-    const why = slot.failure ?? `exit code ${code}`;
     for (const job of slot.batch?.jobs ?? []) job.reject(new errors.ModelError(`the text encoder thread stopped while encoding (${why}); it was replaced`));
     slot.batch = undefined;
     let delay = 0;
     if (!slot.ready) {
       // It never came up: nothing suggests the next one will, unless another one is up already.
       this.startFailures++;
-      delay = Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** (this.startFailures - 1));
+      delay = restartDelayMs(this.startFailures);
       if (![...this.slots].some((s) => s.ready)) {
         for (const job of this.queue.splice(0)) job.reject(new errors.ModelError(`the text encoder thread could not start (${why})`));
       }

@@ -18,6 +18,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { errorFromWire, ModelError, type WireError } from '../api/errors.js';
+import { watchWorker } from '../threads/watch.js';
 import { workerScript } from '../threads/worker-script.js';
 import type { AnalysisJob, AnalysisKind, AnalysisRunner, AnswerOf } from '../services/analysis.js';
 
@@ -45,7 +46,6 @@ interface Thread {
   job?: Pending;
   /** It has answered a job (a thread that dies before that may never start). */
   served: boolean;
-  failure?: string;
 }
 
 function defaultWorkerUrl(): URL {
@@ -142,18 +142,7 @@ export class AnalysisThreads implements AnalysisRunner {
     const t: Thread = { worker: new Worker(this.workerUrl), served: false };
     this.live.add(t);
     t.worker.unref();
-    t.worker.on('message', (m: FromAnalysisThread) => this.onDone(t, m));
-    t.worker.on('error', (err) => {
-      t.failure = err instanceof Error ? err.message : String(err);
-    });
-    const exited = new Promise<void>((resolve) => {
-      t.worker.once('exit', (code) => {
-        this.exits.delete(exited);
-        this.onExit(t, code);
-        resolve();
-      });
-    });
-    this.exits.add(exited);
+    watchWorker<FromAnalysisThread>(t.worker, this.exits, { message: (m) => this.onDone(t, m), exit: (why) => this.onExit(t, why) });
     return t;
   }
 
@@ -170,10 +159,9 @@ export class AnalysisThreads implements AnalysisRunner {
     this.dispatch();
   }
 
-  private onExit(t: Thread, code: number): void {
+  private onExit(t: Thread, why: string): void {
     this.live.delete(t);
     if (this.closed) return;
-    const why = t.failure ?? `exit code ${code}`;
     const p = t.job;
     t.job = undefined;
     if (p) this.settle(p, () => p.reject(new ModelError(`the analysis thread stopped while analysing (${why}); it is replaced for the next request`)));

@@ -22,6 +22,7 @@ import { errorFromWire, type WireError } from '../api/errors.js';
 import type { Principal } from '../api/principal.js';
 import type { SearchRequest, SearchResponse } from '../api/types.js';
 import type { SearchOptions, SearchPort } from '../services/search.js';
+import { restartDelayMs, watchWorker } from '../threads/watch.js';
 import { workerScript } from '../threads/worker-script.js';
 
 // ---- the wire between the pool and its threads -----------------------------------------------------
@@ -82,10 +83,8 @@ interface Slot {
   ready: boolean;
   exited: boolean;
   inFlight: Set<number>;
-  failure?: string;
 }
 
-const MAX_RESTART_DELAY_MS = 30_000;
 /**
  * A search thread's young generation (V8's default is 16 MB of semi-space): a search's garbage is
  * short-lived (candidate maps, rows, the answer), so fewer, larger scavenges cost less. Measured on
@@ -239,18 +238,7 @@ export class SearchThreads implements SearchPort {
     this.counts.started++;
     this.slots.add(slot);
     slot.worker.unref();
-    slot.worker.on('message', (msg: FromSearchThread) => this.onMessage(slot, msg));
-    slot.worker.on('error', (err) => {
-      slot.failure = err instanceof Error ? err.message : String(err);
-    });
-    const exited = new Promise<void>((resolve) => {
-      slot.worker.once('exit', (code) => {
-        this.exits.delete(exited);
-        this.onExit(slot, code);
-        resolve();
-      });
-    });
-    this.exits.add(exited);
+    watchWorker<FromSearchThread>(slot.worker, this.exits, { message: (msg) => this.onMessage(slot, msg), exit: (why) => this.onExit(slot, why) });
   }
 
   private onMessage(slot: Slot, msg: FromSearchThread): void {
@@ -266,19 +254,18 @@ export class SearchThreads implements SearchPort {
     }
   }
 
-  private onExit(slot: Slot, code: number): void {
+  private onExit(slot: Slot, why: string): void {
     slot.exited = true;
     this.slots.delete(slot);
     if (this.closed) return;
     this.counts.crashed++;
-    const why = slot.failure ?? `exit code ${code}`;
     this.lastFailure = why;
     for (const id of [...slot.inFlight]) this.settle(id, (c) => c.reject(new errors.UnavailableError(`the search thread stopped while searching (${why}); it was replaced: retry`, 1)));
     let delay = 0;
     if (!slot.ready) {
       // It never came up: nothing suggests the next one will, unless another one is up already.
       this.startFailures++;
-      delay = Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** (this.startFailures - 1));
+      delay = restartDelayMs(this.startFailures);
     }
     if (delay === 0) this.spawn();
     else {
