@@ -103,6 +103,7 @@ export async function serveUntilStopped(
     import('../../runtime/search-threads.js'),
   ]);
   const encoderPool = threads > 0 ? new TextEncoderPool({ threads }) : undefined;
+  const libraryRoots = (opts.library ?? []).map((d) => path.resolve(d));
   const engine = new LocalEngine({
     // Query text is encoded on worker threads, so the event loop keeps reading requests.
     textEncoder: encoderPool ? new CachedTextEncoder(encoderPool, DEFAULTS.textCacheEntries) : undefined,
@@ -112,31 +113,32 @@ export async function serveUntilStopped(
     webhooks: { allowPrivate: Boolean(opts.allowPrivateWebhooks) },
     memoryIndex: true,
     // Footage in place is read (served, processed) only from inside these.
-    libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
+    libraryRoots,
   });
-  const libraryRoots = (opts.library ?? []).map((d) => path.resolve(d));
-  // With pgvector the search runs in the database: threads would add connections and CPU, not
-  // speed (1M segments, 32 clients: 67 rps against 81–93 on the event loop), so unless the threads
-  // were asked for, such a library searches on the event loop. Unknown (the database out of reach
-  // at start): threads, as for SQLite.
-  // Likewise the text encoder's threads: one encodes all the text a database-bound server needs
-  // (each holds the text model, ~120 MB), unless more were asked for.
+  // A pgvector library's searches run in the database: search threads would add connections and
+  // CPU, not speed (1M segments, 32 clients: 67 rps against 81–93 on the event loop), and one text
+  // encoder thread encodes all the text such a server needs (each holds the text model, ~120 MB).
+  // So, unless asked for, neither. Unknown (the database out of reach at start): as for SQLite.
   const encodersChosen = opts.encoderThreads !== undefined || encoderThreadsSetting() !== undefined;
-  const useThreads = searchersChosen && encodersChosen ? undefined : async () => {
-    const inDatabase = (await engine.catalog.vectorStore?.().catch(() => undefined))?.mode === 'pgvector';
-    if (inDatabase && !encodersChosen) encoderPool?.setThreads(1);
-    return searchersChosen || !inDatabase;
-  };
+  const inDatabase = searchersChosen && encodersChosen ? Promise.resolve(false) : engine.catalog.vectorStore?.().then((v) => v.mode === 'pgvector', () => false) ?? Promise.resolve(false);
+  if (!encodersChosen) void inDatabase.then((yes) => yes && encoderPool?.setThreads(1));
   // Searches on threads of their own: this event loop reads requests and writes answers meanwhile.
-  if (searchers === 0) void useThreads?.(); // (sizes the encoder's threads)
-  const search = searchers > 0 ? new SearchThreads({ threads: searchers, data: { home, fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) }, libraryRoots }, local: engine.services.search, useThreads }) : undefined;
+  const search =
+    searchers > 0
+      ? new SearchThreads({
+          threads: searchers,
+          data: { home, fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) }, libraryRoots },
+          local: engine.services.search,
+          useThreads: searchersChosen ? undefined : async () => !(await inDatabase),
+        })
+      : undefined;
   const app = await buildServer(search ? { ...engine.services, search } : engine.services, {
     auth: opts.auth,
     keys: engine.catalog.keys,
     syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
     logger: Boolean(opts.log),
     ui: hooks.ui,
-    libraryRoots: (opts.library ?? []).map((d) => path.resolve(d)),
+    libraryRoots,
     // The engine above uses the registry's models: synchronous analyses run on threads of their own.
     analysisThreads: true,
   });
