@@ -213,10 +213,14 @@ export function writeUserConfig(p: Paths, patch: Partial<UserConfig>): UserConfi
  * (docs/engine.md). A value that is not an integer in 0–64 is an error naming where it came from.
  */
 export function searchThreads(flag?: number, env: NodeJS.ProcessEnv = process.env): number {
-  const setting = searchThreadsSetting(env);
-  const [raw, where] = flag !== undefined ? [flag, '--search-threads'] : setting ? [Number(setting), 'VIDEMBED_SEARCH_THREADS'] : [undefined, ''];
+  return threadCount(flag, '--search-threads', searchThreadsSetting(env), 'VIDEMBED_SEARCH_THREADS', 'search on the event loop');
+}
+
+/** A count of a server's threads: the flag, else the variable, else one per core; an integer in 0–64 or an error naming where it came from. */
+function threadCount(flag: number | undefined, flagName: string, setting: string | undefined, envName: string, zero: string): number {
+  const [raw, where] = flag !== undefined ? [flag, flagName] : setting ? [Number(setting), envName] : [undefined, ''];
   if (raw === undefined) return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: search on the event loop)`);
+  if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: ${zero})`);
   return raw;
 }
 
@@ -226,9 +230,5 @@ export function searchThreads(flag?: number, env: NodeJS.ProcessEnv = process.en
  * does. A value that is not an integer in 0–64 is an error naming where it came from.
  */
 export function encoderThreads(flag?: number, env: NodeJS.ProcessEnv = process.env): number {
-  const setting = encoderThreadsSetting(env);
-  const [raw, where] = flag !== undefined ? [flag, '--encoder-threads'] : setting ? [Number(setting), 'VIDEMBED_ENCODER_THREADS'] : [undefined, ''];
-  if (raw === undefined) return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: encode on the event loop)`);
-  return raw;
+  return threadCount(flag, '--encoder-threads', encoderThreadsSetting(env), 'VIDEMBED_ENCODER_THREADS', 'encode on the event loop');
 }

@@ -24,7 +24,7 @@ import { Worker } from 'node:worker_threads';
 import * as errors from '../api/errors.js';
 import { errorFromWire, type WireError } from '../api/errors.js';
 import type { TextEmbedding } from './types.js';
-import { restartDelayMs, watchWorker } from '../threads/watch.js';
+import { restartAfter, restartDelayMs, watchWorker } from '../threads/watch.js';
 import { workerScript } from '../threads/worker-script.js';
 import type { QueryTextEncoder } from './text-encoder.js';
 
@@ -243,15 +243,7 @@ export class TextEncoderPool implements QueryTextEncoder {
       }
     }
     this.updateRefs();
-    if (delay === 0) this.spawn();
-    else {
-      const t = setTimeout(() => {
-        this.restartTimers.delete(t);
-        if (!this.closed) this.spawn();
-      }, delay);
-      t.unref();
-      this.restartTimers.add(t);
-    }
+    restartAfter(delay, this.restartTimers, () => this.closed, () => this.spawn());
   }
 
   private scheduleDispatch(): void {

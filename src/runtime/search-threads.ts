@@ -22,7 +22,7 @@ import { errorFromWire, type WireError } from '../api/errors.js';
 import type { Principal } from '../api/principal.js';
 import type { SearchRequest, SearchResponse } from '../api/types.js';
 import type { SearchOptions, SearchPort } from '../services/search.js';
-import { restartDelayMs, watchWorker } from '../threads/watch.js';
+import { restartAfter, restartDelayMs, watchWorker } from '../threads/watch.js';
 import { workerScript } from '../threads/worker-script.js';
 
 // ---- the wire between the pool and its threads -----------------------------------------------------
@@ -267,16 +267,8 @@ export class SearchThreads implements SearchPort {
       this.startFailures++;
       delay = restartDelayMs(this.startFailures);
     }
-    if (delay === 0) this.spawn();
-    else {
-      const t = setTimeout(() => {
-        this.restartTimers.delete(t);
-        if (!this.closed) this.spawn();
-      }, delay);
-      t.unref();
-      this.restartTimers.add(t);
-      // Searches waiting for a thread when none is up: fail them now with the reason.
-      if (![...this.slots].some((s) => s.ready)) for (const q of this.queue.splice(0)) this.drop(q, this.noThread());
-    }
+    restartAfter(delay, this.restartTimers, () => this.closed, () => this.spawn());
+    // Searches waiting for a thread when none is up and none comes soon: fail them now with the reason.
+    if (delay > 0 && ![...this.slots].some((s) => s.ready)) for (const q of this.queue.splice(0)) this.drop(q, this.noThread());
   }
 }

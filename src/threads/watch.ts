@@ -25,3 +25,17 @@ export function watchWorker<M>(worker: Worker, exits: Set<Promise<void>>, on: { 
 export function restartDelayMs(failures: number): number {
   return Math.min(30_000, 250 * 2 ** (Math.max(1, failures) - 1));
 }
+
+/**
+ * Starts a thread again after `delay` ms (0: now), unless the pool has closed by then; the timer
+ * never keeps the process alive and sits in `timers` meanwhile (close() clears them).
+ */
+export function restartAfter(delay: number, timers: Set<NodeJS.Timeout>, closed: () => boolean, spawn: () => void): void {
+  if (delay === 0) return spawn();
+  const t = setTimeout(() => {
+    timers.delete(t);
+    if (!closed()) spawn();
+  }, delay);
+  t.unref();
+  timers.add(t);
+}

@@ -84,6 +84,8 @@ describe.runIf(existsSync(BUILT) || isCI)('SearchThreads (worker threads, a fake
     const s = threads.stats();
     expect(s.searches).toBe(requests.length);
     expect(s.inFlight).toBe(0);
+    // Both threads come up (on a loaded machine the first may have answered everything before the second was ready).
+    while (threads.readyThreads < 2) await new Promise((r) => setTimeout(r, 10));
     expect(threads.readyThreads).toBe(2);
   });
 
