@@ -19,7 +19,7 @@
  * centres. PostgreSQL: a throwaway cluster (durable settings, shared_buffers 2GB) in
  * VIDEMBED_PGVECTOR_DIR (default: a temp dir), removed afterwards.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,7 +31,7 @@ import { PERCEPTION_EMBEDDER_ID } from '../src/models/perception/id.js';
 import { hybridSearch } from '../src/search/hybrid.js';
 import { PgCatalog } from '../src/store/catalog/postgres.js';
 import { migratePg, openPgPool } from '../src/store/pg/migrate.js';
-import { ensureHnswIndex, hnswBuildMemoryKb, hnswIndexName, packVectors, prepareVectorStore, vectorAt } from '../src/store/pg/vector-store.js';
+import { ensureHnswIndex, hnswBuildMemoryKb, hnswIndexName, packVectors, prepareVectorStore, queryVectorParam, queryVectorSql, vectorAt } from '../src/store/pg/vector-store.js';
 import { findPgBin, freePort, startThrowawayCluster } from '../src/store/pg/throwaway.js';
 import { cpuSecondsOf, percentile, postgresCpuSeconds, procKb, round } from './util.js';
 
@@ -168,12 +168,12 @@ export async function grow(pool: ReturnType<typeof openPgPool>, collectionId: st
   return n;
 }
 
-function startServe(url: string, port: number, home: string): { child: ChildProcess; ready: Promise<void> } {
+function startServe(url: string, port: number, home: string, bin: string, env: Record<string, string> = {}): { child: ChildProcess; ready: Promise<void> } {
   // VIDEMBED_PGVECTOR_SERVE_PROFILE=dir: serve runs under Node's sampling profiler (a .cpuprofile in dir at its exit).
   const profile = process.env.VIDEMBED_PGVECTOR_SERVE_PROFILE;
   const node = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-  const child = spawn(process.execPath, [...node, BIN, 'serve', '--port', String(port), '--no-worker', '--no-auth'], {
-    env: { ...process.env, VIDEMBED_HOME: home, VIDEMBED_DATABASE_URL: url, VIDEMBED_WARM_IDLE_MS: '0' },
+  const child = spawn(process.execPath, [...node, bin, 'serve', '--port', String(port), '--no-worker', '--no-auth'], {
+    env: { ...process.env, VIDEMBED_HOME: home, VIDEMBED_DATABASE_URL: url, VIDEMBED_WARM_IDLE_MS: '0', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const ready = new Promise<void>((resolve, reject) => {
@@ -193,6 +193,207 @@ async function search(base: string, collectionId: string, like: { video_id: stri
   return r.statusCode;
 }
 
+export interface ServeLoadOptions {
+  url: string;
+  home: string;
+  collectionId: string;
+  /** The collection's videos (big_0 … big_{videos-1}, 25 segments each: the moments the clients ask for). */
+  videos: number;
+  /** The cluster's data dir (its processes' CPU is counted). */
+  pgData: string;
+  /** A pool on the cluster when it loads pg_stat_statements: the statements that took its time are reported. */
+  statements?: ReturnType<typeof openPgPool>;
+  /** Another build's CLI (a comparison on the same library); default this checkout's. */
+  bin?: string;
+  /** Seconds of the same load before the measured 20 s (default none: the bench's one-client runs warmed the cache). */
+  warmupS?: number;
+  /** What `serve`'s environment adds (a setting under test). */
+  env?: Record<string, string>;
+}
+
+/**
+ * `vidembed serve` started on the library: time from spawn to its first answered search, then 32
+ * clients searching by a stored moment for 20 s: requests/s, errors, p50/p99, the CPU each request
+ * cost the server's process (all threads), the cluster's processes and these clients, and RSS.
+ */
+export async function serveLoad(o: ServeLoadOptions): Promise<{ startMs: number; load: Record<string, unknown> }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const like = { video_id: 'big_0', t: 1 };
+  const started = performance.now();
+  const serve = startServe(o.url, port, o.home, o.bin ?? BIN, o.env);
+  try {
+    await serve.ready;
+    for (let code = 0; code !== 200; ) {
+      code = await search(base, o.collectionId, like).catch(() => 0);
+      if (performance.now() - started > 120_000) throw new Error(`serve answered no search in 120 s (last status ${code})`);
+      if (code !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    const startMs = performance.now() - started;
+    const rssAfterStart = round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0);
+    const clients = async (seconds: number, times: number[]): Promise<number> => {
+      let errors = 0;
+      const until = performance.now() + seconds * 1000;
+      const client = async (k: number) => {
+        const r = rng(k + 1);
+        while (performance.now() < until) {
+          const t0 = performance.now();
+          const code = await search(base, o.collectionId, { video_id: `big_${Math.floor(r() * o.videos)}`, t: Math.floor(r() * PER_VIDEO) * 4 + 1 }).catch(() => 0);
+          times.push(performance.now() - t0);
+          if (code !== 200) errors++;
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, (_, k) => client(k)));
+      return errors;
+    };
+    if (o.warmupS) await clients(o.warmupS, []);
+    // Where the CPU goes (2 cores: 100 rps leaves 20 CPU-ms a request for everything): the
+    // server's process (all its threads), the cluster's processes, and these 32 clients.
+    if (o.statements) await o.statements.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+    const cpu0 = { serve: cpuSecondsOf(serve.child.pid!), postgres: postgresCpuSeconds(o.pgData), clients: process.cpuUsage() };
+    const l0 = performance.now();
+    const times: number[] = [];
+    const errors = await clients(20, times);
+    const seconds = (performance.now() - l0) / 1000;
+    const clientsCpu = process.cpuUsage(cpu0.clients);
+    const perRequest = (s: number) => round((s * 1000) / Math.max(1, times.length), 1);
+    const load = {
+      clients: 32,
+      seconds: round(seconds, 1),
+      requests: times.length,
+      rps: round(times.length / seconds, 1),
+      errors,
+      ...stats(times),
+      cpu_ms_per_request: {
+        serve: perRequest(cpuSecondsOf(serve.child.pid!) - cpu0.serve),
+        postgres: perRequest(postgresCpuSeconds(o.pgData) - cpu0.postgres),
+        clients: perRequest((clientsCpu.user + clientsCpu.system) / 1e6),
+      },
+      ...(o.statements ? { statements: await topStatements(o.statements, times.length) } : {}),
+      rss_after_start_mb: rssAfterStart,
+      rss_after_load_mb: round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0),
+      rss_peak_mb: round(procKb(serve.child.pid!, 'VmHWM') / 1024, 0),
+      load_average_1min: round(os.loadavg()[0]),
+    };
+    return { startMs: round(startMs), load };
+  } finally {
+    serve.child.kill('SIGTERM');
+    await new Promise((r) => serve.child.once('exit', r));
+  }
+}
+
+/** VIDEMBED_PGVECTOR_EF_SWEEP=40,100,…: the ef_search values whose recall and latency are measured. */
+function efSweepSetting(): number[] {
+  const efSweep = (process.env.VIDEMBED_PGVECTOR_EF_SWEEP ?? '').split(',').filter(Boolean).map(Number);
+  if (efSweep.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) throw new Error('VIDEMBED_PGVECTOR_EF_SWEEP: integers from 1 to 1000, comma-separated');
+  return efSweep;
+}
+
+/**
+ * On a kept library: recall@10 and one client's latency of the vector search (k = 200, as the
+ * bench's own sweep) for each ef_search, against an exact answer (a sequential scan of the big
+ * collection, ~1-2 s a query at 1M, kept in `truthFile` for the next run). The queries are the
+ * bench's own (the same centres and seed: VIDEMBED_PGVECTOR_CENTRES as when it was built).
+ */
+async function reusedSweep(info: { url: string; collections: { big: string } }, efs: number[], truthFile: string): Promise<Record<string, unknown>[]> {
+  const c = centres(rng(20261201));
+  const qShapes = new Shapes(c.list, 7);
+  const queries = Array.from({ length: QUERIES }, () => qShapes.near(qShapes.pick(c.list), 0.5));
+  const raw = openPgPool(info.url, 2);
+  let truth: number[][];
+  try {
+    truth = existsSync(truthFile) ? (JSON.parse(readFileSync(truthFile, 'utf8')) as number[][]) : [];
+    if (truth.length !== queries.length) {
+      phase(`exact top 10 of ${queries.length} queries (sequential scans; kept in ${truthFile})`);
+      truth = [];
+      for (const q of queries) {
+        const { rows } = await raw.query<{ id: number }>(
+          `SELECT id::float8 AS id FROM segments WHERE collection_id = $1 AND dim = ${DIM} ORDER BY vec <=> ${queryVectorSql('$2', DIM)}, id LIMIT 10`,
+          [info.collections.big, queryVectorParam(q)],
+        );
+        truth.push(rows.map((r) => r.id));
+      }
+      writeFileSync(truthFile, JSON.stringify(truth));
+    }
+  } finally {
+    await raw.end();
+  }
+  const out: Record<string, unknown>[] = [];
+  for (const ef of efs) {
+    phase(`ef_search ${ef}: ${queries.length} vector searches, k = 200`);
+    const swept = new PgCatalog(openPgPool(info.url, 2), true, { vectorSettings: { ...pgVectorSettings(), efSearch: ef } });
+    try {
+      const times: number[] = [];
+      let hits = 0;
+      for (const [i, q] of queries.entries()) {
+        const t = performance.now();
+        const got = await swept.segments.forSearch!().candidates(info.collections.big, DIM, q, 200, {}, []);
+        times.push(performance.now() - t);
+        const top = [...got].sort((a, b) => b[1].similarity - a[1].similarity || a[0] - b[0]).slice(0, 10).map(([id]) => id);
+        hits += top.filter((id) => truth[i].includes(id)).length / 10;
+      }
+      out.push({ ef_search: ef, recall_at_10: round(hits / queries.length, 4), ...stats(times) });
+    } finally {
+      await swept.close();
+    }
+  }
+  return out;
+}
+
+/**
+ * VIDEMBED_PGVECTOR_REUSE=DIR/INFO.json (a library kept by VIDEMBED_PGVECTOR_KEEP=1): only the
+ * 32 clients through `serve`, on the same data, in minutes instead of a rebuild. The cluster is
+ * started again (with the settings it ran with, its postmaster.opts) when it is not running.
+ * VIDEMBED_PGVECTOR_BUILDS=name=path/to/bin/vidembed,… compares builds (default: this checkout),
+ * VIDEMBED_PGVECTOR_ROUNDS (default 2) runs them alternating; each round has 5 s of warm-up
+ * (VIDEMBED_PGVECTOR_WARMUP_S) before its measured 20 s. VIDEMBED_PGVECTOR_SERVE_ENV=K=V;K=V adds
+ * to every `serve`'s environment (a setting under test); `name=path|K=V|K=V` to one build's.
+ */
+export async function benchPgvectorReuse(infoFile: string): Promise<Record<string, unknown>> {
+  const info = JSON.parse(readFileSync(infoFile, 'utf8')) as { url: string; home: string; collections: { big: string }; data: string };
+  const pool = openPgPool(info.url, 2);
+  pool.on('error', () => {});
+  try {
+    if (!(await pool.query('SELECT 1').then(() => true, () => false))) {
+      const opts = readFileSync(path.join(info.data, 'postmaster.opts'), 'utf8').trim();
+      const args = opts.slice(opts.indexOf(' ') + 1); // the options after the server binary
+      const bin = findPgBin()!;
+      const cmd = ['-D', info.data, '-l', path.join(path.dirname(info.data), 'server.log'), '-w', '-t', '120', '-o', args.replace(/"/g, ''), 'start'];
+      if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), ...cmd], { stdio: 'ignore', cwd: '/' });
+      else execFileSync(path.join(bin, 'pg_ctl'), cmd, { stdio: 'ignore' });
+    }
+    const { rows } = await pool.query<{ n: number; statements: boolean }>(
+      `SELECT (SELECT coalesce(sum(n), 0) FROM segment_counts WHERE collection_id = $1)::float8 AS n,
+              EXISTS (SELECT 1 FROM pg_settings WHERE name = 'shared_preload_libraries' AND setting LIKE '%pg_stat_statements%') AS statements`,
+      [info.collections.big],
+    );
+    const envOf = (list: string[]) => Object.fromEntries(list.filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    const env = envOf((process.env.VIDEMBED_PGVECTOR_SERVE_ENV ?? '').split(';'));
+    // name=path/to/bin/vidembed, optionally followed by |K=V|K=V: that build's own environment.
+    const builds = (process.env.VIDEMBED_PGVECTOR_BUILDS ?? `this=${BIN}`).split(',').map((b) => {
+      const [spec, ...own] = b.split('|');
+      const at = spec.indexOf('=');
+      return { name: spec.slice(0, at), bin: path.resolve(spec.slice(at + 1)), env: { ...env, ...envOf(own) } };
+    });
+    const rounds = Number(process.env.VIDEMBED_PGVECTOR_ROUNDS ?? 2);
+    const efSweep = efSweepSetting();
+    const warmupS = Number(process.env.VIDEMBED_PGVECTOR_WARMUP_S ?? 5);
+    const sweep = efSweep.length ? await reusedSweep(info, efSweep, path.join(path.dirname(infoFile), 'truth.json')) : undefined;
+    const out: Record<string, unknown>[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const b of builds) {
+        phase(`round ${r + 1}: ${b.name} serve, 32 clients for 20 s`);
+        const got = await serveLoad({ url: info.url, home: info.home, collectionId: info.collections.big, videos: Math.floor(rows[0].n / PER_VIDEO), pgData: info.data, statements: rows[0].statements ? pool : undefined, bin: b.bin, warmupS, env: b.env });
+        process.stderr.write(`pgvector bench: ${b.name}: ${JSON.stringify(got.load.rps)} rps, cpu ${JSON.stringify(got.load.cpu_ms_per_request)}\n`);
+        out.push({ round: r + 1, build: b.name, serve_env: b.env, serve_start_to_first_search_ms: got.startMs, serve_32_clients_like_search: got.load });
+      }
+    }
+    return { reused: infoFile, segments: rows[0].n, serve_env: env, ...(sweep ? { ef_search_sweep_k200: sweep } : {}), runs: out };
+  } finally {
+    await pool.end().catch(() => {});
+  }
+}
+
 /**
  * maintenance_work_mem for building the HNSW index over `segments` 512-d rows: the whole graph in
  * memory, as the product sizes it (hnswBuildMemoryKb: the halfvec + its neighbour lists at this m,
@@ -208,16 +409,20 @@ export function buildMemoryFor(segments: number, m: number, total = os.totalmem(
 
 /** The statements that took the cluster's time (planning + execution), per request of the load. */
 async function topStatements(pool: ReturnType<typeof openPgPool>, requests: number): Promise<Array<Record<string, unknown>>> {
-  const { rows } = await pool.query<{ query: string; calls: string; plan_ms: number; exec_ms: number; rows: string }>(
-    `SELECT query, calls::text, total_plan_time AS plan_ms, total_exec_time AS exec_ms, rows::text FROM pg_stat_statements
-     WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_plan_time + total_exec_time DESC LIMIT 10`,
+  const { rows } = await pool.query<{ query: string; calls: string; plan_ms: number; exec_ms: number; rows: string; hit: string; read: string }>(
+    `SELECT query, calls::text, total_plan_time AS plan_ms, total_exec_time AS exec_ms, rows::text, shared_blks_hit::text AS hit, shared_blks_read::text AS read
+     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_plan_time + total_exec_time DESC LIMIT 10`,
   );
   const n = Math.max(1, requests);
+  const perCall = (x: string | number, calls: string) => Number(x) / Math.max(1, Number(calls));
   return rows.map((r) => ({
     ms_per_request: round((r.plan_ms + r.exec_ms) / n, 2),
     calls_per_request: round(Number(r.calls) / n, 2),
     plan_ms_per_call: round(r.plan_ms / Math.max(1, Number(r.calls)), 3),
-    rows_per_call: round(Number(r.rows) / Math.max(1, Number(r.calls)), 1),
+    rows_per_call: round(perCall(r.rows, r.calls), 1),
+    // Shared buffers found in PostgreSQL's cache and read from outside it (the OS page cache or disk), per call.
+    buffers_hit_per_call: round(perCall(r.hit, r.calls), 1),
+    buffers_read_per_call: round(perCall(r.read, r.calls), 1),
     query: r.query.replace(/\s+/g, ' ').slice(0, 200),
   }));
 }
@@ -241,13 +446,13 @@ function where(): string {
 }
 
 export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
+  if (process.env.VIDEMBED_PGVECTOR_REUSE) return benchPgvectorReuse(process.env.VIDEMBED_PGVECTOR_REUSE);
   const sizes = (process.env.VIDEMBED_PGVECTOR_SIZES ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
   if (!findPgBin()) return { skipped: 'PostgreSQL server not installed' };
   const parent = process.env.VIDEMBED_PGVECTOR_DIR;
   // The library's settings as a user's environment gives them (VIDEMBED_PG_HNSW_M, …; defaults in src/env.ts).
   const settings = pgVectorSettings();
-  const efSweep = (process.env.VIDEMBED_PGVECTOR_EF_SWEEP ?? '').split(',').filter(Boolean).map(Number);
-  if (efSweep.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) throw new Error('VIDEMBED_PGVECTOR_EF_SWEEP: integers from 1 to 1000, comma-separated');
+  const efSweep = efSweepSetting();
   // shared_buffers: 2 GB, or an eighth of a smaller machine; one parallel maintenance worker at most
   // (2 cores here: the leader and one worker), and the log keeps what a dying backend says.
   const sharedBuffers = `${Math.min(2048, Math.floor(os.totalmem() / 1048576 / 8))}MB`;
@@ -399,66 +604,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
 
       // The server: start → first answered search, RSS, then 32 clients.
       phase(`serve at ${n + SMALL_OWNER} segments: start, then 32 clients for 20 s`);
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const like = { video_id: 'big_0', t: 1 };
-      const started = performance.now();
-      const serve = startServe(url, port, home);
-      let startMs = 0;
-      let load: Record<string, unknown> = {};
-      try {
-        await serve.ready;
-        for (let code = 0; code !== 200; ) {
-          code = await search(base, big, like).catch(() => 0);
-          if (performance.now() - started > 120_000) throw new Error(`serve answered no search in 120 s (last status ${code})`);
-          if (code !== 200) await new Promise((r) => setTimeout(r, 20));
-        }
-        startMs = performance.now() - started;
-        const rssAfterStart = round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0);
-        const videos = Math.floor(n / PER_VIDEO);
-        const times: number[] = [];
-        let errors = 0;
-        const until = performance.now() + 20_000;
-        const client = async (k: number) => {
-          const r = rng(k + 1);
-          while (performance.now() < until) {
-            const t0 = performance.now();
-            const code = await search(base, big, { video_id: `big_${Math.floor(r() * videos)}`, t: Math.floor(r() * PER_VIDEO) * 4 + 1 }).catch(() => 0);
-            times.push(performance.now() - t0);
-            if (code !== 200) errors++;
-          }
-        };
-        // Where the CPU goes (2 cores: 100 rps leaves 20 CPU-ms a request for everything): the
-        // server's process (all its threads), the cluster's processes, and these 32 clients.
-        const pgData = path.join(cluster.dir, 'data');
-        if (statements) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
-        const cpu0 = { serve: cpuSecondsOf(serve.child.pid!), postgres: postgresCpuSeconds(pgData), clients: process.cpuUsage() };
-        const l0 = performance.now();
-        await Promise.all(Array.from({ length: 32 }, (_, k) => client(k)));
-        const seconds = (performance.now() - l0) / 1000;
-        const clientsCpu = process.cpuUsage(cpu0.clients);
-        const perRequest = (s: number) => round((s * 1000) / Math.max(1, times.length), 1);
-        load = {
-          clients: 32,
-          seconds: round(seconds, 1),
-          requests: times.length,
-          rps: round(times.length / seconds, 1),
-          errors,
-          ...stats(times),
-          cpu_ms_per_request: {
-            serve: perRequest(cpuSecondsOf(serve.child.pid!) - cpu0.serve),
-            postgres: perRequest(postgresCpuSeconds(pgData) - cpu0.postgres),
-            clients: perRequest((clientsCpu.user + clientsCpu.system) / 1e6),
-          },
-          ...(statements ? { statements: await topStatements(pool, times.length) } : {}),
-          rss_after_start_mb: rssAfterStart,
-          rss_after_load_mb: round(procKb(serve.child.pid!, 'VmRSS') / 1024, 0),
-          rss_peak_mb: round(procKb(serve.child.pid!, 'VmHWM') / 1024, 0),
-        };
-      } finally {
-        serve.child.kill('SIGTERM');
-        await new Promise((r) => serve.child.once('exit', r));
-      }
+      const { startMs, load } = await serveLoad({ url, home, collectionId: big, videos: Math.floor(n / PER_VIDEO), pgData: path.join(cluster.dir, 'data'), statements: statements ? pool : undefined });
       const row = {
         segments: n + SMALL_OWNER,
         insert_s: round(insertS, 1),
@@ -472,7 +618,7 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
         ...(sweep.length ? { ef_search_sweep_k200: sweep } : {}),
         filtered_search_k200_one_label_in_5: { ...stats(filteredTimes), full_pages: `${filteredFull}/50` },
         small_owner_2000_segments_k200: { ...stats(smallTimes), full_pages: `${smallFull}/50`, other_owner_rows: foreign },
-        serve_start_to_first_search_ms: round(startMs),
+        serve_start_to_first_search_ms: startMs,
         serve_32_clients_like_search: load,
         load_average_1min: round(os.loadavg()[0]),
       };
