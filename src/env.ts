@@ -230,6 +230,27 @@ export function pgBinSetting(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_PG_BIN) ? env.VIDEMBED_PG_BIN : undefined;
 }
 
+/**
+ * VIDEMBED_PG_POOL: the connections a process keeps to a PostgreSQL library at most (default 8;
+ * 1..100). Every server, worker and CLI process has its own pool; docs/scale.md "Connections".
+ */
+export function pgPoolSize(env: Env = process.env): number {
+  return intIn('VIDEMBED_PG_POOL', env.VIDEMBED_PG_POOL, 1, 100, PG_POOL_DEFAULT);
+}
+export const PG_POOL_DEFAULT = 8;
+
+/**
+ * VIDEMBED_PG_PREPARED: each connection runs its parameterised reads as named statements, parsed
+ * once and planned from the plan cache (default on; `0` turns it off, for a connection pooler that
+ * cannot keep them: PgBouncer in transaction mode before 1.21 or without max_prepared_statements).
+ */
+export function pgPreparedStatements(env: Env = process.env): boolean {
+  const v = (env.VIDEMBED_PG_PREPARED ?? '').trim().toLowerCase();
+  if (v === '' || v === '1' || v === 'on') return true;
+  if (v === '0' || v === 'off') return false;
+  throw new Error(`VIDEMBED_PG_PREPARED must be 1 or 0 (on or off), not "${env.VIDEMBED_PG_PREPARED}"`);
+}
+
 // ---- vector search on PostgreSQL (docs/scale.md "pgvector") ------------------------------------
 
 export type PgVectorRequest = 'auto' | 'pgvector' | 'memory';

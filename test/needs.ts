@@ -65,6 +65,7 @@ export const FILE_NEEDS: Record<string, Need[]> = {
   'test/e2e/ocr.test.ts': ['shared'],
   'test/e2e/pg-cluster.test.ts': ['shared', 'postgres'],
   'test/e2e/pg-outage.test.ts': ['shared', 'postgres'],
+  'test/e2e/pg-prepared.test.ts': ['postgres'],
   'test/e2e/pgvector.test.ts': ['postgres'],
   'test/e2e/phash.test.ts': ['shared'],
   'test/e2e/pixel-thread.test.ts': ['shared'],

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { databaseUrl, pgVectorRequest, pgVectorSettings } from '../env.js';
+import { databaseUrl, pgPoolSize, pgVectorRequest, pgVectorSettings } from '../env.js';
 import { openSqliteCatalog } from './catalog/sqlite.js';
 import { PgCatalog } from './catalog/postgres.js';
 import type { Catalog } from './catalog/types.js';
@@ -20,7 +20,7 @@ export function openCatalog(sqliteFile: string, opts: { memoryIndex?: boolean; d
   const request = pgVectorRequest();
   const settings = pgVectorSettings();
   let status: VectorStoreStatus | undefined;
-  const pool = lazilyMigratedPool(url, opts.poolSize ?? 8, async (raw) => {
+  const pool = lazilyMigratedPool(url, opts.poolSize ?? pgPoolSize(), async (raw) => {
     status = await prepareVectorStore(raw, request, settings);
   });
   return new PgCatalog(pool, true, { vectorSettings: settings, vectorStatus: () => status });

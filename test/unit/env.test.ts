@@ -29,6 +29,18 @@ describe('src/env.ts', () => {
     expect(env.inCi({ CI: 'true' })).toBe(true);
   });
 
+  it('PostgreSQL connections: the pool size (VIDEMBED_PG_POOL) and named statements (VIDEMBED_PG_PREPARED)', () => {
+    expect(env.pgPoolSize({})).toBe(8);
+    expect(env.pgPoolSize({ VIDEMBED_PG_POOL: '3' })).toBe(3);
+    expect(() => env.pgPoolSize({ VIDEMBED_PG_POOL: '0' })).toThrow(/VIDEMBED_PG_POOL must be an integer from 1 to 100/);
+    expect(() => env.pgPoolSize({ VIDEMBED_PG_POOL: 'lots' })).toThrow(/VIDEMBED_PG_POOL/);
+    expect(env.pgPreparedStatements({})).toBe(true);
+    expect(env.pgPreparedStatements({ VIDEMBED_PG_PREPARED: 'off' })).toBe(false);
+    expect(env.pgPreparedStatements({ VIDEMBED_PG_PREPARED: '0' })).toBe(false);
+    expect(env.pgPreparedStatements({ VIDEMBED_PG_PREPARED: 'ON' })).toBe(true);
+    expect(() => env.pgPreparedStatements({ VIDEMBED_PG_PREPARED: 'maybe' })).toThrow(/VIDEMBED_PG_PREPARED must be 1 or 0/);
+  });
+
   it('the library and the models: VIDEMBED_HOME, else an existing ~/.vidembed, else XDG on Linux (issue 33)', () => {
     const none = () => false;
     const legacy = (p: string) => p === '/home/ann/.vidembed';

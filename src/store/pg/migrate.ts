@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { PG_MIGRATIONS } from './migrations.js';
 import { refuseNewer } from '../migrations.js';
+import { pgPreparedStatements } from '../../env.js';
+import { nameStatements } from './prepared.js';
 
 export { PG_MIGRATIONS };
 
@@ -50,7 +52,8 @@ export async function pgSchemaVersion(pool: pg.Pool): Promise<number> {
  * the pool emit 'error'; unhandled, that would end the process, so it is only noted here — the
  * next query gets a fresh connection or fails with its own error.
  */
-export function openPgPool(url: string, max = 4): pg.Pool {
+export function openPgPool(url: string, max = 4, opts: { prepared?: boolean } = {}): pg.Pool {
+  const prepared = opts.prepared ?? pgPreparedStatements();
   // A server that does not answer (a partition rather than a refusal) fails a checkout in 10 s
   // instead of never: the caller sees an outage (503, a worker's backoff), not a hang.
   const pool = new pg.Pool({
@@ -65,6 +68,8 @@ export function openPgPool(url: string, max = 4): pg.Pool {
     // not a startup option, so poolers that refuse unknown startup parameters (PgBouncer) connect.
     onConnect: async (client: pg.ClientBase) => {
       await client.query('SET jit = off');
+      // Reads as named statements (src/store/pg/prepared.ts; VIDEMBED_PG_PREPARED=0: off).
+      if (prepared) nameStatements(client);
     },
   });
   pool.on('error', (err) => {
