@@ -85,6 +85,9 @@ export const MAX_SEARCH_HITS = LIMITS.maxSearchHits;
 /** Videos whose evidence is weighed in full: the best by the cheap pre-ranking, and every spoken match. */
 const SHORTLIST = { min: 50, perResult: 3 };
 
+/** How many videos a page of `topK` weighs in full (the best by pre-rank). */
+const shortlistDepth = (topK: number) => Math.max(SHORTLIST.min, SHORTLIST.perResult * topK);
+
 /**
  * Hybrid search. Candidates come from the vector index (the picture), the keyword index (words
  * analysis saw or read) and the transcripts (what is said). A segment's pre-rank is its cosine
@@ -156,7 +159,16 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   // Vector side: the k nearest segments, the keyword hits and the spoken ones, with their
   // similarities — exact, or approximate within a margin (the in-memory index), re-scored below
   // where they can matter.
-  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...said.keys()])], input.excludeSegmentIds);
+  //
+  // Only the videos the shortlist weighs can be results: once the nearest hold that many videos, a
+  // segment further down can place no other video among them (its pre-rank is its similarity,
+  // below theirs; keyword and spoken matches come as `also` whatever k). So the catalog may stop
+  // reading there (`videos`; pgvector reads a third fewer rows at 1M) — except where more of the
+  // candidates count: every video is weighed (min_confidence), a common word is looked up among
+  // them, or the picture check reads their frames. The left-out videos are counted on top, in
+  // case a catalog sees their segments.
+  const enough = input.minConfidence === undefined && !input.verify && common.length === 0 ? shortlistDepth(input.topK) + (input.excludeVideoIds?.size ?? 0) : undefined;
+  const scored = await segments.candidates(input.collectionId, input.dim, input.queryVector, k, input.filter, [...new Set([...keyword.keys(), ...said.keys()])], input.excludeSegmentIds, enough);
   if (common.length) {
     const among = await segments.termsAmong(input.collectionId, common, [...scored.keys()], input.filter);
     for (const [t, ids] of among) {
@@ -183,7 +195,7 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   }
   // Weighed in full: the best by pre-rank (all of them with min_confidence), and each video's
   // segments where the query is said (and counts). Only as many videos are put in order as are used.
-  const depth = input.minConfidence === undefined ? Math.max(SHORTLIST.min, SHORTLIST.perResult * input.topK) : bestPerVideo.size;
+  const depth = input.minConfidence === undefined ? shortlistDepth(input.topK) : bestPerVideo.size;
   const preRanked = bestFirst([...bestPerVideo.entries()], Math.max(depth, PICTURE_CHECK.videos), (a, b) => b[1].relevance - a[1].relevance || a[1].segmentId - b[1].segmentId);
   const weigh = new Map<string, Set<number>>();
   for (const [videoId, best] of preRanked.slice(0, depth)) weigh.set(videoId, new Set([best.segmentId]));

@@ -300,6 +300,41 @@ export function conformance(backend: () => Backend): void {
       expectSame(await c.segments.candidates(col, DIM, q, 3, {}, [], []), expected(all, q, 3));
     });
 
+    it('candidates with `videos`: at least every one of the k nearest up to the first that brings the count of videos to `videos`, never one outside the k', async () => {
+      // Eight videos of twelve moments each, each video around a direction of its own.
+      const col = await collection();
+      const all: Array<{ row: SegmentRow; vector: Float32Array }> = [];
+      for (let v = 0; v < 8; v++) {
+        const id = await video(col);
+        const a = (v * Math.PI) / 9;
+        const vectors = Array.from({ length: 12 }, (_, i) => vec(Math.cos(a) + 0.01 * i, Math.sin(a), 0.05 * ((i * 7) % 5), 0.03 * v));
+        await c.segments.replaceForVideo(id, col, DIM, vectors.map((x, i) => seg(i, x)));
+        (await c.segments.listForVideo(id)).forEach((row) => all.push({ row, vector: vectors[row.idx] }));
+      }
+      const q = vec(1, 0.05, 0, 0);
+      const k = 60;
+      const nearest = all.map(({ row, vector }) => ({ id: row.id, video: row.video_id, similarity: cosine(vector, q) })).sort((a, b) => b.similarity - a.similarity || a.id - b.id);
+      const topK = new Set(nearest.slice(0, k).map((h) => h.id));
+      for (const videos of [1, 2, 3, 5, 8, 20]) {
+        const seen = new Set<string>();
+        const upTo = nearest.findIndex((h) => seen.add(h.video).size === Math.min(videos, 8));
+        const needed = nearest.slice(0, Math.min(k, videos > 8 ? k : upTo + 1));
+        const got = await c.segments.candidates(col, DIM, q, k, {}, [], [], videos);
+        for (const h of needed) {
+          expect(got.has(h.id)).toBe(true);
+          expect(Math.abs(got.get(h.id)!.similarity - h.similarity)).toBeLessThanOrEqual(got.get(h.id)!.margin + 1e-5);
+        }
+        for (const id of got.keys()) expect(topK.has(id)).toBe(true);
+        if (videos > 8) expect(got.size).toBe(k); // fewer videos than asked for: all k
+      }
+      // With `also`, `exclude` and a filter as without `videos`.
+      const far = nearest.at(-1)!.id;
+      const got = await c.segments.candidates(col, DIM, q, k, {}, [far], [nearest[0].id], 2);
+      expect(got.has(far)).toBe(true);
+      expect(got.has(nearest[0].id)).toBe(false);
+      expect(got.has(nearest[1].id)).toBe(true);
+    });
+
     it('similarities: exact cosine of the ids that exist, agreeing with candidates', async () => {
       const { col, all, otherId } = await scene();
       const q = vec(0.3, -0.2, 0.9, 0.1);

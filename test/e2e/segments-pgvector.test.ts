@@ -53,3 +53,44 @@ for (const [name, settings] of [
     });
   });
 }
+
+/** Every search through the HNSW index (small collections too). */
+const THROUGH_INDEX = { ...PG_VECTOR_DEFAULTS, exactBelow: 0 };
+
+describe.skipIf(!ok)('pgvector: candidates read nearest first until they hold the videos asked for', () => {
+  const db = usePgTestDatabase(PG_TABLES);
+  beforeAll(async () => {
+    const pool = openPgPool(db.url, 1);
+    try {
+      await usePgvector(pool, THROUGH_INDEX);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('with `videos`, the index scan stops reading once the nearest hold that many videos; a filter that runs the scan dry still fills the page', async () => {
+    const c = new PgCatalog(openPgPool(db.url, 3), true, { vectorSettings: THROUGH_INDEX });
+    try {
+      const col = (await c.collections.insert({ name: 'enough', description: '', model: 'test', dim: DIM })).id;
+      // Twenty videos of ten near-identical moments, each video around its own direction; one moment in ten is a close-up.
+      for (let v = 0; v < 20; v++) {
+        await c.videos.insert({ id: `vid_e${v}`, collection_id: col, filename: `${v}.mp4`, blob_key: `videos/e${v}`, size_bytes: 1 });
+        const a = (v * Math.PI) / 40;
+        await c.segments.replaceForVideo(`vid_e${v}`, col, DIM, Array.from({ length: 10 }, (_, i) => seg(i, vec(Math.cos(a), Math.sin(a), 0.01 * i, 0), { tags: { shot_size: i === 0 ? 'close' : 'wide' } })));
+      }
+      const q = vec(1, 0, 0, 0);
+      const all = await c.segments.forSearch!().candidates(col, DIM, q, 150, {}, []);
+      expect(all.size).toBe(150);
+      // Three videos are held by the nearest 21-30 moments; the scan reads those and the re-rank's margin (16), not 150.
+      const few = await c.segments.forSearch!().candidates(col, DIM, q, 150, {}, [], [], 3);
+      expect(few.size).toBeGreaterThanOrEqual(21);
+      expect(few.size).toBeLessThanOrEqual(30 + 16);
+      for (const [id, s] of few) expect(s.similarity).toBeCloseTo(all.get(id)!.similarity, 6);
+      // Close-ups only: 20 of them, one per video; asked for 25 videos, the scan runs dry and every one comes back.
+      const close = await c.segments.forSearch!().candidates(col, DIM, q, 30, { shot_size: 'close' }, [], [], 25);
+      expect(close.size).toBe(20);
+    } finally {
+      await c.close();
+    }
+  });
+});

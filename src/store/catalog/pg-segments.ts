@@ -297,6 +297,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
     filter: TagFilter,
     also: number[],
     exclude: number[] = [],
+    videos?: number,
   ): Promise<Map<number, { similarity: number; margin: number }>> {
     checkDim(dim);
     const left = new Set(exclude);
@@ -308,7 +309,7 @@ export class PgSegmentsCatalog implements SegmentsCatalog {
       // The index scan and the exact scores of the others (keyword and spoken matches, with their
       // videos, so videosOf needs no query of its own) side by side, on two connections: both are
       // exact, so a segment in both gets the same similarity either way.
-      const [nearest, others] = await Promise.all([this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store), exclude), this.sql.scored(dim, also, query)]);
+      const [nearest, others] = await Promise.all([this.sql.nearest(collectionId, dim, query, k, filter, counts.n, indexKind(store), exclude, videos), this.sql.scored(dim, also, query)]);
       for (const r of [...nearest, ...others]) {
         out.set(r.id, { similarity: r.similarity, margin: 0 });
         this.pin?.videoOf.set(r.id, r.video_id);

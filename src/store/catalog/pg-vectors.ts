@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import Cursor from 'pg-cursor';
 import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../env.js';
 import { filterEntries } from '../labels.js';
 import { isClient, type Queryable } from '../pg/migrate.js';
@@ -101,6 +102,7 @@ export class PgvectorSearch {
     n: number,
     kind: 'halfvec' | 'vector',
     exclude: number[] = [],
+    videos?: number,
   ): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
     if (k <= 0 || n === 0) return [];
     const qt = queryVectorParam(unit(query));
@@ -121,6 +123,22 @@ export class PgvectorSearch {
         return rows;
       });
     if (n <= this.settings.exactBelow || dim > HNSW_MAX_DIM[kind]) return exact();
+    if (videos !== undefined && videos > 0) {
+      // Read nearest first until the candidates hold `videos` videos (SegmentsCatalog.candidates).
+      const got = await this.on((c) =>
+        readUntilVideos(
+          c,
+          `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM segments
+           WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip}
+           ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $4`,
+          [collectionId, qt, params[2], overFetch(k), params[4]],
+          videos,
+          overFetch(k),
+        ),
+      );
+      if (got.length < k && got.length < n && got.length < overFetch(k) && new Set(got.map((r) => r.video_id)).size < videos) return exact(); // as below
+      return got.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, k);
+    }
     const rows = await this.on(async (c) => {
       const r = await c.query<{ id: number; video_id: string; similarity: number }>(
         `WITH ann AS MATERIALIZED (
@@ -166,6 +184,41 @@ export class PgvectorSearch {
     for (const r of rows) out.set(r.id, readVectorBinary(r.vec));
     return out;
   }
+}
+
+/**
+ * An index scan read nearest first, in batches, until its rows hold `videos` distinct videos and
+ * then as far again as the exact re-rank's margin (overFetch of the rows read so far), or to its
+ * end (`limit` rows, or fewer when the filters leave fewer). The scan computes only what is read:
+ * pgvector's HNSW scan goes on (its iterative scan) only when asked for more rows.
+ */
+async function readUntilVideos(
+  c: pg.ClientBase,
+  sql: string,
+  params: unknown[],
+  videos: number,
+  limit: number,
+): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
+  const cursor = c.query(new Cursor<{ id: number; video_id: string; similarity: number }>(sql, params));
+  const rows: Array<{ id: number; video_id: string; similarity: number }> = [];
+  const seen = new Set<string>();
+  let until = limit;
+  try {
+    // The first batch about what holds that many videos when each has a moment or two near the
+    // query (twice as many rows, and the margin); then half as many again each time.
+    for (let want = overFetch(2 * videos); rows.length < until; want = Math.max(16, Math.ceil(videos / 2))) {
+      const asked = Math.min(want, until - rows.length);
+      const batch = await cursor.read(asked);
+      for (const r of batch) {
+        rows.push(r);
+        if (seen.size < videos && seen.add(r.video_id).size === videos) until = Math.min(limit, overFetch(rows.length));
+      }
+      if (batch.length < asked) break; // the scan has no more
+    }
+  } finally {
+    await cursor.close();
+  }
+  return rows;
 }
 
 /** The query as a unit vector (cosine is the inner product of unit vectors; the index holds unit vectors). */

@@ -203,7 +203,10 @@ export interface KeysCatalog {
  * - candidates: the `k` segments of the collection nearest the query by cosine similarity
  *   (matching `filter`'s tags), plus the `also` segments that exist, each with its similarity and
  *   the margin within which it is exact (0: exact; > 0: an approximation to re-score with
- *   `similarities`). Exact ties go to the smaller segment id.
+ *   `similarities`). Exact ties go to the smaller segment id. With `videos`, the caller needs the
+ *   nearest only until they hold that many distinct videos: an implementation may return fewer
+ *   than k, but always every one of the k nearest up to (and including) the first that brings the
+ *   count of videos to `videos` (all k when they hold fewer). Returning the k is always right.
  * - similarities: exact cosine similarity of the ids given (those that exist) to the query.
  * - videosOf: the video of each id given that exists.
  * - selectiveTerms: the terms found in at most max(floor, maxShare × all segments) segments.
@@ -240,9 +243,19 @@ export interface SegmentsCatalog {
    * The exact k nearest segments of the collection (matching `filter`) and the `also` segments,
    * each with its similarity and the margin within which it is exact. `exclude`: segments never
    * returned, left out inside the search so that k counts the others (a search by a moment leaves
-   * its own video out: a long video's own moments would otherwise fill the k).
+   * its own video out: a long video's own moments would otherwise fill the k). `videos`: enough
+   * when the nearest hold this many videos (see above; pgvector then reads fewer rows).
    */
-  candidates(collectionId: string, dim: number, query: Float32Array, k: number, filter: TagFilter, also: number[], exclude?: number[]): Promise<Map<number, { similarity: number; margin: number }>>;
+  candidates(
+    collectionId: string,
+    dim: number,
+    query: Float32Array,
+    k: number,
+    filter: TagFilter,
+    also: number[],
+    exclude?: number[],
+    videos?: number,
+  ): Promise<Map<number, { similarity: number; margin: number }>>;
   similarities(dim: number, ids: number[], query: Float32Array): Promise<Map<number, number>>;
   videosOf(collectionId: string, ids: number[]): Promise<Map<number, string>>;
   selectiveTerms(terms: string[], maxShare?: number, floor?: number): Promise<string[]>;
