@@ -282,6 +282,23 @@ export async function serveLoad(o: ServeLoadOptions): Promise<{ startMs: number;
   }
 }
 
+/** How much of the cluster's shared memory is mapped in huge pages (the postmaster's mappings of 2 MB or larger pages), in MB; NaN off Linux. */
+function hugePagesMb(dataDir: string): number {
+  try {
+    const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    let kb = 0;
+    let size = 0;
+    for (const line of readFileSync(`/proc/${postmaster}/smaps`, 'utf8').split('\n')) {
+      const m = /^(Size|KernelPageSize):\s+(\d+) kB/.exec(line);
+      if (m?.[1] === 'Size') size = Number(m[2]);
+      else if (m && Number(m[2]) >= 2048) kb += size;
+    }
+    return Math.round(kb / 1024);
+  } catch {
+    return NaN;
+  }
+}
+
 /** VIDEMBED_PGVECTOR_EF_SWEEP=40,100,…: the ef_search values whose recall and latency are measured. */
 function efSweepSetting(): number[] {
   const efSweep = (process.env.VIDEMBED_PGVECTOR_EF_SWEEP ?? '').split(',').filter(Boolean).map(Number);
@@ -388,7 +405,7 @@ export async function benchPgvectorReuse(infoFile: string): Promise<Record<strin
         out.push({ round: r + 1, build: b.name, serve_env: b.env, serve_start_to_first_search_ms: got.startMs, serve_32_clients_like_search: got.load });
       }
     }
-    return { reused: infoFile, segments: rows[0].n, serve_env: env, ...(sweep ? { ef_search_sweep_k200: sweep } : {}), runs: out };
+    return { reused: infoFile, segments: rows[0].n, shared_memory_in_huge_pages_mb: hugePagesMb(info.data), serve_env: env, ...(sweep ? { ef_search_sweep_k200: sweep } : {}), runs: out };
   } finally {
     await pool.end().catch(() => {});
   }
@@ -631,6 +648,9 @@ export async function benchPgvectorScale(): Promise<Record<string, unknown>> {
       dim: DIM,
       settings: { ...settings, buildMemory: 'per size: the graph plus a quarter, capped by the machine (index_build_memory)' },
       postgres: `local throwaway cluster, PostgreSQL 15 + pgvector, fsync on, shared_buffers ${sharedBuffers}, max_parallel_maintenance_workers ${parallel}`,
+      // PostgreSQL's huge_pages=try takes them when the kernel has them reserved (vm.nr_hugepages):
+      // on some virtual machines that alone is a factor ~3 for the HNSW scan (docs/scale.md).
+      shared_memory_in_huge_pages_mb: hugePagesMb(path.join(cluster.dir, 'data')),
       sizes: out,
       targets: 'at 1M: recall@10 >= 0.95, vector p50 <= 40 ms, hybrid p50 <= 60 ms and p99 <= 150 ms, 32 clients >= 100 rps with 0 errors, serve RSS <= 400 MB and flat, start <= 2 s',
     };

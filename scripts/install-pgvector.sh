@@ -12,9 +12,11 @@
 #   PG_MAJOR              PostgreSQL major version to build for (default: the newest in /usr/lib/postgresql)
 #   PGVECTOR_SUITE        the Debian suite whose source package to build (default: trixie)
 #   PGVECTOR_MIRROR       the Debian archive URL (default: the one this machine's apt sources use)
-#   PGVECTOR_OPTFLAGS     compiler flags for the distance functions (default: pgvector's own,
-#                         -march=native: the build then runs on this CPU kind only; set "" for a
-#                         portable build)
+#   PGVECTOR_OPTFLAGS     compiler flags for the distance functions (default: a portable build —
+#                         Debian's source package turns upstream's -march=native off with its
+#                         no-native patch; the halfvec distances still choose F16C/AVX at run
+#                         time). `-march=native` builds for this CPU kind only; measured at 1M
+#                         segments it made no difference to the HNSW scan (docs/scale.md)
 # Elsewhere: install pgvector from your platform (the postgresql-NN-pgvector package where it
 # exists, the pgvector/pgvector Docker images, or your managed PostgreSQL's extension list).
 set -euo pipefail
