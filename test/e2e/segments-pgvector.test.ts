@@ -68,7 +68,7 @@ describe.skipIf(!ok)('pgvector: candidates read nearest first until they hold th
     }
   });
 
-  it('with `videos`, the index scan stops reading once the nearest hold that many videos; a filter that runs the scan dry still fills the page', async () => {
+  it('with `videos`, the index scan stops reading once the nearest hold that many videos; a filter that runs the scan dry still fills the page; a failed scan leaves its connection usable', async () => {
     const c = new PgCatalog(openPgPool(db.url, 3), true, { vectorSettings: THROUGH_INDEX });
     try {
       const col = (await c.collections.insert({ name: 'enough', description: '', model: 'test', dim: DIM })).id;
@@ -89,6 +89,16 @@ describe.skipIf(!ok)('pgvector: candidates read nearest first until they hold th
       // Close-ups only: 20 of them, one per video; asked for 25 videos, the scan runs dry and every one comes back.
       const close = await c.segments.forSearch!().candidates(col, DIM, q, 30, { shot_size: 'close' }, [], [], 25);
       expect(close.size).toBe(20);
+      // A scan that fails on its first read (a query PostgreSQL refuses: NaN) rejects, and the
+      // pool's one connection answers the next search (the cursor left nothing behind).
+      const one = new PgCatalog(openPgPool(db.url, 1), true, { vectorSettings: THROUGH_INDEX });
+      try {
+        await expect(one.segments.forSearch!().candidates(col, DIM, vec(NaN, 0, 0, 0), 150, {}, [], [], 3)).rejects.toThrow(/NaN/);
+        const again = await one.segments.forSearch!().candidates(col, DIM, q, 150, {}, [], [], 3);
+        expect([...again.keys()].sort()).toEqual([...few.keys()].sort());
+      } finally {
+        await one.close();
+      }
     } finally {
       await c.close();
     }

@@ -125,19 +125,20 @@ export class PgvectorSearch {
     if (n <= this.settings.exactBelow || dim > HNSW_MAX_DIM[kind]) return exact();
     if (videos !== undefined && videos > 0) {
       // Read nearest first until the candidates hold `videos` videos (SegmentsCatalog.candidates).
-      const got = await this.on((c) =>
+      const [labelsParam, excludeParam] = [params[2], params[4]];
+      const { rows, held } = await this.on((c) =>
         readUntilVideos(
           c,
           `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM segments
            WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip}
            ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $4`,
-          [collectionId, qt, params[2], overFetch(k), params[4]],
+          [collectionId, qt, labelsParam, overFetch(k), excludeParam],
           videos,
           overFetch(k),
         ),
       );
-      if (got.length < k && got.length < n && got.length < overFetch(k) && new Set(got.map((r) => r.video_id)).size < videos) return exact(); // as below
-      return got.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, k);
+      if (!held && rows.length < k && rows.length < n) return exact(); // the filtered scan ran dry, as below
+      return rows.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, k);
     }
     const rows = await this.on(async (c) => {
       const r = await c.query<{ id: number; video_id: string; similarity: number }>(
@@ -188,9 +189,10 @@ export class PgvectorSearch {
 
 /**
  * An index scan read nearest first, in batches, until its rows hold `videos` distinct videos and
- * then as far again as the exact re-rank's margin (overFetch of the rows read so far), or to its
+ * then as far again as the exact re-rank's margin (overFetch of the rows read by then), or to its
  * end (`limit` rows, or fewer when the filters leave fewer). The scan computes only what is read:
- * pgvector's HNSW scan goes on (its iterative scan) only when asked for more rows.
+ * pgvector's HNSW scan goes on (its iterative scan) only when asked for more rows. `held`: the
+ * rows hold that many videos.
  */
 async function readUntilVideos(
   c: pg.ClientBase,
@@ -198,27 +200,25 @@ async function readUntilVideos(
   params: unknown[],
   videos: number,
   limit: number,
-): Promise<Array<{ id: number; video_id: string; similarity: number }>> {
+): Promise<{ rows: Array<{ id: number; video_id: string; similarity: number }>; held: boolean }> {
   const cursor = c.query(new Cursor<{ id: number; video_id: string; similarity: number }>(sql, params));
   const rows: Array<{ id: number; video_id: string; similarity: number }> = [];
   const seen = new Set<string>();
   let until = limit;
-  try {
-    // The first batch about what holds that many videos when each has a moment or two near the
-    // query (twice as many rows, and the margin); then half as many again each time.
-    for (let want = overFetch(2 * videos); rows.length < until; want = Math.max(16, Math.ceil(videos / 2))) {
-      const asked = Math.min(want, until - rows.length);
-      const batch = await cursor.read(asked);
-      for (const r of batch) {
-        rows.push(r);
-        if (seen.size < videos && seen.add(r.video_id).size === videos) until = Math.min(limit, overFetch(rows.length));
-      }
-      if (batch.length < asked) break; // the scan has no more
+  // The first batch about what holds that many videos when each has a moment or two near the
+  // query (twice as many rows, and the margin); then half as many again each time.
+  for (let want = overFetch(2 * videos); rows.length < until; want = Math.max(16, Math.ceil(videos / 2))) {
+    const asked = Math.min(want, until - rows.length);
+    // A failed read has ended the portal already (pg-cursor syncs on the error): nothing to close.
+    const batch = await cursor.read(asked);
+    for (const r of batch) {
+      rows.push(r);
+      if (seen.size < videos && seen.add(r.video_id).size === videos) until = Math.min(limit, overFetch(rows.length));
     }
-  } finally {
-    await cursor.close();
+    if (batch.length < asked) break; // the scan has no more
   }
-  return rows;
+  await cursor.close();
+  return { rows, held: seen.size >= videos };
 }
 
 /** The query as a unit vector (cosine is the inner product of unit vectors; the index holds unit vectors). */
