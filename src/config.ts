@@ -1,4 +1,4 @@
-import { encoderThreadsSetting, searchThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from './env.js';
+import { encoderThreadsSetting, searchConcurrencySetting, searchThreadsSetting, homeDir, keyframeReuse, pixelThread, s3Settings, storageUrl, warmIdleMs as envWarmIdleMs } from './env.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -216,10 +216,23 @@ export function searchThreads(flag?: number, env: NodeJS.ProcessEnv = process.en
   return threadCount(flag, '--search-threads', searchThreadsSetting(env), 'VIDEMBED_SEARCH_THREADS', 'search on the event loop');
 }
 
-/** A count of a server's threads: the flag, else the variable, else one per core; an integer in 0–64 or an error naming where it came from. */
-function threadCount(flag: number | undefined, flagName: string, setting: string | undefined, envName: string, zero: string): number {
+/**
+ * Searches the server runs at once on its event loop (`serve --search-concurrency`, else
+ * VIDEMBED_SEARCH_CONCURRENCY, else one more than the cores); the rest wait, oldest first
+ * (src/runtime/search-gate.ts). On a pgvector library every search is statements in the
+ * database: one per core there, and one more being read and answered here (docs/scale.md
+ * "Connections"). 0: no limit.
+ */
+export function searchConcurrency(flag?: number, env: NodeJS.ProcessEnv = process.env): number {
+  return threadCount(flag, '--search-concurrency', searchConcurrencySetting(env), 'VIDEMBED_SEARCH_CONCURRENCY', 'no limit', cores() + 1);
+}
+
+const cores = () => (typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+
+/** A count of a server's threads: the flag, else the variable, else `fallback` (one per core); an integer in 0–64 or an error naming where it came from. */
+function threadCount(flag: number | undefined, flagName: string, setting: string | undefined, envName: string, zero: string, fallback = cores()): number {
   const [raw, where] = flag !== undefined ? [flag, flagName] : setting ? [Number(setting), envName] : [undefined, ''];
-  if (raw === undefined) return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  if (raw === undefined) return fallback;
   if (!Number.isInteger(raw) || raw < 0 || raw > 64) throw new BadRequestError(`${where} must be an integer from 0 to 64 (0: ${zero})`);
   return raw;
 }

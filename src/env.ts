@@ -215,6 +215,11 @@ export function warmIdleMs(fallback: number, env: Env = process.env): number {
   return ms(env.VIDEMBED_WARM_IDLE_MS, fallback);
 }
 
+/** VIDEMBED_SEARCH_CONCURRENCY, as given (validated by `searchConcurrency` in src/config.ts). */
+export function searchConcurrencySetting(env: Env = process.env): string | undefined {
+  return set(env.VIDEMBED_SEARCH_CONCURRENCY) ? env.VIDEMBED_SEARCH_CONCURRENCY : undefined;
+}
+
 /** VIDEMBED_SEARCH_THREADS, as given (validated by `searchThreads` in src/config.ts). */
 export function searchThreadsSetting(env: Env = process.env): string | undefined {
   return set(env.VIDEMBED_SEARCH_THREADS) ? env.VIDEMBED_SEARCH_THREADS : undefined;

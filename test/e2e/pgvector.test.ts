@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_VECTOR_DEFAULTS, type PgVectorSettings } from '../../src/env.js';
+import { PERCEPTION_EMBEDDER_ID } from '../../src/models/perception/id.js';
 import { hybridSearch } from '../../src/search/hybrid.js';
 import { PgCatalog } from '../../src/store/catalog/postgres.js';
 import type { Catalog, NewSegment } from '../../src/store/catalog/types.js';
@@ -7,6 +12,7 @@ import { migratePg, openPgPool } from '../../src/store/pg/migrate.js';
 import { migrateToPgvector } from '../../src/store/pg/vector-migrate.js';
 import { hnswIndexState, readVectorStore } from '../../src/store/pg/vector-store.js';
 import { pgvectorTestAvailable, usePgvector } from '../helpers/pgvector.js';
+import { BIN } from '../helpers/cli.js';
 import { startTestDatabase, type PgTestDatabase } from '../helpers/postgres.js';
 
 /*
@@ -98,6 +104,13 @@ describe.skipIf(!ok)('pgvector: owners, deletes, the online move, an outage', ()
         for (const r of rows.values()) expect(r).toMatchObject({ collection_id: small, labels: { shot_size: 'close' } });
         if (i >= 3) break;
       }
+      // Read until the videos are held (SegmentsCatalog.candidates `videos`): the same scan, still only the small owner's.
+      for (const q of [...smallVideos.values()].slice(0, 4).map((v) => v[3])) {
+        const few = await c.segments.forSearch!().candidates(small, D, q, 200, {}, [], [], 6);
+        expect(few.size).toBeGreaterThanOrEqual(6);
+        expect(few.size).toBeLessThan(200);
+        for (const id of few.keys()) expect(smallIds.has(id)).toBe(true);
+      }
       // Through hybrid search: every result is the small owner's.
       const q = [...smallVideos.values()][5][7];
       const results = await hybridSearch(c.segments, c.videos, { collectionId: small, dim: D, queryVector: q, text: 'shot', topK: 10, filter: {}, explain: false });
@@ -106,6 +119,64 @@ describe.skipIf(!ok)('pgvector: owners, deletes, the online move, an outage', ()
       for (const r of results) expect(r.video_id.startsWith('small_')).toBe(true);
     } finally {
       await c.close();
+    }
+  });
+
+  it('`vidembed serve` on a pgvector library: says where and how many searches run at once, and 24 searches sent together all answer as one at a time', async () => {
+    const url = await freshDb('served');
+    const settings: PgVectorSettings = { ...PG_VECTOR_DEFAULTS, exactBelow: 0 };
+    const setup = openPgPool(url, 2);
+    await migratePg(setup);
+    await usePgvector(setup, settings);
+    await setup.end();
+    const c = new PgCatalog(openPgPool(url, 2), true, { vectorSettings: settings });
+    // A collection of the default model (serve knows it), 60 videos of 25 moments near 8 centres.
+    const rnd = rng(5);
+    const W = 512;
+    const centres = Array.from({ length: 8 }, () => unit(Float32Array.from({ length: W }, () => rnd() - 0.5)));
+    const col = (await c.collections.insert({ name: 'served', description: '', model: PERCEPTION_EMBEDDER_ID, dim: W })).id;
+    for (let v = 0; v < 60; v++) {
+      const id = `served_${v}`;
+      await c.videos.insert({ id, collection_id: col, filename: `${id}.mp4`, blob_key: `videos/${id}`, size_bytes: 1 });
+      const centre = centres[v % centres.length];
+      await c.segments.replaceForVideo(id, col, W, Array.from({ length: 25 }, (_, i) => ({ idx: i, start: i, end: i + 1, description: `shot ${i}`, vector: unit(centre.map((x) => x + 0.05 * (rnd() - 0.5))) })));
+      await c.videos.markProcessed(id, '{}');
+    }
+    await c.close();
+    const home = mkdtempSync(path.join(os.tmpdir(), 'vidembed-pgv-serve-'));
+    const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-worker', '--no-auth'], {
+      env: { ...process.env, VIDEMBED_HOME: home, VIDEMBED_DATABASE_URL: url, VIDEMBED_PG_EXACT_BELOW: '0', VIDEMBED_SEARCH_CONCURRENCY: '2', VIDEMBED_WARM_IDLE_MS: '0' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let log = '';
+    serve.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        const t = setInterval(() => {
+          const m = /serving on (http:\/\/\S+)/.exec(log);
+          if (m) (clearInterval(t), resolve(m[1]));
+          if (serve.exitCode !== null) (clearInterval(t), reject(new Error(log)));
+        }, 50);
+      });
+      const search = async (v: number) => {
+        const r = await fetch(`${base}/collections/${col}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ like: { video_id: `served_${v}`, t: 3 }, top_k: 5 }) });
+        return { status: r.status, body: (await r.json()) as { results: Array<{ video_id: string }>; detail?: unknown } };
+      };
+      const alone = [];
+      for (let v = 0; v < 24; v++) alone.push(await search(v));
+      const together = await Promise.all(Array.from({ length: 24 }, (_, v) => search(v)));
+      expect(together).toEqual(alone);
+      for (const [v, r] of alone.entries()) {
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body.results).toHaveLength(5);
+        expect(r.body.results.map((x) => x.video_id)).not.toContain(`served_${v}`);
+      }
+      expect(log).toContain('vector search: pgvector');
+      expect(log).toContain('searches: on the event loop (pgvector searches in the database), 2 at once');
+    } finally {
+      serve.kill('SIGTERM');
+      await new Promise((r) => serve.once('exit', r));
+      rmSync(home, { recursive: true, force: true });
     }
   });
 

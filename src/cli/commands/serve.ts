@@ -4,7 +4,7 @@ import { BadRequestError, errorMessage } from '../../api/errors.js';
 import type { LocalEngine } from '../../runtime/engine.js';
 import type { UiSessions } from '../../server/ui.js';
 import type { Run } from '../context.js';
-import { DEFAULTS, encoderThreads, searchThreads } from '../../config.js';
+import { DEFAULTS, encoderThreads, searchConcurrency, searchThreads } from '../../config.js';
 import { encoderThreadsSetting, searchThreadsSetting } from '../../env.js';
 import { startWarmHost } from '../../runtime/warm.js';
 import { warmIdleMs } from '../../config.js';
@@ -24,6 +24,7 @@ export interface ServeOptions {
   encoderThreads?: number;
   /** Threads running searches (default: VIDEMBED_SEARCH_THREADS, else one per core; 0: the event loop). */
   searchThreads?: number;
+  searchConcurrency?: number;
   /** Folders clients may index in place (repeatable `--library DIR`). */
   library?: string[];
 }
@@ -42,6 +43,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--log', 'log every request as JSON lines')
     .option('--encoder-threads <n>', 'threads encoding query text (default: VIDEMBED_ENCODER_THREADS, else one per core; 0: on the event loop)', Number)
     .option('--search-threads <n>', 'threads running searches, each with its own in-memory index (default: VIDEMBED_SEARCH_THREADS, else one per core; 0: on the event loop)', Number)
+    .option('--search-concurrency <n>', 'searches run at once on the event loop, as a pgvector library\'s are; the rest wait their turn (default: VIDEMBED_SEARCH_CONCURRENCY, else one more than the cores; 0: no limit)', Number)
     .option('--library <dir>', 'a folder whose footage clients may index in place (POST /collections/{id}/library-scan); repeatable', (v: string, all: string[] = []) => [...all, v])
     .description('serve the HTTP API, and the web page at /, over the local engine')
     .addHelpText('after', '\nExamples:\n  $ vidembed keys create --name me --qps 5\n  $ vidembed serve --port 8080\n  $ curl -H "X-API-Key: $KEY" http://127.0.0.1:8080/collections')
@@ -93,14 +95,16 @@ export async function serveUntilStopped(
 ): Promise<void> {
   const threads = encoderThreads(opts.encoderThreads); // a bad value fails before anything starts
   const searchers = searchThreads(opts.searchThreads);
+  const gate = searchConcurrency(opts.searchConcurrency);
   const searchersChosen = opts.searchThreads !== undefined || searchThreadsSetting() !== undefined;
-  const [{ LocalEngine }, { startAttachedWorker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }, { SearchThreads }] = await Promise.all([
+  const [{ LocalEngine }, { startAttachedWorker }, { buildServer }, { CachedTextEncoder }, { TextEncoderPool }, { SearchThreads }, { SearchGate }] = await Promise.all([
     import('../../runtime/engine.js'),
     import('../../runtime/launcher.js'),
     import('../../server/app.js'),
     import('../../embedders/text-encoder.js'),
     import('../../embedders/text-encoder-pool.js'),
     import('../../runtime/search-threads.js'),
+    import('../../runtime/search-gate.js'),
   ]);
   const encoderPool = threads > 0 ? new TextEncoderPool({ threads }) : undefined;
   const libraryRoots = (opts.library ?? []).map((d) => path.resolve(d));
@@ -122,17 +126,20 @@ export async function serveUntilStopped(
   const encodersChosen = opts.encoderThreads !== undefined || encoderThreadsSetting() !== undefined;
   const inDatabase = searchersChosen && encodersChosen ? Promise.resolve(false) : engine.catalog.vectorStore?.().then((v) => v.mode === 'pgvector', () => false) ?? Promise.resolve(false);
   if (!encodersChosen) void inDatabase.then((yes) => yes && encoderPool?.setThreads(1));
+  // Searches on the event loop (a pgvector library's, or all with --search-threads 0): at most
+  // `gate` at once, the rest wait their turn (src/runtime/search-gate.ts).
+  const local = gate > 0 ? new SearchGate(engine.services.search, gate) : engine.services.search;
   // Searches on threads of their own: this event loop reads requests and writes answers meanwhile.
   const search =
     searchers > 0
       ? new SearchThreads({
           threads: searchers,
           data: { home, fetchPolicy: { allowPrivate: Boolean(opts.allowPrivateUrls) }, libraryRoots },
-          local: engine.services.search,
+          local,
           useThreads: searchersChosen ? undefined : async () => !(await inDatabase),
         })
       : undefined;
-  const app = await buildServer(search ? { ...engine.services, search } : engine.services, {
+  const app = await buildServer({ ...engine.services, search: search ?? local }, {
     auth: opts.auth,
     keys: engine.catalog.keys,
     syncTimeoutMs: opts.syncTimeout ? opts.syncTimeout * 1000 : undefined,
@@ -154,7 +161,7 @@ export async function serveUntilStopped(
     throw err;
   }
   // Listening: the search threads open the library while the rest starts.
-  void search?.start().then((threaded) => process.stderr.write(threaded ? `searches: on ${searchers} thread${searchers === 1 ? '' : 's'}\n` : 'searches: on the event loop (pgvector searches in the database)\n'));
+  void search?.start().then((threaded) => process.stderr.write(threaded ? `searches: on ${searchers} thread${searchers === 1 ? '' : 's'}\n` : `searches: on the event loop (pgvector searches in the database)${gate > 0 ? `, ${gate} at once` : ''}\n`));
   const log = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
   // The worker is a process of its own: its jobs' model inference and ffmpeg piping never hold up
   // this event loop, which only does I/O (src/runtime/launcher.ts). It fetches tasks' video_url
