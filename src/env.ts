@@ -285,7 +285,7 @@ export interface PgVectorSettings {
   m: number;
   /** HNSW `ef_construction` for indexes built from now on (VIDEMBED_PG_HNSW_EF_CONSTRUCTION, 128; ≥ 2m, ≤ 1000). */
   efConstruction: number;
-  /** `hnsw.ef_search` of every search (VIDEMBED_PG_HNSW_EF_SEARCH, 240 (100 until 2026-12-01: docs/scale.md "Reading until the videos are held"); 1..1000). */
+  /** `hnsw.ef_search` of every search (VIDEMBED_PG_HNSW_EF_SEARCH, 300 (100 until 2026-12-01: docs/scale.md "Read until the videos are held"); 1..1000). */
   efSearch: number;
   /** `hnsw.max_scan_tuples`: how far an iterative scan goes for filtered searches (VIDEMBED_PG_HNSW_MAX_SCAN_TUPLES, 40000). */
   maxScanTuples: number;
@@ -300,7 +300,7 @@ export interface PgVectorSettings {
 export const PG_VECTOR_DEFAULTS: PgVectorSettings = {
   m: 24,
   efConstruction: 128,
-  efSearch: 240,
+  efSearch: 300,
   maxScanTuples: 40_000,
   index: 'halfvec',
   exactBelow: 10_000,

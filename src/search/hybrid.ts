@@ -163,7 +163,7 @@ async function hybridRun(catalog: SegmentsCatalog, videos: Pick<VideosCatalog, '
   // Only the videos the shortlist weighs can be results: once the nearest hold that many videos, a
   // segment further down can place no other video among them (its pre-rank is its similarity,
   // below theirs; keyword and spoken matches come as `also` whatever k). So the catalog may stop
-  // reading there (`videos`; pgvector reads a third fewer rows at 1M) — except where more of the
+  // reading there (`videos`; pgvector reads about half the rows at 1M) — except where more of the
   // candidates count: every video is weighed (min_confidence), a common word is looked up among
   // them, or the picture check reads their frames. The left-out videos are counted on top, in
   // case a catalog sees their segments.
