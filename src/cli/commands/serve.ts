@@ -24,6 +24,7 @@ export interface ServeOptions {
   encoderThreads?: number;
   /** Threads running searches (default: VIDEMBED_SEARCH_THREADS, else one per core; 0: the event loop). */
   searchThreads?: number;
+  /** Searches run at once on the event loop, the rest wait oldest first (default: VIDEMBED_SEARCH_CONCURRENCY, else cores + 1; 0: no limit). */
   searchConcurrency?: number;
   /** Folders clients may index in place (repeatable `--library DIR`). */
   library?: string[];

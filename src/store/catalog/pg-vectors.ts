@@ -18,10 +18,12 @@ import type { TagFilter } from './types.js';
  * unit vectors, with the collection and tag filters in the same scan: pgvector 0.8's iterative
  * index scan (`hnsw.iterative_scan = relaxed_order`) goes on past `ef_search` until the LIMIT is
  * filled with rows that pass the filters (at most `hnsw.max_scan_tuples` visited), so a small
- * collection in a big library still fills its page. Those candidates are then re-ranked exactly
- * from the float32 column (cosine, ties to the smaller id) in a materialised CTE: the similarity
- * handed back is exact (margin 0), only recall is approximate. Should the scan come back short of k
- * while the collection holds more, the exact scan answers instead (a very selective tag filter).
+ * collection in a big library still fills its page. Each row's exact cosine is read off its
+ * float32 column in the same scan, and the rows re-ranked by it (ties to the smaller id): the
+ * similarity handed back is exact (margin 0), only recall is approximate. With `videos` the scan
+ * is read through a cursor only until its rows hold that many videos. Should the scan come back
+ * short of k while the collection holds more, the exact scan answers instead (a very selective tag
+ * filter).
  */
 
 /** Candidates asked of the index beyond k, so the exact re-rank can fix the order near the k-th. */
@@ -111,7 +113,9 @@ export class PgvectorSearch {
     const labels = entries.length ? `AND labels @> $3::jsonb` : 'AND $3::text IS NOT NULL';
     // Segments left out inside the scan (a moment's own video): the iterative scan goes on past them.
     const skip = exclude.length ? 'AND NOT (id = ANY ($5::bigint[]))' : 'AND $5::bigint[] IS NULL';
-    const params: unknown[] = [collectionId, qt, entries.length ? JSON.stringify(Object.fromEntries(entries)) : '', k, exclude.length ? exclude : null];
+    const labelsParam = entries.length ? JSON.stringify(Object.fromEntries(entries)) : '';
+    const excludeParam = exclude.length ? exclude : null;
+    const params: unknown[] = [collectionId, qt, labelsParam, k, excludeParam];
     const exact = () =>
       this.on(async (c) => {
         const { rows } = await c.query<{ id: number; video_id: string; similarity: number }>(
@@ -123,37 +127,22 @@ export class PgvectorSearch {
         return rows;
       });
     if (n <= this.settings.exactBelow || dim > HNSW_MAX_DIM[kind]) return exact();
-    if (videos !== undefined && videos > 0) {
-      // Read nearest first until the candidates hold `videos` videos (SegmentsCatalog.candidates).
-      const [labelsParam, excludeParam] = [params[2], params[4]];
-      const { rows, held } = await this.on((c) =>
-        readUntilVideos(
-          c,
-          `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM segments
-           WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip}
-           ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $4`,
-          [collectionId, qt, labelsParam, overFetch(k), excludeParam],
-          videos,
-          overFetch(k),
-        ),
-      );
-      if (!held && rows.length < k && rows.length < n) return exact(); // the filtered scan ran dry, as below
-      return rows.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, k);
-    }
-    const rows = await this.on(async (c) => {
-      const r = await c.query<{ id: number; video_id: string; similarity: number }>(
-        `WITH ann AS MATERIALIZED (
-           SELECT id, video_id, vec FROM segments
-           WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip}
-           ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $6)
-         SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM ann
-         ORDER BY vec <=> ${qv}, id LIMIT $4`,
-        [...params, overFetch(k)],
-      );
-      return r.rows;
-    });
-    if (rows.length < k && rows.length < n) return exact(); // the filtered scan ran out before filling the page (exact is right either way)
-    return rows;
+    // The dimension's index, nearest first, with the collection and tag filters (and the left-out
+    // segments) in the same scan; each row's exact similarity read off its float32 vector. With
+    // `videos`, read only until the rows hold that many videos (SegmentsCatalog.candidates).
+    const ann = `SELECT id::float8 AS id, video_id, 1 - (vec <=> ${qv}) AS similarity FROM segments
+       WHERE collection_id = $1 AND dim = ${dim} ${labels} ${skip}
+       ORDER BY ${indexedExpr(dim, kind)} <#> ${qv}::${kind}(${dim}) LIMIT $4`;
+    const annParams = [collectionId, qt, labelsParam, overFetch(k), excludeParam];
+    const { rows, held } = await this.on((c) =>
+      videos !== undefined && videos > 0
+        ? readUntilVideos(c, ann, annParams, videos, overFetch(k))
+        : c.query<{ id: number; video_id: string; similarity: number }>(ann, annParams).then((r) => ({ rows: r.rows, held: false })),
+    );
+    // The filtered scan ran out before filling the page (exact is right either way).
+    if (!held && rows.length < k && rows.length < n) return exact();
+    // The exact re-rank: k + ⅛k read, the k nearest by exact cosine kept (ties to the smaller id).
+    return rows.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, k);
   }
 
   /** Exact cosine similarity of the ids given (those that exist with this dimension). */
