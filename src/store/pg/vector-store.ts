@@ -207,7 +207,9 @@ export async function ensureHnswIndex(
              FROM pg_stat_progress_create_index WHERE pid = $1`,
             [pid],
           )
-          .then((r) => r.rows[0] && report(r.rows[0]))
+          // While the graph loads its rows, PostgreSQL's total is the table's estimate (reltuples, stale
+          // after a bulk write: 560,106 of 334,000 was seen at 1M); the rows counted above are the total.
+          .then((r) => r.rows[0] && report(r.rows[0].phase.includes('loading tuples') ? { ...r.rows[0], total: Math.max(est[0].n, r.rows[0].done) } : r.rows[0]))
           .catch(() => {});
       }, 2000);
     }
