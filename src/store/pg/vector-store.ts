@@ -207,9 +207,7 @@ export async function ensureHnswIndex(
              FROM pg_stat_progress_create_index WHERE pid = $1`,
             [pid],
           )
-          // While the graph loads its rows, PostgreSQL's total is the table's estimate (reltuples, stale
-          // after a bulk write: 560,106 of 334,000 was seen at 1M); the rows counted above are the total.
-          .then((r) => r.rows[0] && report(r.rows[0].phase.includes('loading tuples') ? { ...r.rows[0], total: Math.max(est[0].n, r.rows[0].done) } : r.rows[0]))
+          .then((r) => r.rows[0] && report(buildProgress(r.rows[0], est[0].n)))
           .catch(() => {});
       }, 2000);
     }
@@ -378,4 +376,13 @@ export function readVectorBinary(b: Buffer): Float32Array {
   const out = new Float32Array(dim);
   for (let i = 0; i < dim; i++) out[i] = b.readFloatBE(4 + 4 * i);
   return out;
+}
+
+/**
+ * An HNSW build's progress as reported: while the graph loads its rows, PostgreSQL's total is the
+ * table's estimate (reltuples, stale after a bulk write: 560,106 of 334,000 was seen at 1M), so the
+ * rows counted before the build are the total then; other phases as PostgreSQL says.
+ */
+export function buildProgress(p: { phase: string; done: number; total: number }, counted: number): { phase: string; done: number; total: number } {
+  return p.phase.includes('loading tuples') ? { ...p, total: Math.max(counted, p.done) } : p;
 }
